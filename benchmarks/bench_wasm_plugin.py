@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""Wasm plugin call costs: our host (``WasmPlugin``) against wasmtime's public Python API.
+
+Reproduces upstream's historical plugin benchmarks (abi.md section 7.2): PluginEnqueue,
+PluginPreFilter, PluginFilter, PluginScore and PluginPrefilterFilterAndScore, each for the
+guests ``noop-wat`` (no imports, exports return 0), ``noop`` (an SDK-style guest doing
+only the SDK's usual per-call work) and ``test`` (a guest that walks every protobuf field
+of the pod and the node, like a full unmarshal), with params ``small`` (pod good-pod /
+node good-node) and ``real`` (../shared/fixtures/real). Filter and Score first run
+PreFilter to start a new cycle, as upstream did.
+
+Beside each, the same guest exports are called through a minimal host written with
+wasmtime's public API only (``Linker.define_func`` host functions, ``Func.__call__``), in
+the same run; the table reports microseconds per operation for both and their ratio.
+
+Usage: ``python benchmarks/bench_wasm_plugin.py [--quick] [--guests DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import wasmtime
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT.parent / "shared" / "fixtures" / "real"
+sys.path.insert(0, str(ROOT / "scripts"))
+
+I32 = wasmtime.ValType.i32()
+WASI = "wasi_snapshot_preview1"
+
+
+# --- a host written with wasmtime's public API only ------------------------------------
+
+
+class PublicGuest:
+    """One guest instance driven through wasmtime's public API (the slow reference path).
+
+    Implements the host functions the benchmark guests import, with upstream's buf/limit
+    protocol, reading and writing guest memory with ``Memory.read``/``Memory.write``.
+    """
+
+    def __init__(
+        self,
+        wasm: bytes,
+        args: list[str],
+        pod: bytes,
+        nodes: dict[str, bytes],
+        config: bytes = b"",
+    ) -> None:
+        engine = wasmtime.Engine()
+        self.store = wasmtime.Store(engine)
+        module = wasmtime.Module(engine, wasm)
+        self.pod = pod
+        self.nodes = nodes
+        self.config = config
+        self.node_name = b""
+        self.reason = ""
+        self.events = b""
+        self.stdout = bytearray()
+        self._memory: wasmtime.Memory | None = None
+        linker = wasmtime.Linker(engine)
+        if any(imp.module == WASI for imp in module.imports):
+            wasi = wasmtime.WasiConfig()
+            wasi.argv = args
+            wasi.stdout_custom = self.stdout.extend
+            self.store.set_wasi(wasi)
+            linker.define_wasi()
+        for imp in module.imports:
+            if imp.module != WASI and imp.name is not None:
+                ty, fn = self._host_function(imp.name)
+                linker.define_func(imp.module, imp.name, ty, fn)
+        instance = linker.instantiate(self.store, module)
+        exports = instance.exports(self.store)
+        memory = exports["memory"]
+        assert isinstance(memory, wasmtime.Memory)
+        self._memory = memory
+        self.exports: dict[str, Any] = {
+            e.name: exports[e.name] for e in module.exports if isinstance(e.type, wasmtime.FuncType)
+        }
+        start = self.exports.get("_start")
+        if start is not None:
+            try:
+                start(self.store)
+            except wasmtime.ExitTrap as exc:
+                if exc.code != 0:
+                    raise
+
+    def call(self, export: str) -> Any:
+        """Calls a parameterless export with ``Func.__call__``."""
+        return self.exports[export](self.store)
+
+    # guest memory
+    def _read(self, ptr: int, size: int) -> bytes:
+        assert self._memory is not None
+        return bytes(self._memory.read(self.store, ptr, ptr + size))
+
+    def _give(self, value: bytes, buf: int, limit: int) -> int:
+        size = len(value)
+        if size and size <= limit:
+            assert self._memory is not None
+            self._memory.write(self.store, value, buf)
+        return size
+
+    def _host_function(self, name: str) -> tuple[wasmtime.FuncType, Callable[..., Any]]:
+        getters: dict[str, Callable[[], bytes]] = {
+            "currentPod": lambda: self.pod,
+            "currentNodeName": lambda: self.node_name,
+            "get_config": lambda: self.config,
+            "nodeList": self._node_list,
+        }
+        if name in getters:
+            get = getters[name]
+            return wasmtime.FuncType([I32, I32], [I32]), lambda buf, limit: self._give(
+                get(), buf, limit
+            )
+        if name == "node":
+
+            def node(ptr: int, size: int, buf: int, limit: int) -> int:
+                wanted = self._read(ptr, size).decode()
+                return self._give(self.nodes.get(wanted, b""), buf, limit)
+
+            return wasmtime.FuncType([I32] * 4, [I32]), node
+        if name == "result.status_reason":
+
+            def reason(ptr: int, size: int) -> None:
+                self.reason = self._read(ptr, size).decode()
+
+            return wasmtime.FuncType([I32, I32], []), reason
+        if name == "result.cluster_events":
+
+            def events(ptr: int, size: int) -> None:
+                self.events = self._read(ptr, size)
+
+            return wasmtime.FuncType([I32, I32], []), events
+        if name == "severity":
+            return wasmtime.FuncType([], [I32]), lambda: 0
+        if name == "log":
+            return wasmtime.FuncType([I32, I32, I32], []), lambda sev, ptr, size: None
+        raise ValueError(f"the public benchmark host has no import {name!r}")
+
+    def _node_list(self) -> bytes:
+        from wasmsched.api.protobuf import encode_node_list
+
+        return encode_node_list(list(self.nodes.values()))
+
+
+# --- the benchmark matrix ------------------------------------------------------------------
+
+BENCHES = (
+    "PluginEnqueue",
+    "PluginPreFilter",
+    "PluginFilter",
+    "PluginScore",
+    "PluginPrefilterFilterAndScore",
+)
+GUESTS = {"noop-wat": "noop_wat", "noop": "noop", "test": "test"}
+SMALL_UID = "384900cd-dc7b-41ec-837e-9c4c1762363e"
+
+
+class _Handle:
+    """Just enough of framework.Handle for the benchmark guests: a snapshot of one node."""
+
+    parallelism = 16
+
+    def __init__(self, node: Any) -> None:
+        from wasmsched.framework.node_info import NodeInfo, Snapshot
+
+        self._snapshot = Snapshot([NodeInfo(node)])
+
+    def snapshot(self) -> Any:
+        return self._snapshot
+
+    def now(self) -> float:
+        return 0.0
+
+    def record_event(self, event: Any) -> None:
+        pass
+
+    def get_waiting_pod(self, uid: str) -> None:
+        return None
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        return False
+
+    def iterate_waiting_pods(self, fn: Callable[[Any], None]) -> None:
+        pass
+
+    def binder(self) -> Any:
+        raise NotImplementedError
+
+
+def params() -> dict[str, tuple[Any, Any]]:
+    """(pod, node) of upstream's "params: small" and "params: real"."""
+    from wasmsched.api.objects import Node, Pod
+
+    small_pod = Pod(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "good-pod", "namespace": "test", "uid": SMALL_UID},
+            "spec": {"nodeName": "good-node"},
+        }
+    )
+    small_node = Node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "good-node"}})
+    real_pod = Pod(yaml.safe_load((REAL / "pod.yaml").read_text()))
+    real_node = Node(yaml.safe_load((REAL / "node.yaml").read_text()))
+    return {"small": (small_pod, small_node), "real": (real_pod, real_node)}
+
+
+def _require(ok: bool, what: str) -> None:
+    if not ok:
+        raise SystemExit(f"bench_wasm_plugin: {what}")
+
+
+def ours_op(bench: str, plugin: Any, pod: Any, node: Any) -> Callable[[], None]:
+    """One benchmark operation through WasmPlugin (statuses checked, as upstream did)."""
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.node_info import NodeInfo
+
+    state = CycleState()
+    info = NodeInfo(node)
+    nodes = [info]
+    points = plugin.extension_points
+    pre_filter = plugin.pre_filter if "preFilter" in points else None
+
+    def prefilter() -> None:
+        if pre_filter is not None:
+            _require(pre_filter(state, pod, nodes)[1] is None, "PreFilter failed")
+
+    if bench == "PluginEnqueue":
+        events = plugin.events_to_register
+        return lambda: None if events() else _require(False, "no events")
+    if bench == "PluginPreFilter":
+        return prefilter
+    filter_ = plugin.filter
+    score = plugin.score
+
+    def do_filter() -> None:
+        prefilter()
+        _require(filter_(state, pod, info) is None, "Filter failed")
+
+    def do_score() -> None:
+        prefilter()
+        _require(score(state, pod, info)[1] is None, "Score failed")
+
+    def do_all() -> None:
+        prefilter()
+        _require(filter_(state, pod, info) is None, "Filter failed")
+        _require(score(state, pod, info)[1] is None, "Score failed")
+
+    return {"PluginFilter": do_filter, "PluginScore": do_score}.get(bench, do_all)
+
+
+def public_op(bench: str, guest: PublicGuest, node_name: bytes) -> Callable[[], None] | None:
+    """The same export calls through wasmtime's public API; None if not applicable."""
+    exports = guest.exports
+    store = guest.store
+
+    def call(name: str) -> Callable[[], Any]:
+        fn = exports[name]
+        return lambda: fn(store)
+
+    if bench == "PluginEnqueue":
+        if "enqueue" not in exports:
+            return None
+        enqueue = call("enqueue")
+        return lambda: enqueue()
+    prefilter = call("prefilter")
+    filter_ = call("filter")
+    score = call("score")
+
+    def check(ok: bool, what: str) -> None:
+        if not ok:
+            _require(False, f"public path: {what} failed")
+
+    def do_prefilter() -> None:
+        check(prefilter() == 0, "prefilter")
+
+    def do_filter() -> None:
+        do_prefilter()
+        guest.node_name = node_name
+        check(filter_() == 0, "filter")
+
+    def do_score() -> None:
+        do_prefilter()
+        guest.node_name = node_name
+        check(score() & 0xFFFFFFFF == 0, "score")
+
+    def do_all() -> None:
+        do_filter()
+        check(score() & 0xFFFFFFFF == 0, "score")
+
+    return {
+        "PluginPreFilter": do_prefilter,
+        "PluginFilter": do_filter,
+        "PluginScore": do_score,
+    }.get(bench, do_all)
+
+
+def measure(op: Callable[[], None], budget: float, repeats: int = 3) -> float:
+    """Best microseconds per op over ``repeats`` runs of about ``budget`` seconds each."""
+    op()  # warm up (lazy instance creation, caches)
+    n = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(n):
+            op()
+        elapsed = time.perf_counter() - start
+        if elapsed >= budget / 10 or n >= 1 << 22:
+            break
+        n *= 4
+    n = max(1, int(n * budget / max(elapsed, 1e-9) / 1)) if elapsed < budget else n
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(n):
+            op()
+        best = min(best, (time.perf_counter() - start) / n)
+    return best * 1e6
+
+
+def run(guests_dir: Path, budget: float, benches: tuple[str, ...]) -> list[dict[str, Any]]:
+    from wasmsched.api.protobuf import encode_node, encode_pod
+    from wasmsched.wasm import WasmPlugin, WasmPluginConfig
+
+    rows = []
+    for param, (pod, node) in params().items():
+        pod_bytes = encode_pod(pod.manifest)
+        node_bytes = encode_node(node.manifest)
+        for label, guest_name in GUESTS.items():
+            path = guests_dir / f"{guest_name}.wasm"
+            wasm = path.read_bytes()
+            handle = _Handle(node)
+            plugin = WasmPlugin(label, WasmPluginConfig(guest_url=path.as_uri()), handle)
+            public = PublicGuest(wasm, [guest_name], pod_bytes, {node.name: node_bytes})
+            try:
+                for bench in benches:
+                    ours = measure(ours_op(bench, plugin, pod, node), budget)
+                    op = public_op(bench, public, node.name.encode())
+                    slow = measure(op, budget) if op is not None else None
+                    rows.append(
+                        {
+                            "bench": bench,
+                            "guest": label,
+                            "params": param,
+                            "ours_us": ours,
+                            "public_us": slow,
+                            "ratio": None if slow is None else slow / ours,
+                        }
+                    )
+                    print(_format_row(rows[-1]), flush=True)
+            finally:
+                plugin.close()
+    return rows
+
+
+HEADER = f"{'benchmark':<31} {'guest':<9} {'params':<7} {'ours µs/op':>11} {'public µs/op':>13} {'ratio':>7}"
+
+
+def _format_row(row: dict[str, Any]) -> str:
+    public = "-" if row["public_us"] is None else f"{row['public_us']:.2f}"
+    ratio = "-" if row["ratio"] is None else f"{row['ratio']:.1f}x"
+    return (
+        f"{row['bench']:<31} {row['guest']:<9} {row['params']:<7} "
+        f"{row['ours_us']:>11.2f} {public:>13} {ratio:>7}"
+    )
+
+
+def check_targets(rows: list[dict[str, Any]]) -> list[str]:
+    """The targets of the project brief, as PASS/FAIL lines."""
+
+    def find(bench: str, guest: str, param: str) -> dict[str, Any] | None:
+        for row in rows:
+            if (row["bench"], row["guest"], row["params"]) == (bench, guest, param):
+                return row
+        return None
+
+    lines = []
+    for param in ("small", "real"):
+        row = find("PluginFilter", "noop-wat", param)
+        if row is not None:
+            ok = row["ours_us"] <= 3.0
+            lines.append(
+                f"{'PASS' if ok else 'FAIL'} noop-wat/{param} Filter {row['ours_us']:.2f} µs <= 3 µs"
+            )
+            ratio = row["ratio"]
+            if ratio is not None:
+                ok = ratio >= 10
+                lines.append(
+                    f"{'PASS' if ok else 'FAIL'} noop-wat/{param} Filter {ratio:.1f}x faster "
+                    "than the public API >= 10x"
+                )
+    row = find("PluginFilter", "test", "real")
+    if row is not None:
+        ok = row["ours_us"] <= 60.0
+        lines.append(
+            f"{'PASS' if ok else 'FAIL'} test/real Filter {row['ours_us']:.2f} µs <= 60 µs "
+            "(upstream: 112 µs on an M1)"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short runs (about 5x faster)")
+    parser.add_argument("--guests", type=Path, help="folder of built guests (default: build)")
+    parser.add_argument("--bench", action="append", choices=BENCHES, help="only these")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+    budget = 0.04 if args.quick else 0.2
+    benches = tuple(args.bench) if args.bench else BENCHES
+    with tempfile.TemporaryDirectory(prefix="wasmsched-bench-guests-") as tmp:
+        guests_dir = args.guests
+        if guests_dir is None:
+            import build_guests
+
+            guests_dir = Path(tmp)
+            build_guests.build(guests_dir)
+        print(HEADER)
+        rows = run(guests_dir, budget, benches)
+    print()
+    for line in check_targets(rows):
+        print(line)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

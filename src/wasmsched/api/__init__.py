@@ -1,0 +1,75 @@
+"""The Kubernetes object model: quantities, resources, selectors, taints, Pods and Nodes."""
+
+from wasmsched.api.manifests import ClusterObjects, ManifestError, load_manifests
+from wasmsched.api.objects import Node, ObjectError, Pod
+from wasmsched.api.quantity import FieldError, QuantityError, milli_value, parse_quantity, value
+from wasmsched.api.resources import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    Resource,
+    ResourceError,
+    is_scalar_resource_name,
+    node_allocatable,
+    pod_non_zero_requests,
+    pod_requests,
+)
+from wasmsched.api.selectors import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    SelectorError,
+)
+from wasmsched.api.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    Taint,
+    TaintError,
+    Toleration,
+    count_intolerable_prefer_no_schedule,
+    find_untolerated_taint,
+    tolerates,
+)
+
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
+    "PREFER_NO_SCHEDULE",
+    "ClusterObjects",
+    "FieldError",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "ManifestError",
+    "Node",
+    "NodeSelector",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "ObjectError",
+    "Pod",
+    "PreferredSchedulingTerms",
+    "QuantityError",
+    "RequiredNodeAffinity",
+    "Resource",
+    "ResourceError",
+    "SelectorError",
+    "Taint",
+    "TaintError",
+    "Toleration",
+    "count_intolerable_prefer_no_schedule",
+    "find_untolerated_taint",
+    "is_scalar_resource_name",
+    "load_manifests",
+    "milli_value",
+    "node_allocatable",
+    "parse_quantity",
+    "pod_non_zero_requests",
+    "pod_requests",
+    "tolerates",
+    "value",
+]

@@ -1,0 +1,5 @@
+"""The ``wasmsched`` command line."""
+
+from wasmsched.cli.app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,170 @@
+"""Commands: simulate, inspect, run. Bad input ends with one line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="A Kubernetes scheduler whose plugins can be WebAssembly (kube-scheduler-wasm-extension guests).",
+)
+
+EXIT_BAD_INPUT = 2
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _fail(message: str) -> NoReturn:
+    # One line: the file and the problem (DESIGN.md command line contract).
+    first = " ".join(str(message).split("\n")).strip()
+    typer.echo(f"wasmsched: error: {first}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    from wasmsched.api.manifests import ManifestError
+    from wasmsched.api.objects import ObjectError
+    from wasmsched.config import ConfigError
+    from wasmsched.framework.runtime import FrameworkError
+
+    errors: list[type[BaseException]] = [ManifestError, ObjectError, ConfigError, FrameworkError]
+    try:
+        from wasmsched.wasm import WasmError
+
+        errors.append(WasmError)
+    except ImportError:  # pragma: no cover - the wasm host is part of the package
+        pass
+    return tuple(errors)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar that appears only once a run has lasted more than a second."""
+    console = Console(stderr=True)
+    started = time.monotonic()
+    progress: Progress | None = None
+    task = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal progress, task
+        if not enabled:
+            return
+        if progress is None:
+            if time.monotonic() - started < 1.0:
+                return
+            progress = Progress(
+                TextColumn("scheduling"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            progress.start()
+            task = progress.add_task("pods", total=total)
+        assert task is not None
+        progress.update(task, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+@app.command()
+def simulate(
+    cluster: Annotated[
+        Path, typer.Option("--cluster", help="A YAML file or a directory of Node and Pod manifests.")
+    ],
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking between equal nodes.")] = 0,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Show each plugin's Filter verdict and Score (raw, normalized, weighted) per node.",
+        ),
+    ] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Schedule every pending pod of a cluster read from YAML, on a simulated clock."""
+    from wasmsched.api.manifests import load_manifests
+    from wasmsched.cli.report import print_explain, print_table, result_to_json
+    from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
+    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.simulator import Simulation
+
+    errors = _input_errors()
+    registry = in_tree_registry()
+    try:
+        objects = load_manifests(cluster)
+        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+        sched_config = load_config(config, known) if config is not None else default_config()
+        sim = Simulation(objects, sched_config, registry, seed=seed, explain=explain)
+    except errors as err:
+        _fail(str(err))
+    try:
+        with _progress(progress and output is OutputFormat.table and sys.stderr.isatty()) as update:
+            result = sim.run(update)
+    finally:
+        sim.close()
+    if output is OutputFormat.json:
+        typer.echo(json.dumps(result_to_json(result, explain), indent=2))
+        return
+    console = Console()
+    if explain:
+        print_explain(console, result)
+    else:
+        print_table(console, result)
+
+
+@app.command()
+def inspect(
+    plugin: Annotated[Path, typer.Argument(help="A .wasm plugin.")],
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+) -> None:
+    """Show a wasm plugin's exports, the extension points they give, its imports, and whether
+    the host can load it."""
+    from wasmsched.wasm import inspect_wasm
+
+    if not plugin.is_file():
+        _fail(f"{plugin}: no such file")
+    report = inspect_wasm(plugin)
+    if output is OutputFormat.json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        typer.echo(report.to_text())
+    if not report.loadable:
+        raise typer.Exit(1)
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Option("--config", help="A KubeSchedulerConfiguration file.")],
+    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig")] = None,
+) -> None:
+    """Run as a live scheduler against a Kubernetes API server."""
+    _fail("the live scheduler ('run') is not implemented yet; use 'simulate'")
+
+
+def main() -> None:
+    app()

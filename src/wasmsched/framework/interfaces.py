@@ -1,0 +1,364 @@
+"""Plugin protocols, one per extension point, and the values they exchange.
+
+A plugin is any object with a ``name``; it serves an extension point when it has that
+point's method (or lists the point in ``extension_points``, which wasm plugins use because
+their capabilities are decided by the guest's exports, not by their class). The framework
+discovers capabilities once, when a profile is built, never per call.
+
+Every method returns ``None`` for Success so that the hot path allocates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.status import Status
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.queue.types import QueuedPodInfo
+
+# Extension point names, as in KubeSchedulerConfiguration's plugin sections.
+PRE_ENQUEUE = "preEnqueue"
+QUEUE_SORT = "queueSort"
+PRE_FILTER = "preFilter"
+FILTER = "filter"
+POST_FILTER = "postFilter"
+PRE_SCORE = "preScore"
+SCORE = "score"
+RESERVE = "reserve"
+PERMIT = "permit"
+PRE_BIND = "preBind"
+BIND = "bind"
+POST_BIND = "postBind"
+
+# The method that serves each extension point.
+POINT_METHODS: dict[str, str] = {
+    PRE_ENQUEUE: "pre_enqueue",
+    QUEUE_SORT: "less",
+    PRE_FILTER: "pre_filter",
+    FILTER: "filter",
+    POST_FILTER: "post_filter",
+    PRE_SCORE: "pre_score",
+    SCORE: "score",
+    RESERVE: "reserve",
+    PERMIT: "permit",
+    PRE_BIND: "pre_bind",
+    BIND: "bind",
+    POST_BIND: "post_bind",
+}
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+def implements(plugin: object, point: str) -> bool:
+    """Whether ``plugin`` serves extension ``point``."""
+    declared: Iterable[str] | None = getattr(plugin, "extension_points", None)
+    if declared is not None:
+        return point in declared
+    return callable(getattr(plugin, POINT_METHODS[point], None))
+
+
+def has_enqueue_extensions(plugin: object) -> bool:
+    return callable(getattr(plugin, "events_to_register", None))
+
+
+class PreFilterResult:
+    """The nodes a PreFilter plugin allows; ``None`` node_names means all nodes."""
+
+    __slots__ = ("node_names",)
+
+    def __init__(self, node_names: Iterable[str] | None = None) -> None:
+        self.node_names: frozenset[str] | None = (
+            None if node_names is None else frozenset(node_names)
+        )
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        """Intersection, where None (all nodes) is the identity."""
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+    def __repr__(self) -> str:
+        names = None if self.node_names is None else sorted(self.node_names)
+        return f"PreFilterResult({names})"
+
+
+class NodeScore:
+    """A node's score from one plugin; NormalizeScore mutates ``score`` in place."""
+
+    __slots__ = ("name", "score")
+
+    def __init__(self, name: str, score: int) -> None:
+        self.name = name
+        self.score = score
+
+    def __repr__(self) -> str:
+        return f"NodeScore({self.name!r}, {self.score})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodeScore):
+            return NotImplemented
+        return self.name == other.name and self.score == other.score
+
+
+MODE_NOOP = 0
+MODE_OVERRIDE = 1
+
+
+@dataclass(slots=True)
+class NominatingInfo:
+    nominated_node_name: str = ""
+    mode: int = MODE_NOOP
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominating_info: NominatingInfo | None = None
+
+
+class NodeToStatus:
+    """Statuses of the nodes a cycle rejected; nodes not recorded get ``absent_nodes_status``."""
+
+    __slots__ = ("absent_nodes_status", "statuses")
+
+    def __init__(self, absent_nodes_status: Status | None = None) -> None:
+        self.statuses: dict[str, Status] = {}
+        self.absent_nodes_status = absent_nodes_status
+
+    def set(self, node_name: str, status: Status) -> None:
+        self.statuses[node_name] = status
+
+    def get(self, node_name: str) -> Status | None:
+        status = self.statuses.get(node_name)
+        return status if status is not None else self.absent_nodes_status
+
+    def explicit(self) -> dict[str, Status]:
+        return self.statuses
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+
+# --- plugin protocols -------------------------------------------------------------
+
+
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Protocol):
+    name: str
+
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Protocol):
+    name: str
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+class PreFilterExtensions(Protocol):
+    def add_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    name: str
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    name: str
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    name: str
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    name: str
+
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None: ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    name: str
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    name: str
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    name: str
+
+    def permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, float]:
+        """(status, timeout in seconds); the timeout matters only with a Wait status."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Protocol):
+    name: str
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    name: str
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Protocol):
+    name: str
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+# --- what plugins may ask of the scheduler --------------------------------------
+
+
+@dataclass(slots=True)
+class ObjectReference:
+    kind: str = ""
+    api_version: str = ""
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+
+
+@dataclass(slots=True)
+class Event:
+    """A Kubernetes Event as a plugin (or the scheduler) records it."""
+
+    time: float
+    regarding: ObjectReference
+    related: ObjectReference | None
+    type: str
+    reason: str
+    action: str
+    note: str
+    reporter: str = ""
+
+
+class WaitingPod(Protocol):
+    pod: Pod
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+    def pending_plugins(self) -> list[str]: ...
+
+
+class Binder(Protocol):
+    """Where a Bind plugin writes a binding: the simulator's store or the API server."""
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None: ...
+
+
+class Handle(Protocol):
+    """What plugins may use of the scheduler (framework.Handle)."""
+
+    parallelism: int
+
+    def snapshot(self) -> Snapshot: ...
+
+    def now(self) -> float: ...
+
+    def record_event(self, event: Event) -> None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    def iterate_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
+
+    def binder(self) -> Binder: ...
+
+
+PluginFactory = Callable[[dict[str, Any], Handle], Any]
+"""Builds a plugin from its ``pluginConfig`` args (possibly empty) and the handle."""
+
+
+@dataclass
+class Registry:
+    """Plugin factories by name; the framework builds profiles from it."""
+
+    factories: dict[str, PluginFactory] = field(default_factory=dict)
+
+    def register(self, name: str, factory: PluginFactory) -> None:
+        if name in self.factories:
+            raise ValueError(f"plugin {name!r} is registered twice")
+        self.factories[name] = factory
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.factories
+
+    def names(self) -> list[str]:
+        return list(self.factories)

@@ -1,0 +1,204 @@
+"""NodeInfo, PodInfo and the per-cycle Snapshot of the cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from wasmsched.api.resources import Resource
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Node, Pod
+
+WILDCARD_IP = "0.0.0.0"
+
+
+class PodInfo:
+    """A pod as the scheduler keeps it in NodeInfo and in the queue."""
+
+    __slots__ = ("has_affinity", "has_required_anti_affinity", "pod")
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        affinity = (pod.spec.get("affinity") or {}) if pod.spec else {}
+        pod_affinity = affinity.get("podAffinity") or {}
+        anti = affinity.get("podAntiAffinity") or {}
+        self.has_required_anti_affinity = bool(
+            anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        )
+        self.has_affinity = bool(
+            pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+            or pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+            or self.has_required_anti_affinity
+            or anti.get("preferredDuringSchedulingIgnoredDuringExecution")
+        )
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.pod.key})"
+
+
+class ImageStateSummary:
+    """An image on a node: its size and on how many nodes of the cluster it is."""
+
+    __slots__ = ("nodes", "num_nodes", "size")
+
+    def __init__(self, size: int, num_nodes: int = 1, nodes: frozenset[str] = frozenset()) -> None:
+        self.size = size
+        self.num_nodes = num_nodes
+        self.nodes = nodes
+
+    def __repr__(self) -> str:
+        return f"ImageStateSummary(size={self.size}, num_nodes={self.num_nodes})"
+
+
+class NodeInfo:
+    """A node and what is placed on it, with the sums that Filter and Score read.
+
+    Requested resources are kept up to date on every add/remove so that no per-node
+    work is needed in a scheduling cycle.
+    """
+
+    __slots__ = (
+        "allocatable",
+        "generation",
+        "image_states",
+        "name",
+        "node",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.name = node.name
+        self.allocatable: Resource = node.allocatable
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.requested = Resource()
+        self.non_zero_cpu = 0
+        self.non_zero_memory = 0
+        # (protocol, port) -> set of host IPs using it
+        self.used_ports: dict[tuple[str, int], set[str]] = {}
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.generation = 0
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.name = node.name
+        self.allocatable = node.allocatable
+        self.generation += 1
+
+    def add_pod(self, pod: Pod) -> PodInfo:
+        info = PodInfo(pod)
+        self.add_pod_info(info)
+        return info
+
+    def add_pod_info(self, info: PodInfo) -> None:
+        pod = info.pod
+        self.pods.append(info)
+        if info.has_affinity:
+            self.pods_with_affinity.append(info)
+        if info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(info)
+        self.requested.add(pod.requests)
+        cpu, memory = pod.non_zero_requests
+        self.non_zero_cpu += cpu
+        self.non_zero_memory += memory
+        for ip, protocol, port in pod.host_ports:
+            self.used_ports.setdefault((protocol, port), set()).add(ip)
+        self.generation += 1
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Removes the pod with ``pod``'s uid; False when it is not here."""
+        uid = pod.uid
+        for i, info in enumerate(self.pods):
+            if info.pod.uid == uid:
+                break
+        else:
+            return False
+        del self.pods[i]
+        old = info.pod
+        if info.has_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid != uid]
+        if info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.pod.uid != uid
+            ]
+        self.requested.sub(old.requests)
+        cpu, memory = old.non_zero_requests
+        self.non_zero_cpu -= cpu
+        self.non_zero_memory -= memory
+        for ip, protocol, port in old.host_ports:
+            ips = self.used_ports.get((protocol, port))
+            if ips is not None:
+                ips.discard(ip)
+                if not ips:
+                    del self.used_ports[(protocol, port)]
+        self.generation += 1
+        return True
+
+    def port_conflicts(self, host_ports: Sequence[tuple[str, str, int]]) -> bool:
+        """Whether any (ip, protocol, port) is already used here (0.0.0.0 conflicts with all)."""
+        used = self.used_ports
+        for ip, protocol, port in host_ports:
+            ips = used.get((protocol, port))
+            if ips and (ip == WILDCARD_IP or WILDCARD_IP in ips or ip in ips):
+                return True
+        return False
+
+    def clone(self) -> NodeInfo:
+        copy = NodeInfo.__new__(NodeInfo)
+        copy.node = self.node
+        copy.name = self.name
+        copy.allocatable = self.allocatable
+        copy.pods = list(self.pods)
+        copy.pods_with_affinity = list(self.pods_with_affinity)
+        copy.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        copy.requested = self.requested.copy()
+        copy.non_zero_cpu = self.non_zero_cpu
+        copy.non_zero_memory = self.non_zero_memory
+        copy.used_ports = {k: set(v) for k, v in self.used_ports.items()}
+        copy.image_states = self.image_states
+        copy.generation = self.generation
+        return copy
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+class Snapshot:
+    """The cluster as one scheduling cycle sees it: NodeInfos in node-tree order."""
+
+    __slots__ = ("_by_name", "generation", "node_infos", "with_affinity", "with_required_anti_affinity")
+
+    def __init__(self, node_infos: Sequence[NodeInfo] = (), generation: int = 0) -> None:
+        self.node_infos: list[NodeInfo] = list(node_infos)
+        self._by_name = {ni.name: ni for ni in self.node_infos}
+        self.generation = generation
+        self.with_affinity: list[NodeInfo] = []
+        self.with_required_anti_affinity: list[NodeInfo] = []
+        self.refresh_affinity_lists()
+
+    def refresh_affinity_lists(self) -> None:
+        self.with_affinity = [ni for ni in self.node_infos if ni.pods_with_affinity]
+        self.with_required_anti_affinity = [
+            ni for ni in self.node_infos if ni.pods_with_required_anti_affinity
+        ]
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self._by_name.get(name)
+
+    def list(self) -> list[NodeInfo]:
+        return self.node_infos
+
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_infos)

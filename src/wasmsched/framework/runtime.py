@@ -1,0 +1,530 @@
+"""The framework: runs a profile's plugins at each extension point (framework/runtime).
+
+It knows no plugin by name: plugins come from a Registry and are placed by the
+configuration. Hot loops (Filter, Score) iterate pre-built tuples of bound methods.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework import interfaces as fi
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NodeScore,
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterResult,
+)
+from wasmsched.framework.status import Code, Status, code_name
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.node_info import NodeInfo, PodInfo
+    from wasmsched.framework.waiting_pods import WaitingPods
+    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.queue.types import QueuedPodInfo
+
+log = logging.getLogger("wasmsched.framework")
+
+
+class FrameworkError(Exception):
+    """A profile that cannot be built (bad plugin args, missing queue sort, ...)."""
+
+
+@dataclass(slots=True)
+class PluginScore:
+    name: str
+    score: int  # weighted
+
+
+@dataclass(slots=True)
+class NodePluginScores:
+    name: str
+    scores: list[PluginScore]
+    total_score: int
+
+
+@dataclass
+class CycleRecord:
+    """What explain mode keeps of one scheduling cycle (kube-scheduler-simulator style)."""
+
+    pre_filter: dict[str, str] = field(default_factory=dict)
+    # node -> plugin -> "passed" | reason
+    filter: dict[str, dict[str, str]] = field(default_factory=dict)
+    post_filter: dict[str, str] = field(default_factory=dict)
+    pre_score: dict[str, str] = field(default_factory=dict)
+    # node -> plugin -> (raw, normalized, weighted)
+    score: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    reserve: dict[str, str] = field(default_factory=dict)
+    permit: dict[str, str] = field(default_factory=dict)
+    bind: dict[str, str] = field(default_factory=dict)
+    selected_node: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "preFilter": self.pre_filter,
+            "filter": self.filter,
+            "postFilter": self.post_filter,
+            "preScore": self.pre_score,
+            "score": {
+                node: {p: {"raw": v[0], "normalized": v[1], "weighted": v[2]} for p, v in ps.items()}
+                for node, ps in self.score.items()
+            },
+            "reserve": self.reserve,
+            "permit": self.permit,
+            "bind": self.bind,
+            "selectedNode": self.selected_node,
+        }
+
+
+def _verdict(status: Status | None) -> str:
+    if status is None or status.code == Code.SUCCESS:
+        return "passed"
+    msg = status.message
+    return f"{code_name(status.code)}: {msg}" if msg else code_name(status.code)
+
+
+def _with_plugin(status: Status, plugin: str) -> Status:
+    status.plugin = plugin
+    return status
+
+
+class Framework:
+    """One profile's plugins, ordered per extension point, and the runners for each."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        points: Mapping[str, Sequence[tuple[Any, int]]],
+        percentage_of_nodes_to_score: int | None = None,
+        enqueue_extensions: Sequence[Any] = (),
+        waiting_pods: WaitingPods | None = None,
+    ) -> None:
+        self.profile_name = profile_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+
+        def plugins(point: str) -> tuple[Any, ...]:
+            return tuple(p for p, _ in points.get(point, ()))
+
+        self.pre_enqueue_plugins = plugins(fi.PRE_ENQUEUE)
+        queue_sort = plugins(fi.QUEUE_SORT)
+        if len(queue_sort) != 1:
+            raise FrameworkError(
+                f"profile {profile_name!r}: exactly one queue sort plugin must be enabled, "
+                f"got {[p.name for p in queue_sort]}"
+            )
+        self.queue_sort = queue_sort[0]
+        self.pre_filter_plugins = plugins(fi.PRE_FILTER)
+        self.filter_plugins = plugins(fi.FILTER)
+        self.post_filter_plugins = plugins(fi.POST_FILTER)
+        self.pre_score_plugins = plugins(fi.PRE_SCORE)
+        self.score_plugins = tuple(points.get(fi.SCORE, ()))
+        self.reserve_plugins = plugins(fi.RESERVE)
+        self.permit_plugins = plugins(fi.PERMIT)
+        self.pre_bind_plugins = plugins(fi.PRE_BIND)
+        self.bind_plugins = plugins(fi.BIND)
+        self.post_bind_plugins = plugins(fi.POST_BIND)
+        if not self.bind_plugins:
+            raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
+        self.enqueue_extensions = tuple(enqueue_extensions)
+        self.waiting_pods = waiting_pods
+        # (name, bound filter) pairs: the per-node loop touches nothing else.
+        self._filters = tuple((p.name, p.filter) for p in self.filter_plugins)
+        self._scores = tuple(
+            (p.name, p.score, weight, p.score_extensions()) for p, weight in self.score_plugins
+        )
+        self.recorder: CycleRecord | None = None
+        seen: dict[int, Any] = {}
+        for point_plugins in points.values():
+            for plugin, _ in point_plugins:
+                seen[id(plugin)] = plugin
+        self.all_plugins: tuple[Any, ...] = tuple(seen.values())
+
+    # --- queue --------------------------------------------------------------------
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self.queue_sort.less(a, b))
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        for plugin in self.pre_enqueue_plugins:
+            status = plugin.pre_enqueue(pod)
+            if status is not None and status.code != Code.SUCCESS:
+                status.plugin = plugin.name
+                return status
+        return None
+
+    def events_to_register(self) -> list[tuple[str, ClusterEventWithHint | None]]:
+        """(plugin name, event with hint); None event means "interested in everything"."""
+        result: list[tuple[str, ClusterEventWithHint | None]] = []
+        for plugin in self.all_plugins:
+            register = getattr(plugin, "events_to_register", None)
+            if register is None:
+                result.append((plugin.name, None))
+                continue
+            try:
+                events = register()
+            except Exception:  # a plugin bug must not stop the scheduler
+                log.exception("EventsToRegister of plugin %s failed", plugin.name)
+                result.append((plugin.name, None))
+                continue
+            for event in events:
+                result.append((plugin.name, event))
+        return result
+
+    # --- scheduling cycle -----------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """k8s RunPreFilterPlugins: merge results, collect Skips, stop on rejection/error."""
+        result: PreFilterResult | None = None
+        plugins_with_nodes: set[str] = set()
+        skip: set[str] = set()
+        return_status: Status | None = None
+        rec = self.recorder
+        for plugin in self.pre_filter_plugins:
+            try:
+                res, status = plugin.pre_filter(state, pod, nodes)
+            except Exception as err:  # noqa: BLE001 - plugin faults become Error statuses
+                res, status = None, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if rec is not None:
+                rec.pre_filter[plugin.name] = _verdict(status)
+            if status is not None and status.code == Code.SKIP:
+                skip.add(plugin.name)
+                continue
+            if status is not None and status.code != Code.SUCCESS:
+                status.plugin = plugin.name
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status, {plugin.name}
+                if status.code == Code.UNSCHEDULABLE:
+                    # Preemption may still help: the other PreFilters must run too.
+                    return_status = status
+                    plugins_with_nodes.add(plugin.name)
+                    continue
+                return (
+                    None,
+                    _with_plugin(
+                        Status(
+                            Code.ERROR,
+                            f"running PreFilter plugin {plugin.name!r}: {status.message}",
+                        ),
+                        plugin.name,
+                    ),
+                    set(),
+                )
+            if res is not None and res.node_names is not None:
+                plugins_with_nodes.add(plugin.name)
+                result = res if result is None else result.merge(res)
+                if result.node_names is not None and not result.node_names:
+                    names = sorted(plugins_with_nodes)
+                    msg = (
+                        f"node(s) didn't satisfy plugin {names[0]}"
+                        if len(names) == 1
+                        else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    )
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), plugins_with_nodes
+        state.skip_filter_plugins = frozenset(skip)
+        return result, return_status, plugins_with_nodes
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._run_pre_filter_extension(state, pod, pod_info, node_info, "add_pod")
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._run_pre_filter_extension(state, pod, pod_info, node_info, "remove_pod")
+
+    def _run_pre_filter_extension(
+        self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str
+    ) -> Status | None:
+        for plugin in self.pre_filter_plugins:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            ext = plugin.pre_filter_extensions()
+            if ext is None:
+                continue
+            status = getattr(ext, method)(state, pod, pod_info, node_info)
+            if status is not None and status.code != Code.SUCCESS:
+                return _with_plugin(
+                    Status(
+                        Code.ERROR,
+                        f"running {'AddPod' if method == 'add_pod' else 'RemovePod'} on "
+                        f"PreFilter plugin {plugin.name!r}: {status.message}",
+                    ),
+                    plugin.name,
+                )
+        return None
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """k8s RunFilterPlugins: the first non-success status wins; non-rejections are errors."""
+        skip = state.skip_filter_plugins
+        rec = self.recorder
+        for name, filter_fn in self._filters:
+            if skip and name in skip:
+                continue
+            try:
+                status = filter_fn(state, pod, node_info)
+            except Exception as err:  # noqa: BLE001
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if rec is not None:
+                rec.filter.setdefault(node_info.name, {})[name] = _verdict(status)
+            if status is not None and status.code != Code.SUCCESS:
+                if status.code not in (2, 3, 6):
+                    return _with_plugin(
+                        Status(Code.ERROR, f"running {name!r} filter plugin: {status.message}"),
+                        name,
+                    )
+                status.plugin = name
+                return status
+        return None
+
+    @property
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    @property
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """k8s RunPostFilterPlugins: the first success wins; errors stop; rejections collect."""
+        reasons: list[str] = []
+        rejector = ""
+        result: PostFilterResult | None = None
+        rec = self.recorder
+        for plugin in self.post_filter_plugins:
+            try:
+                r, status = plugin.post_filter(state, pod, node_to_status)
+            except Exception as err:  # noqa: BLE001
+                r, status = None, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if rec is not None:
+                rec.post_filter[plugin.name] = _verdict(status)
+            if status is None or status.code == Code.SUCCESS:
+                return r, status
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, _with_plugin(status, plugin.name)
+            if status.code not in (2, 6):
+                return None, _with_plugin(
+                    Status(Code.ERROR, f"running PostFilter plugin {plugin.name!r}: {status.message}"),
+                    plugin.name,
+                )
+            if r is not None and r.nominating_info is not None and result is None:
+                result = r
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        return result, _with_plugin(Status(Code.UNSCHEDULABLE, *reasons), rejector)
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        skip: set[str] = set()
+        rec = self.recorder
+        for plugin in self.pre_score_plugins:
+            try:
+                status = plugin.pre_score(state, pod, nodes)
+            except Exception as err:  # noqa: BLE001
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if rec is not None:
+                rec.pre_score[plugin.name] = _verdict(status)
+            if status is not None and status.code == Code.SKIP:
+                skip.add(plugin.name)
+                continue
+            if status is not None and status.code != Code.SUCCESS:
+                return _with_plugin(
+                    Status(Code.ERROR, f"running PreScore plugin {plugin.name!r}: {status.message}"),
+                    plugin.name,
+                )
+        state.skip_score_plugins = frozenset(skip)
+        return None
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodePluginScores], Status | None]:
+        """Score, NormalizeScore, range check and weights; returns per-node totals."""
+        skip = state.skip_score_plugins
+        active = [s for s in self._scores if s[0] not in skip]
+        totals = [NodePluginScores(ni.name, [], 0) for ni in nodes]
+        if not active:
+            return totals, None
+        rec = self.recorder
+        for name, score_fn, weight, extensions in active:
+            scores: list[NodeScore] = []
+            for node_info in nodes:
+                try:
+                    value, status = score_fn(state, pod, node_info)
+                except Exception as err:  # noqa: BLE001
+                    value, status = 0, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+                if status is not None and status.code != Code.SUCCESS:
+                    return [], _with_plugin(
+                        Status(Code.ERROR, f"running Score plugin {name!r}: {status.message}"), name
+                    )
+                scores.append(NodeScore(node_info.name, value))
+            raw = [s.score for s in scores] if rec is not None else None
+            if extensions is not None:
+                try:
+                    status = extensions.normalize_score(state, pod, scores)
+                except Exception as err:  # noqa: BLE001
+                    status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+                if status is not None and status.code != Code.SUCCESS:
+                    return [], _with_plugin(
+                        Status(
+                            Code.ERROR, f"running Normalize on Score plugin {name!r}: {status.message}"
+                        ),
+                        name,
+                    )
+            for i, node_score in enumerate(scores):
+                value = node_score.score
+                if value > MAX_NODE_SCORE or value < MIN_NODE_SCORE:
+                    return [], _with_plugin(
+                        Status(
+                            Code.ERROR,
+                            f"plugin {name!r} returns an invalid score {value}, it should in the "
+                            f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        ),
+                        name,
+                    )
+                weighted = value * weight
+                entry = totals[i]
+                entry.scores.append(PluginScore(name, weighted))
+                entry.total_score += weighted
+                if rec is not None and raw is not None:
+                    rec.score.setdefault(node_score.name, {})[name] = [raw[i], value, weighted]
+        return totals, None
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        rec = self.recorder
+        for plugin in self.reserve_plugins:
+            try:
+                status = plugin.reserve(state, pod, node_name)
+            except Exception as err:  # noqa: BLE001
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if rec is not None:
+                rec.reserve[plugin.name] = _verdict(status)
+            if status is not None and status.code != Code.SUCCESS:
+                if status.code in (2, 3, 6):
+                    return _with_plugin(status, plugin.name)
+                return _with_plugin(
+                    Status(Code.ERROR, f"running Reserve plugin {plugin.name!r}: {status.message}"),
+                    plugin.name,
+                )
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve runs on every reserve plugin, in reverse order; it cannot fail."""
+        for plugin in reversed(self.reserve_plugins):
+            try:
+                plugin.unreserve(state, pod, node_name)
+            except Exception:
+                log.exception("Unreserve of plugin %s failed", plugin.name)
+
+    def run_permit_plugins(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, dict[str, float]]:
+        """Returns (status, plugin -> wait timeout); a Wait status means the pod must wait."""
+        waiting: dict[str, float] = {}
+        rec = self.recorder
+        for plugin in self.permit_plugins:
+            try:
+                status, timeout = plugin.permit(state, pod, node_name)
+            except Exception as err:  # noqa: BLE001
+                status, timeout = Status(Code.ERROR, f"{type(err).__name__}: {err}"), 0.0
+            if rec is not None:
+                rec.permit[plugin.name] = _verdict(status)
+            if status is None or status.code == Code.SUCCESS:
+                continue
+            if status.code in (2, 3, 6):
+                return _with_plugin(status, plugin.name), {}
+            if status.code == Code.WAIT:
+                # Wait is honoured only if no later plugin rejects; keep the timeout.
+                waiting[plugin.name] = max(0.0, min(float(timeout), MAX_PERMIT_TIMEOUT))
+                continue
+            return (
+                _with_plugin(
+                    Status(Code.ERROR, f"running Permit plugin {plugin.name!r}: {status.message}"),
+                    plugin.name,
+                ),
+                {},
+            )
+        if waiting:
+            return Status(Code.WAIT, "one or more plugins asked to wait and no plugin rejected pod"), waiting
+        return None, {}
+
+    # --- binding cycle ----------------------------------------------------------------
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for plugin in self.pre_bind_plugins:
+            try:
+                status = plugin.pre_bind(state, pod, node_name)
+            except Exception as err:  # noqa: BLE001
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
+                if status.code in (2, 3, 6):
+                    return _with_plugin(status, plugin.name)
+                return _with_plugin(
+                    Status(Code.ERROR, f"running PreBind plugin {plugin.name!r}: {status.message}"),
+                    plugin.name,
+                )
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first plugin that does not Skip decides; all Skip -> Skip."""
+        rec = self.recorder
+        for plugin in self.bind_plugins:
+            try:
+                status = plugin.bind(state, pod, node_name)
+            except Exception as err:  # noqa: BLE001
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if rec is not None:
+                rec.bind[plugin.name] = _verdict(status)
+            if status is not None and status.code == Code.SKIP:
+                continue
+            if status is not None and status.code != Code.SUCCESS:
+                if status.code in (2, 3, 6):
+                    return _with_plugin(status, plugin.name)
+                return _with_plugin(
+                    Status(Code.ERROR, f"running Bind plugin {plugin.name!r}: {status.message}"),
+                    plugin.name,
+                )
+            return None
+        return Status(Code.SKIP)
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in self.post_bind_plugins:
+            try:
+                plugin.post_bind(state, pod, node_name)
+            except Exception:
+                log.exception("PostBind of plugin %s failed", plugin.name)
+
+    def forget_pod(self, uid: str) -> None:
+        """Tells plugins that keep per-pod resources (wasm instances) that a pod's cycle ended."""
+        for plugin in self.all_plugins:
+            forget: Callable[[str], None] | None = getattr(plugin, "forget_pod", None)
+            if forget is not None:
+                forget(uid)
+
+    def close(self) -> None:
+        for plugin in self.all_plugins:
+            close = getattr(plugin, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    log.exception("closing plugin %s failed", plugin.name)
+
+
+# Permit timeouts are capped like kube-scheduler's maxTimeout (15 minutes).
+MAX_PERMIT_TIMEOUT = 15 * 60.0

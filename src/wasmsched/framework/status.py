@@ -1,0 +1,111 @@
+"""Plugin statuses: the codes and rules of kube-scheduler's framework.Status."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Final
+
+
+class Code(IntEnum):
+    """framework.Code; values are part of the wasm ABI (abi.md section 3.4)."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+_CODE_NAMES: Final = {
+    0: "Success",
+    1: "Error",
+    2: "Unschedulable",
+    3: "UnschedulableAndUnresolvable",
+    4: "Wait",
+    5: "Skip",
+    6: "Pending",
+}
+
+_REJECTED: Final = frozenset((2, 3, 6))
+
+
+def code_name(code: int) -> str:
+    """kube-scheduler's name of a code; guests may return any int32."""
+    return _CODE_NAMES.get(code, f"Code({code})")
+
+
+class Status:
+    """The result of a plugin call. ``None`` stands for Success everywhere in the framework."""
+
+    __slots__ = ("code", "plugin", "reasons")
+
+    def __init__(self, code: int, *reasons: str, plugin: str = "") -> None:
+        self.code = code
+        self.reasons: tuple[str, ...] = tuple(r for r in reasons if r)
+        self.plugin = plugin
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_wait(self) -> bool:
+        return self.code == Code.WAIT
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in _REJECTED
+
+    def is_error(self) -> bool:
+        """Anything that is neither success-like nor a rejection is an error.
+
+        Codes a guest invents (above 6 or negative) are generic errors (framework.md 1.2).
+        """
+        return self.code not in (0, 2, 3, 4, 5, 6)
+
+    def with_plugin(self, plugin: str) -> Status:
+        self.plugin = plugin
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Status):
+            return NotImplemented
+        return self.code == other.code and self.reasons == other.reasons
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.reasons))
+
+    def __repr__(self) -> str:
+        plugin = f", plugin={self.plugin!r}" if self.plugin else ""
+        return f"Status({code_name(self.code)}, {self.message!r}{plugin})"
+
+
+def is_success(status: Status | None) -> bool:
+    return status is None or status.code == Code.SUCCESS
+
+
+def code_of(status: Status | None) -> int:
+    return 0 if status is None else status.code
+
+
+def as_status(err: BaseException, plugin: str = "") -> Status:
+    return Status(Code.ERROR, str(err) or type(err).__name__, plugin=plugin)
+
+
+def error(message: str) -> Status:
+    return Status(Code.ERROR, message)
+
+
+def unschedulable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, *reasons)
+
+
+def unresolvable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)

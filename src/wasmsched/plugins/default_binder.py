@@ -1,0 +1,37 @@
+"""DefaultBinder: writes the binding through the scheduler's binder (k8s ``defaultbinder``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.status import as_status
+from wasmsched.plugins.helpers import ALL_EVENTS
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.framework.status import Status
+    from wasmsched.queue.events import ClusterEventWithHint
+
+NAME = "DefaultBinder"
+
+
+class DefaultBinder:
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        try:
+            return self.handle.binder().bind(pod, node_name)
+        except Exception as e:  # a failed API call is an Error status, as k8s AsStatus(err)
+            return as_status(e)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return list(ALL_EVENTS)
+
+
+def new(args: dict[str, Any], handle: Handle) -> DefaultBinder:
+    return DefaultBinder(handle)

@@ -1,0 +1,175 @@
+"""DefaultPreemption: evict lower-priority pods so that an unschedulable pod fits
+(k8s ``plugins/defaultpreemption/default_preemption.go``, v1.33, async preemption off)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.preemption import (
+    Evaluator,
+    PodDisruptionBudget,
+    PreemptionHandle,
+    filter_pods_with_pdb_violation,
+    importance_key,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle, NodeToStatus, PostFilterResult
+    from wasmsched.framework.node_info import NodeInfo, PodInfo
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.queue.events import ClusterEventWithHint
+
+NAME = "DefaultPreemption"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Being deleted with a DisruptionTarget=True condition set by the scheduler."""
+    if not pod.deletion_timestamp:
+        return False
+    for cond in pod.status.get("conditions") or ():
+        if isinstance(cond, Mapping) and cond.get("type") == "DisruptionTarget":
+            return bool(
+                cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+            )
+    return False
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(self, min_percentage: int, min_absolute: int, handle: PreemptionHandle) -> None:
+        self.min_candidate_nodes_percentage = min_percentage
+        self.min_candidate_nodes_absolute = min_absolute
+        self.handle = handle
+        self.evaluator = Evaluator(NAME, handle, self)
+
+    # --- PostFilter ---------------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result, status = self.evaluator.preempt(state, pod, filtered_node_status)
+        if status is not None and status.message:
+            return result, Status(status.code, "preemption: " + status.message)
+        return result, status
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Without async preemption the plugin never rejects a pod: nothing to register.
+        return []
+
+    # --- the policy the evaluator calls -------------------------------------------------
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.min_candidate_nodes_percentage // 100
+        n = max(n, self.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, pod: Pod, num_nodes: int) -> tuple[int, int]:
+        # k8s draws the offset from a global source; a generator seeded by the pod keeps
+        # simulations reproducible.
+        offset = random.Random(f"{pod.uid}/{num_nodes}").randrange(num_nodes)
+        return offset, self.calculate_num_candidates(num_nodes)
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        if pod.spec.get("preemptionPolicy") == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            # An unresolvable nominated node means the pod must look elsewhere.
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
+                return True, ""
+            node_info = self.handle.snapshot().get(nominated)
+            if node_info is not None:
+                priority = pod.priority
+                for info in node_info.pods:
+                    p = info.pod
+                    if p.priority < priority and pod_terminating_by_preemption(p):
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def select_victims_on_node(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None]:
+        """The fewest lower-priority pods to evict from ``node_info`` (a clone, as is
+        ``state``): remove them all, check the pod fits, then add back as many as possible,
+        PDB-violating ones first, most important first."""
+        handle = self.handle
+
+        def remove(info: PodInfo) -> Status | None:
+            node_info.remove_pod(info.pod)
+            return fwk.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
+
+        def add(info: PodInfo) -> Status | None:
+            node_info.add_pod_info(info)
+            return fwk.run_pre_filter_extension_add_pod(state, pod, info, node_info)
+
+        priority = pod.priority
+        potential = [info for info in node_info.pods if info.pod.priority < priority]
+        for info in potential:
+            status = remove(info)
+            if status is not None:
+                return [], 0, Status(Code.ERROR, status.message)
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+
+        status = handle.run_filter_plugins_with_nominated_pods(fwk, state, pod, node_info)
+        if status is not None:
+            return [], 0, status
+
+        potential.sort(key=lambda info: importance_key(info.pod))
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        def reprieve(info: PodInfo) -> tuple[bool, Status | None]:
+            err = add(info)
+            if err is not None:
+                return False, err
+            fits = handle.run_filter_plugins_with_nominated_pods(fwk, state, pod, node_info)
+            if fits is None:
+                return True, None
+            err = remove(info)
+            if err is not None:
+                return False, err
+            victims.append(info)
+            return False, None
+
+        num_violating = 0
+        for info in violating:
+            fits, err = reprieve(info)
+            if err is not None:
+                return [], 0, Status(Code.ERROR, err.message)
+            if not fits:
+                num_violating += 1
+        for info in non_violating:
+            _, err = reprieve(info)
+            if err is not None:
+                return [], 0, Status(Code.ERROR, err.message)
+        if violating and non_violating:
+            victims.sort(key=lambda info: importance_key(info.pod))
+        return [info.pod for info in victims], num_violating, None
+
+
+def new(args: dict[str, Any], handle: Handle) -> DefaultPreemption:
+    pct = args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
+    absolute = args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
+    return DefaultPreemption(int(pct), int(absolute), cast("PreemptionHandle", handle))

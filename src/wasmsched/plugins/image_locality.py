@@ -1,0 +1,96 @@
+"""ImageLocality: favours nodes that already hold the pod's images (k8s ``imagelocality``).
+
+The score is the sum over the pod's init and regular containers of each present image's
+size scaled by how widely it has spread (``size * numNodes / totalNodes``), clamped to
+[23 MiB, 1000 MiB * containers] and mapped linearly onto [0, 100].
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.plugins.helpers import ALL_EVENTS
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.framework.node_info import ImageStateSummary, NodeInfo
+    from wasmsched.framework.status import Status
+    from wasmsched.queue.events import ClusterEventWithHint
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    """The CRI name of an image: ``:latest`` added when the reference has no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def pod_images(pod: Pod) -> tuple[tuple[str, ...], int]:
+    """(normalized image of every init and regular container, number of containers)."""
+    spec = pod.spec or {}
+    images: list[str] = []
+    count = 0
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or ():
+            count += 1
+            images.append(normalized_image_name(str(container.get("image") or "")))
+    return tuple(images), count
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    spread = float(state.num_nodes) / float(total_num_nodes)
+    return int(float(state.size) * spread)
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        # (pod, its images, container count) of the last pod scored: Score runs once per
+        # node for the same pod. One tuple, so that concurrent readers never mix two pods.
+        self._last: tuple[Pod | None, tuple[str, ...], int] = (None, (), 0)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        last_pod, images, count = self._last
+        if last_pod is not pod:
+            images, count = pod_images(pod)
+            self._last = (pod, images, count)
+        if count == 0:
+            return 0, None
+        total = len(self.handle.snapshot())
+        states = node_info.image_states
+        total_score = 0
+        if states and total:
+            for image in images:
+                image_state = states.get(image)
+                if image_state is not None:
+                    total_score += scaled_image_score(image_state, total)
+        return calculate_priority(total_score, count), None
+
+    def score_extensions(self) -> None:
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return list(ALL_EVENTS)
+
+
+def new(args: dict[str, Any], handle: Handle) -> ImageLocality:
+    return ImageLocality(handle)

@@ -1,0 +1,225 @@
+"""NodeAffinity: the pod's nodeSelector and node affinity, plus the profile's addedAffinity.
+
+k8s ``plugins/nodeaffinity`` (v1.33): PreFilter narrows the nodes to the ``metadata.name``
+terms, Filter checks the required affinity, Score sums the weights of matching preferred
+terms and NormalizeScore scales them to [0, 100].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.api.selectors import NodeSelector, PreferredSchedulingTerms, SelectorError
+from wasmsched.framework.interfaces import MAX_NODE_SCORE, PreFilterResult
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.helpers import default_normalize_score
+from wasmsched.queue.events import (
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Node, Pod
+    from wasmsched.api.selectors import RequiredNodeAffinity
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle, NodeScore
+    from wasmsched.framework.node_info import NodeInfo
+
+NAME = "NodeAffinity"
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _node_affinity(pod: Pod) -> Mapping[str, Any]:
+    affinity = pod.spec.get("affinity") or {}
+    return affinity.get("nodeAffinity") or {}
+
+
+class _PreFilterState:
+    __slots__ = ("required",)
+
+    def __init__(self, required: RequiredNodeAffinity) -> None:
+        self.required = required
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+class _PreScoreState:
+    __slots__ = ("preferred",)
+
+    def __init__(self, preferred: PreferredSchedulingTerms | None) -> None:
+        self.preferred = preferred
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def parse_added_affinity(
+    raw: dict[str, Any] | None,
+) -> tuple[NodeSelector | None, PreferredSchedulingTerms | None]:
+    """NodeAffinityArgs.addedAffinity as (required selector, preferred terms); ValueError if bad."""
+    raw = dict(raw or {})
+    raw.pop("apiVersion", None)
+    raw.pop("kind", None)
+    for key in raw:
+        if key != "addedAffinity":
+            raise ValueError(f"NodeAffinityArgs: {key}: unknown field")
+    added = raw.get("addedAffinity")
+    if added is None:
+        return None, None
+    if not isinstance(added, Mapping):
+        raise ValueError("NodeAffinityArgs: addedAffinity: must be a mapping")
+    selector = None
+    preferred = None
+    try:
+        if added.get(_REQUIRED) is not None:
+            selector = NodeSelector.from_dict(added[_REQUIRED], f"addedAffinity.{_REQUIRED}")
+            if selector.errors:
+                raise ValueError(f"addedAffinity.{_REQUIRED}: {selector.errors[0]}")
+        if added.get(_PREFERRED):
+            preferred = PreferredSchedulingTerms.from_list(
+                added[_PREFERRED], f"addedAffinity.{_PREFERRED}"
+            )
+            if preferred.error is not None:
+                raise ValueError(f"addedAffinity.{_PREFERRED}: {preferred.error}")
+    except (SelectorError, ValueError) as e:
+        raise ValueError(f"NodeAffinityArgs: {e}") from None
+    return selector, preferred
+
+
+class NodeAffinity:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.handle = handle
+        self.added_node_selector, self.added_pref_terms = parse_added_affinity(args)
+        self._skip = Status(Code.SKIP)
+        self._rejected_pod = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
+        self._rejected_enforced = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
+
+    # --- PreFilter / Filter ---------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        required = _node_affinity(pod).get(_REQUIRED)
+        if (
+            required is None
+            and self.added_node_selector is None
+            and (pod.spec.get("nodeSelector") is None)
+        ):
+            return None, self._skip
+        req = pod.required_node_affinity
+        state.write(PRE_FILTER_KEY, _PreFilterState(req))
+        names = req.node_names
+        if names is None:
+            return None, None
+        if not names:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
+        return PreFilterResult(names), None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        added = self.added_node_selector
+        if added is not None and not added.matches(node.labels, node.name):
+            return self._rejected_enforced
+        s = state.get(PRE_FILTER_KEY)
+        req = s.required if s is not None else pod.required_node_affinity
+        if not req.matches(node.labels, node.name):
+            return self._rejected_pod
+        return None
+
+    # --- PreScore / Score -----------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        preferred, status = _pod_preferred(pod)
+        if status is not None:
+            return status
+        if preferred is None and self.added_pref_terms is None:
+            return self._skip
+        state.write(PRE_SCORE_KEY, _PreScoreState(preferred))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        node = node_info.node
+        count = 0
+        if self.added_pref_terms is not None:
+            count += self.added_pref_terms.score(node.labels, node.name)
+        s = state.get(PRE_SCORE_KEY)
+        if s is not None:
+            preferred = s.preferred
+        else:
+            preferred, status = _pod_preferred(pod)
+            if status is not None:
+                return 0, status
+        if preferred is not None:
+            count += preferred.score(node.labels, node.name)
+        return count, None
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def score_extensions(self) -> NodeAffinity:
+        return self
+
+    # --- queueing hints -------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # The queueing-hint registration (default since v1.32): Add | UpdateNodeLabel.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            )
+        ]
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old_obj: Node | None, new_obj: Node | None
+    ) -> QueueingHint:
+        """Queue for an added matching node, or a node that changed to match."""
+        if new_obj is None:
+            return QueueingHint.QUEUE_SKIP
+        added = self.added_node_selector
+        if added is not None and not added.matches(new_obj.labels, new_obj.name):
+            return QueueingHint.QUEUE_SKIP
+        req = pod.required_node_affinity
+        if not req.matches(new_obj.labels, new_obj.name):
+            return QueueingHint.QUEUE_SKIP
+        if old_obj is None:
+            return QueueingHint.QUEUE
+        if req.matches(old_obj.labels, old_obj.name):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+
+def _pod_preferred(pod: Pod) -> tuple[PreferredSchedulingTerms | None, Status | None]:
+    """The pod's preferred terms, None when it has none, or an Error status if invalid."""
+    if _node_affinity(pod).get(_PREFERRED) is None:
+        return None, None
+    try:
+        preferred = pod.preferred_node_affinity
+    except ValueError as e:
+        return None, Status(Code.ERROR, str(e))
+    if preferred.error is not None:
+        return None, Status(Code.ERROR, preferred.error)
+    return preferred, None
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeAffinity:
+    return NodeAffinity(args, handle)

@@ -1,0 +1,57 @@
+"""NodeName: a pod with spec.nodeName fits only that node (k8s ``plugins/nodename``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.status import Code, Status
+from wasmsched.queue.events import (
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Node, Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.framework.node_info import NodeInfo
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node: Node) -> bool:
+    wanted = pod.node_name
+    return not wanted or wanted == node.name
+
+
+class NodeName:
+    name = NAME
+
+    def __init__(self) -> None:
+        self._rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        wanted = pod.node_name
+        if not wanted or wanted == node_info.name:
+            return None
+        return self._rejected
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # With queueing hints (default since v1.32) only Node/Add is registered.
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), is_schedulable_after_node_add)
+        ]
+
+
+def is_schedulable_after_node_add(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    if new_obj is None or not fits(pod, new_obj):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeName:
+    return NodeName()

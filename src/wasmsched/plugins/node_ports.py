@@ -1,0 +1,112 @@
+"""NodePorts: a node must have the pod's host ports free (k8s ``plugins/nodeports``, v1.33)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.status import Code, Status
+from wasmsched.queue.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle, PreFilterResult
+    from wasmsched.framework.node_info import NodeInfo
+
+NAME = "NodePorts"
+PRE_FILTER_KEY = "PreFilter" + NAME
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+WILDCARD_IP = "0.0.0.0"
+
+HostPort = tuple[str, str, int]
+
+
+class _PreFilterState:
+    __slots__ = ("ports",)
+
+    def __init__(self, ports: tuple[HostPort, ...]) -> None:
+        self.ports = ports
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+def ports_conflict(wanted: Sequence[HostPort], used: Sequence[HostPort]) -> bool:
+    """Whether any wanted (ip, protocol, port) collides with a used one; 0.0.0.0 hits all IPs."""
+    for ip, protocol, port in wanted:
+        for uip, uprotocol, uport in used:
+            if (
+                port == uport
+                and protocol == uprotocol
+                and (ip in (uip, WILDCARD_IP) or uip == WILDCARD_IP)
+            ):
+                return True
+    return False
+
+
+class NodePorts:
+    name = NAME
+
+    def __init__(self) -> None:
+        self._skip = Status(Code.SKIP)
+        # Unschedulable, not unresolvable: preemption can free the ports.
+        self._rejected = Status(Code.UNSCHEDULABLE, ERR_REASON)
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        ports = tuple(pod.host_ports)
+        if not ports:
+            return None, self._skip
+        state.write(PRE_FILTER_KEY, _PreFilterState(ports))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return Status(Code.ERROR, f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        if node_info.used_ports and node_info.port_conflicts(s.ports):
+            return self._rejected
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Pod ports are immutable, so only deletions free them; Node/Add has no hint.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.DELETE), is_schedulable_after_pod_deleted
+            ),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+        ]
+
+
+def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """Queue only when the deleted pod was placed and held a port this pod wants."""
+    deleted = old_obj
+    if deleted is None or not (deleted.node_name or _nominated_node_name(deleted)):
+        return QueueingHint.QUEUE_SKIP
+    used = tuple(deleted.host_ports)
+    if not used:
+        return QueueingHint.QUEUE_SKIP
+    if ports_conflict(tuple(pod.host_ports), used):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _nominated_node_name(pod: Pod) -> str:
+    status = pod.manifest.get("status") or {}
+    return str(status.get("nominatedNodeName") or "")
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodePorts:
+    return NodePorts()

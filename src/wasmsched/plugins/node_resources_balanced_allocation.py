@@ -1,0 +1,142 @@
+"""NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay even.
+
+k8s ``plugins/noderesources/balanced_allocation.go`` (v1.33): it scores with the real
+``Requested`` sums (``useRequested: true``), not the non-zero ones, and skips best-effort
+pods (every configured request zero) at PreScore.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.helpers import ALL_EVENTS
+from wasmsched.plugins.resource_allocation import (
+    ResourceSpec,
+    allocatable_requested,
+    parse_resource_specs,
+    pod_request_list,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.framework.node_info import NodeInfo
+    from wasmsched.queue.events import ClusterEventWithHint
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_KEY = "PreScore" + NAME
+
+
+def parse_args(raw: dict[str, Any] | None) -> list[ResourceSpec]:
+    """NodeResourcesBalancedAllocationArgs: ``resources`` (default cpu, memory), weights all 1."""
+    raw = dict(raw or {})
+    raw.pop("apiVersion", None)
+    raw.pop("kind", None)
+    for key in raw:
+        if key != "resources":
+            raise ValueError(f"NodeResourcesBalancedAllocationArgs: {key}: unknown field")
+    try:
+        specs = parse_resource_specs(raw.get("resources"), "resources")
+    except ValueError as e:
+        raise ValueError(f"NodeResourcesBalancedAllocationArgs: {e}") from None
+    seen: set[str] = set()
+    for i, spec in enumerate(specs):
+        if spec.name in seen:
+            raise ValueError(
+                f"NodeResourcesBalancedAllocationArgs: resources[{i}].name: "
+                f"Duplicate value: {spec.name!r}"
+            )
+        seen.add(spec.name)
+        if spec.weight != 1:
+            raise ValueError(
+                f"NodeResourcesBalancedAllocationArgs: resources[{i}].weight: "
+                f"Invalid value: {spec.weight}: must be 1"
+            )
+    return specs
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """(1 - std of the requested fractions) * 100, truncated; fractions capped at 1.
+
+    Float operations follow k8s' order exactly so that the truncation agrees.
+    """
+    fractions: list[float] = []
+    total = 0.0
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fraction = float(req) / float(alloc)
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    n = len(fractions)
+    if n == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        mean = total / n
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / n)
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+class _PreScoreState:
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class NodeResourcesBalancedAllocation:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.resources = tuple(parse_args(args))
+        self.handle = handle
+        self._skip = Status(Code.SKIP)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        pod_requests = pod_request_list(pod, self.resources, True)
+        if not any(pod_requests):
+            # Best-effort pods would otherwise all pile onto the same node (k8s #129138).
+            return self._skip
+        state.write(PRE_SCORE_KEY, _PreScoreState(pod_requests))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            pod_requests = pod_request_list(pod, self.resources, True)
+            if not any(pod_requests):
+                return 0, None
+        else:
+            pod_requests = s.pod_requests
+        requested = []
+        allocatable = []
+        for spec, pod_request in zip(self.resources, pod_requests, strict=True):
+            alloc, req = allocatable_requested(node_info, spec, pod_request, True)
+            if alloc:
+                allocatable.append(alloc)
+                requested.append(req)
+        return balanced_resource_score(requested, allocatable), None
+
+    def score_extensions(self) -> None:
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return list(ALL_EVENTS)
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeResourcesBalancedAllocation:
+    return NodeResourcesBalancedAllocation(args, handle)

@@ -1,0 +1,93 @@
+"""NodeUnschedulable: cordoned nodes take only pods that tolerate the unschedulable taint.
+
+k8s ``plugins/nodeunschedulable`` (v1.33).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.api.taints import Taint, tolerates
+from wasmsched.framework.status import Code, Status
+from wasmsched.queue.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.api.taints import Toleration
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.framework.node_info import NodeInfo
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+_UNSCHEDULABLE_TAINT = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
+
+
+def tolerates_unschedulable(tolerations: Sequence[Toleration]) -> bool:
+    """Whether the tolerations tolerate ``node.kubernetes.io/unschedulable:NoSchedule``."""
+    return any(tolerates(t, _UNSCHEDULABLE_TAINT) for t in tolerations)
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def __init__(self) -> None:
+        self._rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if not node_info.node.unschedulable:
+            return None
+        if tolerates_unschedulable(pod.tolerations):
+            return None
+        return self._rejected
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # The queueing-hint registration (default since v1.32).
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
+                is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+
+def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """Queue for a schedulable node added, or a node going from unschedulable to schedulable."""
+    if new_obj is None or new_obj.unschedulable:
+        return QueueingHint.QUEUE_SKIP
+    if old_obj is None or old_obj.unschedulable:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(
+    pod: Pod, old_obj: Any, new_obj: Any
+) -> QueueingHint:
+    """Queue when the pod itself gains a toleration of the unschedulable taint."""
+    if (
+        new_obj is not None
+        and old_obj is not None
+        and new_obj.uid == pod.uid
+        and not tolerates_unschedulable(old_obj.tolerations)
+        and tolerates_unschedulable(new_obj.tolerations)
+    ):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable()

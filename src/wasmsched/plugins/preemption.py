@@ -1,0 +1,401 @@
+"""The generic preemption evaluator (k8s ``framework/preemption/preemption.go``, v1.33).
+
+A preemption plugin supplies the policy (``PreemptionPolicy``: eligibility, candidate count,
+victim selection); the ``Evaluator`` runs the dry run on every node that failed with plain
+Unschedulable, picks the best candidate and evicts its victims through the handle.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from wasmsched.api.selectors import LabelSelector, SelectorError
+from wasmsched.framework.diagnosis import Diagnosis, FitError
+from wasmsched.framework.interfaces import (
+    MODE_OVERRIDE,
+    NodeToStatus,
+    NominatingInfo,
+    PostFilterResult,
+)
+from wasmsched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+    from wasmsched.framework.runtime import Framework
+
+log = logging.getLogger("wasmsched.preemption")
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+# int64(math.MaxInt32 + 1): added to every priority so that sums compare correctly.
+_PRIORITY_OFFSET = 2**31
+
+
+class PreemptionHandle(Protocol):
+    """What the evaluator needs of the scheduler (SchedulerHandle provides it)."""
+
+    def snapshot(self) -> Snapshot: ...
+
+    def framework_for(self, pod: Pod) -> Framework | None: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+    def delete_pod(self, pod: Pod, reason: str) -> None: ...
+
+    def set_nominated_node(self, pod: Pod, node_name: str) -> None: ...
+
+    def objects(self, kind: str) -> list[Mapping[str, Any]]: ...
+
+    def get_waiting_pod(self, uid: str) -> Any: ...
+
+
+class PreemptionPolicy(Protocol):
+    """The plugin side of preemption (k8s preemption.Interface)."""
+
+    def get_offset_and_num_candidates(self, pod: Pod, num_nodes: int) -> tuple[int, int]: ...
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]: ...
+
+    def select_victims_on_node(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None]: ...
+
+
+@dataclass
+class Candidate:
+    """A node where the preemptor fits once ``victims`` (most important first) are gone."""
+
+    name: str
+    victims: list[Pod]
+    num_pdb_violations: int = 0
+
+
+@dataclass
+class PodDisruptionBudget:
+    """What preemption reads of a policy/v1 PodDisruptionBudget."""
+
+    namespace: str
+    name: str
+    selector: LabelSelector | None  # None: invalid selector, matches nothing
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> PodDisruptionBudget:
+        meta = manifest.get("metadata") or {}
+        spec = manifest.get("spec") or {}
+        status = manifest.get("status") or {}
+        selector: LabelSelector | None
+        try:
+            selector = LabelSelector.from_dict(spec.get("selector"))
+        except SelectorError:
+            selector = None
+        allowed = status.get("disruptionsAllowed")
+        disrupted = status.get("disruptedPods") or {}
+        return cls(
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            selector=selector,
+            disruptions_allowed=allowed if isinstance(allowed, int) else 0,
+            disrupted_pods=frozenset(disrupted) if isinstance(disrupted, Mapping) else frozenset(),
+        )
+
+    def matches(self, pod: Pod) -> bool:
+        """Same namespace and a non-empty selector matching the pod's labels."""
+        sel = self.selector
+        if sel is None or sel.is_empty or pod.namespace != self.namespace:
+            return False
+        return sel.matches(pod.labels)
+
+
+def pod_disruption_budgets(manifests: Iterable[Mapping[str, Any]]) -> list[PodDisruptionBudget]:
+    return [PodDisruptionBudget.from_manifest(m) for m in manifests]
+
+
+def pod_start_time(pod: Pod) -> float:
+    """status.startTime in seconds; a pod that has not started counts as starting now (+inf)."""
+    raw = pod.status.get("startTime") if pod.status else None
+    if isinstance(raw, str) and raw:
+        try:
+            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    return math.inf
+
+
+def importance_key(pod: Pod) -> tuple[int, float]:
+    """Sort key putting the most important pod first (util.MoreImportantPod):
+    higher priority, then the one that started earlier."""
+    return (-pod.priority, pod_start_time(pod))
+
+
+def filter_pods_with_pdb_violation(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """(violating, non-violating), each in input order: a pod violates a PDB when evicting it,
+    after the pods before it, takes the budget's allowed disruptions below zero."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for info in pod_infos:
+        pod = info.pod
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if not pdb.matches(pod):
+                    continue
+                # Already counted by the API server's eviction: not a new disruption.
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(info)
+    return violating, non_violating
+
+
+def nodes_for_status_code(
+    node_to_status: NodeToStatus, node_infos: Sequence[NodeInfo], code: int
+) -> list[NodeInfo]:
+    """The nodes whose status (recorded or absent) has ``code``, in snapshot order."""
+    absent = node_to_status.absent_nodes_status
+    absent_code = Code.SUCCESS if absent is None else absent.code
+    explicit = node_to_status.explicit()
+    if absent_code == code:
+        if not explicit:
+            return list(node_infos)
+        out = []
+        for ni in node_infos:
+            status = explicit.get(ni.name)
+            if status is None or status.code == code:
+                out.append(ni)
+        return out
+    return [
+        ni
+        for ni in node_infos
+        if (status := explicit.get(ni.name)) is not None and status.code == code
+    ]
+
+
+def _earliest_start_of_highest_priority(victims: Sequence[Pod]) -> float:
+    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    best_priority = victims[0].priority
+    earliest = pod_start_time(victims[0])
+    for pod in victims:
+        prio = pod.priority
+        if prio == best_priority:
+            earliest = min(earliest, pod_start_time(pod))
+        elif prio > best_priority:
+            best_priority = prio
+            earliest = pod_start_time(pod)
+    return earliest
+
+
+def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> str:
+    """pickOneNodeForPreemption's criteria, each applied only to the ties of the previous one:
+    fewest PDB violations, lowest highest-victim priority, lowest sum of priorities, fewest
+    victims, latest start of the highest-priority victims, then the first candidate."""
+    if not candidates:
+        return ""
+
+    def score_funcs() -> list[Any]:
+        return [
+            lambda c: -c.num_pdb_violations,
+            lambda c: -c.victims[0].priority,
+            lambda c: -sum(p.priority + _PRIORITY_OFFSET for p in c.victims),
+            lambda c: -len(c.victims),
+            lambda c: _earliest_start_of_highest_priority(c.victims),
+        ]
+
+    remaining = list(candidates)
+    for fn in score_funcs():
+        best: float | None = None
+        selected: list[Candidate] = []
+        for c in remaining:
+            score = fn(c)
+            if best is None or score > best:
+                best = score
+                selected = [c]
+            elif score == best:
+                selected.append(c)
+        if len(selected) == 1:
+            return selected[0].name
+        remaining = selected
+    return remaining[0].name
+
+
+def _aggregate(errors: Sequence[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one message, or "[a, b]" for several."""
+    if len(errors) == 1:
+        return errors[0]
+    return "[" + ", ".join(errors) + "]"
+
+
+class Evaluator:
+    """Runs one preemption attempt (k8s Evaluator.Preempt) for a PostFilter plugin."""
+
+    def __init__(self, plugin_name: str, handle: PreemptionHandle, policy: PreemptionPolicy):
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.policy = policy
+
+    def preempt(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """(result, status) as in k8s: (None, Unschedulable) when not eligible, a cleared
+        nomination plus an Unschedulable FitError when no node helps, (nomination, None)
+        after evicting the victims of the chosen node."""
+        nominated_status = (
+            node_to_status.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        )
+        eligible, reason = self.policy.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not eligible:
+            return None, Status(Code.UNSCHEDULABLE, reason)
+
+        fwk = self.handle.framework_for(pod)
+        if fwk is None:
+            return None, Status(Code.ERROR, f"no profile for scheduler {pod.scheduler_name!r}")
+        all_nodes = self.handle.snapshot().list()
+        if not all_nodes:
+            return None, Status(Code.ERROR, "no nodes available")
+        candidates, statuses, errors = self.find_candidates(
+            fwk, state, all_nodes, pod, node_to_status
+        )
+        if errors and not candidates:
+            return None, Status(Code.ERROR, _aggregate(errors))
+        if not candidates:
+            statuses.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL)
+            fit = FitError(len(all_nodes), Diagnosis(node_to_status=statuses))
+            return (
+                PostFilterResult(NominatingInfo("", MODE_OVERRIDE)),
+                Status(Code.UNSCHEDULABLE, str(fit)),
+            )
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
+        status = self.prepare_candidate(best, pod)
+        if status is not None:
+            return None, status
+        return PostFilterResult(NominatingInfo(best.name, MODE_OVERRIDE)), None
+
+    def find_candidates(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        all_nodes: Sequence[NodeInfo],
+        pod: Pod,
+        node_to_status: NodeToStatus,
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        """Dry-runs preemption on the nodes that failed with plain Unschedulable."""
+        potential = nodes_for_status_code(node_to_status, all_nodes, Code.UNSCHEDULABLE)
+        if not potential:
+            return [], NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)), []
+        pdbs = pod_disruption_budgets(self.handle.objects("PodDisruptionBudget"))
+        offset, num_candidates = self.policy.get_offset_and_num_candidates(pod, len(potential))
+        return self.dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates)
+
+    def dry_run_preemption(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        """Candidates (non-violating first), statuses of the nodes that cannot help, errors.
+
+        Nodes are tried from ``offset`` round the list and the search stops once there are
+        ``num_candidates`` candidates including at least one that violates no PDB.
+        """
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+        errors: list[str] = []
+        n = len(potential)
+        for i in range(n):
+            node_info = potential[(offset + i) % n].clone()
+            victims, num_violations, status = self.policy.select_victims_on_node(
+                fwk, state.clone(), pod, node_info, pdbs
+            )
+            if status is None and victims:
+                candidate = Candidate(node_info.name, victims, num_violations)
+                if num_violations == 0:
+                    if len(non_violating) < num_candidates:
+                        non_violating.append(candidate)
+                elif len(violating) < num_candidates:
+                    violating.append(candidate)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status is None:
+                status = Status(
+                    Code.ERROR, f'expected at least one victim pod on node "{node_info.name}"'
+                )
+            if status.code == Code.ERROR:
+                errors.append(status.message)
+            statuses.set(node_info.name, status)
+        return non_violating + violating, statuses, errors
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        name = pick_one_node_for_preemption(candidates)
+        for c in candidates:
+            if c.name == name:
+                return c
+        return candidates[0]
+
+    def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
+        """Evicts the victims (rejecting waiting ones) and clears the nominations of
+        lower-priority pods on the node, which may no longer fit there."""
+        handle = self.handle
+        for victim in candidate.victims:
+            if victim.deletion_timestamp:
+                continue  # graceful deletion already started
+            waiting = handle.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(self.plugin_name, "preempted")
+                continue
+            handle.delete_pod(victim, pod.key)
+        priority = pod.priority
+        for info in handle.nominated_pods_for_node(candidate.name):
+            if info.pod.priority < priority and info.pod.uid != pod.uid:
+                handle.set_nominated_node(info.pod, "")
+        return None
+
+
+__all__ = [
+    "NOT_HELPFUL",
+    "Candidate",
+    "Evaluator",
+    "PodDisruptionBudget",
+    "PreemptionHandle",
+    "PreemptionPolicy",
+    "filter_pods_with_pdb_violation",
+    "importance_key",
+    "nodes_for_status_code",
+    "pick_one_node_for_preemption",
+    "pod_disruption_budgets",
+    "pod_start_time",
+]

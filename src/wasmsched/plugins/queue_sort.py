@@ -1,0 +1,37 @@
+"""PrioritySort: the default QueueSort plugin (k8s ``plugins/queuesort``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.plugins.helpers import ALL_EVENTS
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.queue.types import QueuedPodInfo
+
+NAME = "PrioritySort"
+
+
+class PrioritySort:
+    """Orders pods by priority (higher first), then by queue timestamp, then by arrival."""
+
+    name = NAME
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        p1 = a.pod.priority
+        p2 = b.pod.priority
+        if p1 != p2:
+            return p1 > p2
+        if a.timestamp != b.timestamp:
+            return a.timestamp < b.timestamp
+        # k8s leaves equal timestamps to the heap; seq keeps our order deterministic.
+        return a.seq < b.seq
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return list(ALL_EVENTS)
+
+
+def new(args: dict[str, Any], handle: Handle) -> PrioritySort:
+    return PrioritySort()

@@ -1,0 +1,138 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
+
+k8s ``plugins/tainttoleration`` (v1.33).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_untolerated_taint
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.helpers import default_normalize_score
+from wasmsched.queue.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.api.taints import Toleration
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import Handle, NodeScore
+    from wasmsched.framework.node_info import NodeInfo
+
+NAME = "TaintToleration"
+PRE_SCORE_KEY = "PreScore" + NAME
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+# helper.DoNotScheduleTaintsFilterFunc
+DO_NOT_SCHEDULE_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
+
+
+def untolerated_reason(key: str, value: str) -> str:
+    return f"node(s) had untolerated taint {{{key}: {value}}}"
+
+
+class _PreScoreState:
+    __slots__ = ("tolerations",)
+
+    def __init__(self, tolerations: tuple[Toleration, ...]) -> None:
+        self.tolerations = tolerations
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
+    """Tolerations with effect PreferNoSchedule, or none (which tolerates every effect)."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None) -> None:
+        self.handle = handle
+        # Rejections by (taint key, value): a cluster has few distinct taints.
+        self._rejections: dict[tuple[str, str], Status] = {}
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        taints = node_info.node.taints
+        if not taints:
+            return None
+        taint = find_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+        if taint is None:
+            return None
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_reason(taint.key, taint.value)
+        )
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return 0, Status(
+                Code.ERROR, f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found'
+            )
+        taints = node_info.node.taints
+        if not taints:
+            return 0, None
+        return count_intolerable_prefer_no_schedule(taints, s.tolerations), None
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # The queueing-hint registration (default since v1.32).
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
+                is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+
+def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """Queue when the node goes from having an untolerated taint to having none."""
+    if new_obj is None:
+        return QueueingHint.QUEUE_SKIP
+    was_untolerated = old_obj is None or (
+        find_untolerated_taint(old_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+    )
+    is_untolerated = (
+        find_untolerated_taint(new_obj.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+    )
+    if was_untolerated and not is_untolerated:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(
+    pod: Pod, old_obj: Any, new_obj: Any
+) -> QueueingHint:
+    """Only the unschedulable pod's own new tolerations can help it."""
+    if new_obj is not None and new_obj.uid == pod.uid:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def new(args: dict[str, Any], handle: Handle) -> TaintToleration:
+    return TaintToleration(handle)

@@ -1,0 +1,370 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (k8s PriorityQueue).
+
+Time comes from the scheduler's clock, so the same queue runs on a simulated clock (nothing
+sleeps) or a real one. The scheduler calls ``flush`` when time advances.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.status import Status
+from wasmsched.queue.events import (
+    FORCE_ACTIVATE,
+    UNSCHEDULABLE_TIMEOUT,
+    WILDCARD,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+from wasmsched.queue.types import QueuedPodInfo
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.runtime import Framework
+
+log = logging.getLogger("wasmsched.queue")
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 5 * 60.0
+BACKOFF_FLUSH_PERIOD = 1.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+
+class Strategy(Enum):
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+class _ActiveEntry:
+    """Heap entry ordered by the profile's QueueSort ``less``."""
+
+    __slots__ = ("info", "less")
+
+    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]):
+        self.info = info
+        self.less = less
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        return self.less(self.info, other.info)
+
+
+# Hint registrations: (plugin name, registered event or None for "all", hint fn or None).
+HintEntry = tuple[str, ClusterEvent | None, Any]
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        now: Callable[[], float],
+        frameworks: Mapping[str, Framework],
+        initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+    ) -> None:
+        self.now = now
+        self.frameworks = frameworks
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        first = next(iter(frameworks.values()))
+        self._less = first.less
+        self._active: list[_ActiveEntry] = []
+        self._active_uids: set[str] = set()
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self._backoff_uids: set[str] = set()
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self._seq = itertools.count()
+        self._event_seq = itertools.count()
+        self._in_flight: dict[str, int] = {}  # uid -> first event seq it must see
+        self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
+        self._hints: dict[str, list[HintEntry]] = {
+            name: [
+                (plugin, None if ewh is None else ewh.event, None if ewh is None else ewh.hint)
+                for plugin, ewh in fwk.events_to_register()
+            ]
+            for name, fwk in frameworks.items()
+        }
+        self.moves = 0  # pods moved out of the unschedulable pool by events
+
+    # --- adding and popping ------------------------------------------------------------
+
+    def add(self, pod: Pod) -> None:
+        """A new pending pod: PreEnqueue decides between activeQ and the unschedulable pool."""
+        info = QueuedPodInfo(pod, self.now(), next(self._seq))
+        self._move_to_active(info)
+
+    def _framework(self, info: QueuedPodInfo) -> Framework | None:
+        return self.frameworks.get(info.pod.scheduler_name)
+
+    def _move_to_active(self, info: QueuedPodInfo) -> bool:
+        fwk = self._framework(info)
+        status = fwk.run_pre_enqueue_plugins(info.pod) if fwk is not None else None
+        if status is not None:
+            info.gated = True
+            info.unschedulable_plugins = {status.plugin} if status.plugin else set()
+            self.unschedulable[info.pod.uid] = info
+            return False
+        info.gated = False
+        self.unschedulable.pop(info.pod.uid, None)
+        self._drop_from_backoff(info.pod.uid)
+        if info.pod.uid not in self._active_uids:
+            heapq.heappush(self._active, _ActiveEntry(info, self._less))
+            self._active_uids.add(info.pod.uid)
+        return True
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None when activeQ is empty."""
+        while self._active:
+            entry = heapq.heappop(self._active)
+            info = entry.info
+            uid = info.pod.uid
+            if uid not in self._active_uids:
+                continue  # removed while queued
+            self._active_uids.discard(uid)
+            info.attempts += 1
+            if info.initial_attempt_timestamp is None:
+                info.initial_attempt_timestamp = self.now()
+            self._in_flight[uid] = next(self._event_seq)
+            return info
+        return None
+
+    def done(self, uid: str) -> None:
+        """The pod's scheduling (and binding) attempt is over: stop recording events for it."""
+        self._in_flight.pop(uid, None)
+        if not self._in_flight:
+            self._in_flight_events.clear()
+        else:
+            oldest = min(self._in_flight.values())
+            self._in_flight_events = [e for e in self._in_flight_events if e[0] >= oldest]
+
+    # --- failures ------------------------------------------------------------------------
+
+    def backoff_duration(self, info: QueuedPodInfo) -> float:
+        duration = self.initial_backoff
+        for _ in range(1, info.attempts):
+            duration *= 2
+            if duration >= self.max_backoff:
+                return self.max_backoff
+        return min(duration, self.max_backoff)
+
+    def is_backing_off(self, info: QueuedPodInfo) -> bool:
+        return info.timestamp + self.backoff_duration(info) > self.now()
+
+    def add_unschedulable(self, info: QueuedPodInfo) -> str:
+        """k8s AddUnschedulableIfNotPresent; returns the queue the pod went to."""
+        info.timestamp = self.now()
+        strategy = self._hint_for_in_flight(info)
+        queue = self._requeue(info, strategy)
+        self.done(info.pod.uid)
+        return queue
+
+    def _hint_for_in_flight(self, info: QueuedPodInfo) -> Strategy:
+        if not info.unschedulable_plugins and not info.pending_plugins:
+            # An error with no plugin to blame: retry after backoff.
+            return Strategy.AFTER_BACKOFF
+        start = self._in_flight.get(info.pod.uid)
+        strategy = Strategy.SKIP
+        if start is None:
+            return strategy
+        for seq, event, old, new in self._in_flight_events:
+            if seq < start:
+                continue
+            s = self._worth_requeuing(info, event, old, new)
+            if s is Strategy.IMMEDIATELY:
+                return s
+            if s is Strategy.AFTER_BACKOFF:
+                strategy = s
+                if not info.pending_plugins:
+                    return s
+        return strategy
+
+    def _requeue(self, info: QueuedPodInfo, strategy: Strategy) -> str:
+        if strategy is Strategy.SKIP:
+            self.unschedulable[info.pod.uid] = info
+            return "unschedulable"
+        if strategy is Strategy.AFTER_BACKOFF and self.is_backing_off(info):
+            self._push_backoff(info)
+            return "backoff"
+        if self._move_to_active(info):
+            return "active"
+        return "unschedulable"
+
+    def _push_backoff(self, info: QueuedPodInfo) -> None:
+        uid = info.pod.uid
+        self.unschedulable.pop(uid, None)
+        info.backoff_expiry = info.timestamp + self.backoff_duration(info)
+        heapq.heappush(self._backoff, (info.backoff_expiry, next(self._seq), info))
+        self._backoff_uids.add(uid)
+
+    def _drop_from_backoff(self, uid: str) -> None:
+        self._backoff_uids.discard(uid)  # lazily skipped when popped
+
+    # --- cluster events -------------------------------------------------------------------
+
+    def _worth_requeuing(
+        self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
+    ) -> Strategy:
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or event.resource == WILDCARD:
+            return Strategy.AFTER_BACKOFF
+        entries = self._hints.get(info.pod.scheduler_name)
+        if entries is None:
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
+        for plugin, registered, hint_fn in entries:
+            if plugin not in rejectors:
+                continue
+            if registered is not None and not registered.matches(event):
+                continue
+            hint = QueueingHint.QUEUE
+            if hint_fn is not None:
+                try:
+                    hint = hint_fn(info.pod, old, new)
+                except Exception:  # k8s: a failing hint queues the pod
+                    log.exception("queueing hint of plugin %s failed", plugin)
+                    hint = QueueingHint.QUEUE
+            if hint == QueueingHint.QUEUE_SKIP:
+                continue
+            if plugin in info.pending_plugins:
+                return Strategy.IMMEDIATELY
+            if not info.pending_plugins:
+                return Strategy.AFTER_BACKOFF
+            strategy = Strategy.AFTER_BACKOFF
+        return strategy
+
+    def on_event(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[Pod], bool] | None = None,
+    ) -> int:
+        """k8s MoveAllToActiveOrBackoffQueue; returns how many pods moved."""
+        if self._in_flight:
+            self._in_flight_events.append((next(self._event_seq), event, old, new))
+        moved = 0
+        for info in list(self.unschedulable.values()):
+            if info.gated and event not in (FORCE_ACTIVATE,):
+                # Gated pods leave the pool only through pod updates (PreEnqueue re-run).
+                continue
+            if pre_check is not None and not pre_check(info.pod):
+                continue
+            strategy = self._worth_requeuing(info, event, old, new)
+            if strategy is Strategy.SKIP:
+                continue
+            del self.unschedulable[info.pod.uid]
+            if strategy is Strategy.AFTER_BACKOFF and self.is_backing_off(info):
+                self._push_backoff(info)
+            else:
+                self._move_to_active(info)
+            moved += 1
+        self.moves += moved
+        return moved
+
+    def update(self, old: Pod, new: Pod) -> None:
+        """A pending pod changed (labels, gates...): re-run PreEnqueue for gated pods."""
+        uid = new.uid
+        info = self.unschedulable.get(uid)
+        if info is not None:
+            info.pod = new
+            if info.gated:
+                self._move_to_active(info)
+            return
+        for entry in self._active:
+            if entry.info.pod.uid == uid:
+                entry.info.pod = new
+                return
+        for _, _, binfo in self._backoff:
+            if binfo.pod.uid == uid:
+                binfo.pod = new
+                return
+
+    def delete(self, pod: Pod) -> None:
+        uid = pod.uid
+        self.unschedulable.pop(uid, None)
+        self._active_uids.discard(uid)
+        self._backoff_uids.discard(uid)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Moves the given pods from backoff or the unschedulable pool straight to activeQ."""
+        for pod in pods:
+            info = self.unschedulable.pop(pod.uid, None)
+            if info is None and pod.uid in self._backoff_uids:
+                self._backoff_uids.discard(pod.uid)
+                info = next((i for _, _, i in self._backoff if i.pod.uid == pod.uid), None)
+            if info is not None:
+                self._move_to_active(info)
+
+    # --- periodic flushes -------------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        now = self.now()
+        moved = 0
+        while self._backoff and self._backoff[0][0] <= now:
+            expiry, _, info = heapq.heappop(self._backoff)
+            if info.pod.uid not in self._backoff_uids or expiry != info.backoff_expiry:
+                continue  # a stale entry: the pod left backoff or was re-added since
+            self._backoff_uids.discard(info.pod.uid)
+            self._move_to_active(info)
+            moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        now = self.now()
+        stale = [
+            info
+            for info in self.unschedulable.values()
+            if not info.gated and now - info.timestamp > self.max_in_unschedulable
+        ]
+        for info in stale:
+            del self.unschedulable[info.pod.uid]
+            if self.is_backing_off(info):
+                self._push_backoff(info)
+            else:
+                self._move_to_active(info)
+        if stale:
+            log.debug("moved %d pods after %s", len(stale), UNSCHEDULABLE_TIMEOUT)
+        return len(stale)
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff and (
+            self._backoff[0][2].pod.uid not in self._backoff_uids
+            or self._backoff[0][0] != self._backoff[0][2].backoff_expiry
+        ):
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    def next_leftover_flush(self) -> float | None:
+        candidates = [i.timestamp for i in self.unschedulable.values() if not i.gated]
+        if not candidates:
+            return None
+        return min(candidates) + self.max_in_unschedulable
+
+    # --- introspection -----------------------------------------------------------------
+
+    def active_len(self) -> int:
+        return len(self._active_uids)
+
+    def backoff_infos(self) -> list[QueuedPodInfo]:
+        return [
+            i for e, _, i in self._backoff if i.pod.uid in self._backoff_uids and e == i.backoff_expiry
+        ]
+
+    def pending(self) -> Sequence[QueuedPodInfo]:
+        active = [e.info for e in self._active if e.info.pod.uid in self._active_uids]
+        return active + self.backoff_infos() + list(self.unschedulable.values())
+
+    def __len__(self) -> int:
+        return self.active_len() + len(self._backoff_uids) + len(self.unschedulable)
+
+
+def rejected_plugins(status: Status) -> set[str]:
+    return {status.plugin} if status.plugin else set()

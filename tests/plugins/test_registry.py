@@ -1,0 +1,45 @@
+"""The in-tree registry: names, factories and the extension points each plugin serves."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FakeHandle
+
+from wasmsched.framework import interfaces as fw
+from wasmsched.plugins.registry import IN_TREE_NAMES, in_tree_registry
+
+EXPECTED_POINTS = {
+    "SchedulingGates": {fw.PRE_ENQUEUE},
+    "PrioritySort": {fw.QUEUE_SORT},
+    "NodeUnschedulable": {fw.FILTER},
+    "NodeName": {fw.FILTER},
+    "TaintToleration": {fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "NodeAffinity": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "NodePorts": {fw.PRE_FILTER, fw.FILTER},
+    "NodeResourcesFit": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "NodeResourcesBalancedAllocation": {fw.PRE_SCORE, fw.SCORE},
+    "ImageLocality": {fw.SCORE},
+    "DefaultBinder": {fw.BIND},
+}
+
+
+def test_names() -> None:
+    assert set(IN_TREE_NAMES) == set(EXPECTED_POINTS)
+    assert in_tree_registry().names() == list(IN_TREE_NAMES)
+
+
+@pytest.mark.parametrize("name", IN_TREE_NAMES)
+def test_factory_builds_plugin(name: str) -> None:
+    registry = in_tree_registry()
+    plugin = registry.factories[name]({}, FakeHandle())
+    assert plugin.name == name
+    points = {p for p in fw.POINT_METHODS if fw.implements(plugin, p)}
+    assert points == EXPECTED_POINTS[name]
+    assert fw.has_enqueue_extensions(plugin)
+    assert plugin.events_to_register()
+
+
+def test_registries_are_independent() -> None:
+    a = in_tree_registry()
+    a.register("Custom", lambda args, handle: object())
+    assert "Custom" not in in_tree_registry()

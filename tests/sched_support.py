@@ -1,0 +1,131 @@
+"""Builders for framework and scheduler tests: manifests, fake plugins, a config."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, Pod
+from wasmsched.config import SchedulerConfig, parse_config
+from wasmsched.framework.interfaces import Registry
+from wasmsched.framework.status import Status
+from wasmsched.simulator import Simulation, SimulationResult
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", **extra: Any) -> Node:
+    manifest: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": extra.pop("labels", {})},
+        "spec": extra.pop("spec", {}),
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": pods}},
+    }
+    return Node(manifest)
+
+
+def pod(
+    name: str,
+    cpu: str = "100m",
+    memory: str = "100Mi",
+    namespace: str = "default",
+    node_name: str = "",
+    priority: int | None = None,
+    scheduler_name: str | None = None,
+    **spec: Any,
+) -> Pod:
+    body: dict[str, Any] = {
+        "containers": [
+            {"name": "c", "image": "img", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+        ],
+        **spec,
+    }
+    if node_name:
+        body["nodeName"] = node_name
+    if priority is not None:
+        body["priority"] = priority
+    if scheduler_name is not None:
+        body["schedulerName"] = scheduler_name
+    return Pod(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": body,
+        }
+    )
+
+
+class PrioritySort:
+    name = "PrioritySort"
+
+    def less(self, a: Any, b: Any) -> bool:
+        if a.pod.priority != b.pod.priority:
+            return bool(a.pod.priority > b.pod.priority)
+        return bool((a.timestamp, a.seq) < (b.timestamp, b.seq))
+
+
+class Binder:
+    name = "DefaultBinder"
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def bind(self, state: Any, pod: Pod, node_name: str) -> Status | None:
+        result: Status | None = self.handle.binder().bind(pod, node_name)
+        return result
+
+
+def registry(**plugins: Callable[[dict[str, Any], Any], Any]) -> Registry:
+    reg = Registry()
+    reg.register("PrioritySort", lambda args, handle: PrioritySort())
+    reg.register("DefaultBinder", lambda args, handle: Binder(handle))
+    for name, factory in plugins.items():
+        reg.register(name, factory)
+    return reg
+
+
+def config(
+    plugins: Iterable[str | tuple[str, int]],
+    known: Iterable[str],
+    extra: dict[str, Any] | None = None,
+) -> SchedulerConfig:
+    enabled = [
+        {"name": p} if isinstance(p, str) else {"name": p[0], "weight": p[1]} for p in plugins
+    ]
+    data: dict[str, Any] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {
+                        "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}, *enabled],
+                        "disabled": [{"name": "*"}],
+                    }
+                },
+            }
+        ],
+        **(extra or {}),
+    }
+    return parse_config(data, "test.yaml", Path("."), set(known))
+
+
+def simulate(
+    nodes: list[Node],
+    pods: list[Pod],
+    reg: Registry,
+    cfg: SchedulerConfig,
+    seed: int = 0,
+    explain: bool = False,
+) -> tuple[SimulationResult, Simulation]:
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), cfg, reg, seed, explain)
+    result = sim.run()
+    sim.close()
+    return result, sim
+
+
+def placements(result: SimulationResult) -> dict[str, str | None]:
+    return {o.pod.name: o.node for o in result.outcomes}
