@@ -17,6 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
+from grpc_tools import protoc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,12 +31,6 @@ from wasmsched.api.protobuf import (
     encode_node_list,
     encode_pod,
 )
-
-from grpc_tools import protoc  # noqa: E402  (a dev dependency: the tests must not skip silently)
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
-from google.protobuf.descriptor import FieldDescriptor  # noqa: E402
-from google.protobuf.message import Message  # noqa: E402
-from google.protobuf.unknown_fields import UnknownFieldSet  # noqa: E402
 
 PROTO_DIR = Path(__file__).parent / "proto"
 # shared/ sits beside the repository checkout (locally /work/shared, in CI a copy).

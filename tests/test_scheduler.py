@@ -20,7 +20,9 @@ class NodeSet:
         self.skip = skip
         self.filtered: list[str] = []
 
-    def pre_filter(self, state: Any, p: Any, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: Any, p: Any, nodes: Any
+    ) -> tuple[PreFilterResult | None, Status | None]:
         if self.skip:
             return None, Status(Code.SKIP)
         return PreFilterResult(self.nodes), None
@@ -60,8 +62,17 @@ class Rejecting:
         return self.bad.get(node_info.name)
 
 
-def run(plugins: dict[str, Any], nodes: list[Any], pods: list[Any], weights: dict[str, int] | None = None, **kw: Any):
-    reg = registry(**{name: (lambda pl: lambda args, handle: pl)(pl) for name, pl in plugins.items()})
+def run(
+    plugins: dict[str, Any],
+    nodes: list[Any],
+    pods: list[Any],
+    weights: dict[str, int] | None = None,
+    **kw: Any,
+):
+    def factory(plugin: Any) -> Any:
+        return lambda args, handle: plugin
+
+    reg = registry(**{name: factory(plugin) for name, plugin in plugins.items()})
     names = [(n, (weights or {}).get(n, 1)) for n in plugins]
     cfg = config(names, reg.names(), kw.pop("extra", None))
     return simulate(nodes, pods, reg, cfg, **kw)
@@ -81,7 +92,10 @@ def test_empty_prefilter_intersection_is_unresolvable_with_kube_scheduler_messag
     result, _ = run({"A": a, "B": b}, [node("n1"), node("n2")], [pod("p")])
     (o,) = result.outcomes
     assert o.result == "Unschedulable"
-    assert o.message == "0/2 nodes are available: node(s) didn't satisfy plugin(s) [A B] simultaneously."
+    assert (
+        o.message
+        == "0/2 nodes are available: node(s) didn't satisfy plugin(s) [A B] simultaneously."
+    )
 
 
 def test_prefilter_skip_skips_the_same_plugins_filter() -> None:
@@ -96,7 +110,9 @@ def test_filter_rejections_build_the_fit_error_histogram() -> None:
         "R",
         {
             "n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
-            "n2": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint {a: b}"),
+            "n2": Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint {a: b}"
+            ),
             "n3": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
         },
     )
@@ -176,7 +192,11 @@ class Reserver:
 
 def test_reserve_failure_unreserves_every_plugin_in_reverse_order() -> None:
     log: list[str] = []
-    plugins = {"R1": Reserver("R1", log), "R2": Reserver("R2", log, fail=True), "R3": Reserver("R3", log)}
+    plugins = {
+        "R1": Reserver("R1", log),
+        "R2": Reserver("R2", log, fail=True),
+        "R3": Reserver("R3", log),
+    }
     result, _ = run(plugins, [node("n1")], [pod("p")])
     assert log[:5] == ["reserve R1", "reserve R2", "unreserve R3", "unreserve R2", "unreserve R1"]
     (o,) = result.outcomes
@@ -216,7 +236,7 @@ def run_gang(size: int, pods: int, timeout: float = 30.0):
 
 
 def test_permit_wait_then_allow_binds_the_waiting_pods() -> None:
-    result, sim = run_gang(size=3, pods=3)
+    result, _sim = run_gang(size=3, pods=3)
     assert {o.result for o in result.outcomes} == {"Scheduled"}
     assert result.simulated_seconds == 0.0  # nothing had to time out
 
@@ -224,7 +244,9 @@ def test_permit_wait_then_allow_binds_the_waiting_pods() -> None:
 def test_permit_wait_times_out_on_the_simulated_clock() -> None:
     result, sim = run_gang(size=3, pods=2, timeout=30.0)
     assert [o.result for o in result.outcomes] == ["Unschedulable", "Unschedulable"]
-    assert "rejected due to timeout after waiting 30.0s at plugin Gang" in result.outcomes[0].message
+    assert (
+        "rejected due to timeout after waiting 30.0s at plugin Gang" in result.outcomes[0].message
+    )
     assert result.simulated_seconds == 30.0
     assert not result.stopped_early
     # nothing stays assumed on the nodes
@@ -270,8 +292,10 @@ class Counter:
 def test_node_sampling_and_round_robin_start() -> None:
     counter = Counter()
     nodes = [node(f"n{i:03d}") for i in range(200)]
-    result, _ = run(
-        {"Counter": counter}, nodes, [pod("a"), pod("b")],
+    _result, _ = run(
+        {"Counter": counter},
+        nodes,
+        [pod("a"), pod("b")],
         extra={"percentageOfNodesToScore": 10},
     )
     # 200 nodes at 10 % is 20, raised to the minimum of 100 feasible nodes to find

@@ -18,6 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from wasmsched.cluster.cache import Cache
 from wasmsched.config import SchedulerConfig, expand_extension_points
+from wasmsched.extenders import (
+    MAX_EXTENDER_PRIORITY,
+    ExtenderClient,
+    ExtenderError,
+    build_extenders,
+)
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from wasmsched.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
@@ -30,11 +36,9 @@ from wasmsched.framework.interfaces import (
     Registry,
 )
 from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
-from wasmsched.extenders import MAX_EXTENDER_PRIORITY, ExtenderClient, ExtenderError, build_extenders
 from wasmsched.framework.runtime import (
     CycleRecord,
     Framework,
-    FrameworkError,
     NodePluginScores,
     PluginScore,
 )
@@ -239,7 +243,7 @@ class Scheduler:
         )
         self.extenders: list[ExtenderClient] = build_extenders(config.extenders)
         self._next_start_node_index = 0
-        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timers: list[tuple[float, int, Callable[[], object]]] = []
         self._timer_seq = itertools.count()
         self._ready_bindings: deque[Callable[[], None]] = deque()
         self._next_backoff_flush: float | None = None
@@ -318,7 +322,9 @@ class Scheduler:
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         self.objects.setdefault(kind, {})[key] = manifest
         self._changed()
-        self.queue.on_event(ev.ClusterEvent(_EVENT_RESOURCES.get(kind, kind), ev.ActionType.ADD), None, manifest)
+        self.queue.on_event(
+            ev.ClusterEvent(_EVENT_RESOURCES.get(kind, kind), ev.ActionType.ADD), None, manifest
+        )
 
     def on_object_delete(self, manifest: Mapping[str, Any]) -> None:
         kind = str(manifest.get("kind", ""))
@@ -327,7 +333,9 @@ class Scheduler:
         if self.objects.get(kind, {}).pop(key, None) is not None:
             self._changed()
             self.queue.on_event(
-                ev.ClusterEvent(_EVENT_RESOURCES.get(kind, kind), ev.ActionType.DELETE), manifest, None
+                ev.ClusterEvent(_EVENT_RESOURCES.get(kind, kind), ev.ActionType.DELETE),
+                manifest,
+                None,
             )
 
     def on_pod_add(self, pod: Pod) -> None:
@@ -423,15 +431,20 @@ class Scheduler:
                     fit.diagnosis.post_filter_msg = pf_status.message
                 if pf_result is not None:
                     nominating = pf_result.nominating_info
-            status = Status(Code.UNSCHEDULABLE, str(fit))
-            self._handle_failure(fwk, info, status, fit.diagnosis, nominating, outcome)
+            self._handle_failure(
+                fwk, info, Status(Code.UNSCHEDULABLE, str(fit)), fit.diagnosis, nominating, outcome
+            )
             return
         except _NoNodes:
-            status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE)
-            self._handle_failure(fwk, info, status, Diagnosis(), NominatingInfo("", MODE_OVERRIDE), outcome)
+            no_nodes = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE)
+            self._handle_failure(
+                fwk, info, no_nodes, Diagnosis(), NominatingInfo("", MODE_OVERRIDE), outcome
+            )
             return
         except _CycleError as err:
-            self._handle_failure(fwk, info, err.status, None, NominatingInfo("", MODE_OVERRIDE), outcome)
+            self._handle_failure(
+                fwk, info, err.status, None, NominatingInfo("", MODE_OVERRIDE), outcome
+            )
             return
 
         host = result.suggested_host
@@ -521,7 +534,11 @@ class Scheduler:
             self.nominator.delete(assumed.uid)
             self.writer.record_event(
                 _event(
-                    self.now(), assumed, "Normal", "Scheduled", "Binding",
+                    self.now(),
+                    assumed,
+                    "Normal",
+                    "Scheduled",
+                    "Binding",
                     f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
                 )
             )
@@ -568,7 +585,9 @@ class Scheduler:
             self.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid)
         else:
             self.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None)
-        self._handle_failure(fwk, info, status, diagnosis, NominatingInfo("", MODE_OVERRIDE), outcome)
+        self._handle_failure(
+            fwk, info, status, diagnosis, NominatingInfo("", MODE_OVERRIDE), outcome
+        )
 
     def _forget(self, fwk: Framework, pod: Pod) -> None:
         fwk.forget_pod(pod.uid)
@@ -610,12 +629,11 @@ class Scheduler:
         outcome.node = None
         outcome.message = message
         self.queue.add_unschedulable(info)
-        if nominating is not None:
-            if nominating.mode == MODE_OVERRIDE:
-                self.nominator.add(pod, nominating.nominated_node_name)
-                if nominating.nominated_node_name or outcome.nominated_node:
-                    outcome.nominated_node = nominating.nominated_node_name or None
-                    self.writer.set_nominated_node(pod, nominating.nominated_node_name)
+        if nominating is not None and nominating.mode == MODE_OVERRIDE:
+            self.nominator.add(pod, nominating.nominated_node_name)
+            if nominating.nominated_node_name or outcome.nominated_node:
+                outcome.nominated_node = nominating.nominated_node_name or None
+                self.writer.set_nominated_node(pod, nominating.nominated_node_name)
         self.writer.record_event(
             _event(self.now(), pod, "Warning", "FailedScheduling", "Scheduling", message)
         )
@@ -830,7 +848,7 @@ class Scheduler:
 
     # --- time --------------------------------------------------------------------------------
 
-    def _add_timer(self, when: float, fn: Callable[[], None]) -> None:
+    def _add_timer(self, when: float, fn: Callable[[], object]) -> None:
         heapq.heappush(self._timers, (when, next(self._timer_seq), fn))
 
     def run_ready_bindings(self) -> None:

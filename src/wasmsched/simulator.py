@@ -175,7 +175,7 @@ class ClusterStore:
             return Status(
                 Code.ERROR,
                 f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod '
-                f"{pod.name} is already assigned to node \"{current.node_name}\"",
+                f'{pod.name} is already assigned to node "{current.node_name}"',
             )
         if node_name not in self.nodes:
             return Status(Code.ERROR, f'nodes "{node_name}" not found')
@@ -372,4 +372,3 @@ def outcome_to_dict(outcome: PodOutcome, explain: bool = False) -> dict[str, Any
         data["attempts"] = outcome.attempts
         data["cycles"] = [c.to_dict() for c in outcome.cycles]
     return data
-

@@ -100,9 +100,7 @@ def _explain_pod(console: Console, outcome: PodOutcome) -> None:
 
 def _explain_cycle(console: Console, record: CycleRecord) -> None:
     if record.pre_filter:
-        console.print(
-            "PreFilter: " + ", ".join(f"{p}={v}" for p, v in record.pre_filter.items())
-        )
+        console.print("PreFilter: " + ", ".join(f"{p}={v}" for p, v in record.pre_filter.items()))
     if record.filter:
         plugins: list[str] = []
         for verdicts in record.filter.values():
@@ -117,9 +115,7 @@ def _explain_cycle(console: Console, record: CycleRecord) -> None:
             table.add_row(node, *(_cell(verdicts.get(p)) for p in plugins))
         console.print(table)
     if record.post_filter:
-        console.print(
-            "PostFilter: " + ", ".join(f"{p}={v}" for p, v in record.post_filter.items())
-        )
+        console.print("PostFilter: " + ", ".join(f"{p}={v}" for p, v in record.post_filter.items()))
     if record.score:
         plugins = []
         for scores in record.score.values():
@@ -136,10 +132,7 @@ def _explain_cycle(console: Console, record: CycleRecord) -> None:
             mark = " *" if node == record.selected_node else ""
             table.add_row(
                 node + mark,
-                *(
-                    "/".join(str(x) for x in scores[p]) if p in scores else "-"
-                    for p in plugins
-                ),
+                *("/".join(str(x) for x in scores[p]) if p in scores else "-" for p in plugins),
                 str(total),
             )
         console.print(table)

@@ -233,7 +233,9 @@ class ScoreExtensions(Protocol):
 class ScorePlugin(Protocol):
     name: str
 
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]: ...
+    def score(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[int, Status | None]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
 
@@ -251,9 +253,7 @@ class ReservePlugin(Protocol):
 class PermitPlugin(Protocol):
     name: str
 
-    def permit(
-        self, state: CycleState, pod: Pod, node_name: str
-    ) -> tuple[Status | None, float]:
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         """(status, timeout in seconds); the timeout matters only with a Wait status."""
         ...
 

@@ -117,12 +117,10 @@ class NodeInfo:
     def remove_pod(self, pod: Pod) -> bool:
         """Removes the pod with ``pod``'s uid; False when it is not here."""
         uid = pod.uid
-        for i, info in enumerate(self.pods):
-            if info.pod.uid == uid:
-                break
-        else:
+        index = next((i for i, p in enumerate(self.pods) if p.pod.uid == uid), -1)
+        if index < 0:
             return False
-        del self.pods[i]
+        info = self.pods.pop(index)
         old = info.pod
         if info.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid != uid]
@@ -175,7 +173,13 @@ class NodeInfo:
 class Snapshot:
     """The cluster as one scheduling cycle sees it: NodeInfos in node-tree order."""
 
-    __slots__ = ("_by_name", "generation", "node_infos", "with_affinity", "with_required_anti_affinity")
+    __slots__ = (
+        "_by_name",
+        "generation",
+        "node_infos",
+        "with_affinity",
+        "with_required_anti_affinity",
+    )
 
     def __init__(self, node_infos: Sequence[NodeInfo] = (), generation: int = 0) -> None:
         self.node_infos: list[NodeInfo] = list(node_infos)

@@ -73,7 +73,9 @@ class CycleRecord:
             "postFilter": self.post_filter,
             "preScore": self.pre_score,
             "score": {
-                node: {p: {"raw": v[0], "normalized": v[1], "weighted": v[2]} for p, v in ps.items()}
+                node: {
+                    p: {"raw": v[0], "normalized": v[1], "weighted": v[2]} for p, v in ps.items()
+                }
                 for node, ps in self.score.items()
             },
             "reserve": self.reserve,
@@ -153,7 +155,7 @@ class Framework:
 
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         for plugin in self.pre_enqueue_plugins:
-            status = plugin.pre_enqueue(pod)
+            status: Status | None = plugin.pre_enqueue(pod)
             if status is not None and status.code != Code.SUCCESS:
                 status.plugin = plugin.name
                 return status
@@ -191,7 +193,7 @@ class Framework:
         for plugin in self.pre_filter_plugins:
             try:
                 res, status = plugin.pre_filter(state, pod, nodes)
-            except Exception as err:  # noqa: BLE001 - plugin faults become Error statuses
+            except Exception as err:
                 res, status = None, Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.pre_filter[plugin.name] = _verdict(status)
@@ -228,7 +230,11 @@ class Framework:
                         if len(names) == 1
                         else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
                     )
-                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), plugins_with_nodes
+                    return (
+                        result,
+                        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg),
+                        plugins_with_nodes,
+                    )
         state.skip_filter_plugins = frozenset(skip)
         return result, return_status, plugins_with_nodes
 
@@ -270,9 +276,10 @@ class Framework:
         for name, filter_fn in self._filters:
             if skip and name in skip:
                 continue
+            status: Status | None
             try:
                 status = filter_fn(state, pod, node_info)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.filter.setdefault(node_info.name, {})[name] = _verdict(status)
@@ -309,7 +316,7 @@ class Framework:
         for plugin in self.post_filter_plugins:
             try:
                 r, status = plugin.post_filter(state, pod, node_to_status)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 r, status = None, Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.post_filter[plugin.name] = _verdict(status)
@@ -319,7 +326,9 @@ class Framework:
                 return r, _with_plugin(status, plugin.name)
             if status.code not in (2, 6):
                 return None, _with_plugin(
-                    Status(Code.ERROR, f"running PostFilter plugin {plugin.name!r}: {status.message}"),
+                    Status(
+                        Code.ERROR, f"running PostFilter plugin {plugin.name!r}: {status.message}"
+                    ),
                     plugin.name,
                 )
             if r is not None and r.nominating_info is not None and result is None:
@@ -336,7 +345,7 @@ class Framework:
         for plugin in self.pre_score_plugins:
             try:
                 status = plugin.pre_score(state, pod, nodes)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.pre_score[plugin.name] = _verdict(status)
@@ -345,7 +354,9 @@ class Framework:
                 continue
             if status is not None and status.code != Code.SUCCESS:
                 return _with_plugin(
-                    Status(Code.ERROR, f"running PreScore plugin {plugin.name!r}: {status.message}"),
+                    Status(
+                        Code.ERROR, f"running PreScore plugin {plugin.name!r}: {status.message}"
+                    ),
                     plugin.name,
                 )
         state.skip_score_plugins = frozenset(skip)
@@ -366,7 +377,7 @@ class Framework:
             for node_info in nodes:
                 try:
                     value, status = score_fn(state, pod, node_info)
-                except Exception as err:  # noqa: BLE001
+                except Exception as err:
                     value, status = 0, Status(Code.ERROR, f"{type(err).__name__}: {err}")
                 if status is not None and status.code != Code.SUCCESS:
                     return [], _with_plugin(
@@ -377,12 +388,13 @@ class Framework:
             if extensions is not None:
                 try:
                     status = extensions.normalize_score(state, pod, scores)
-                except Exception as err:  # noqa: BLE001
+                except Exception as err:
                     status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
                 if status is not None and status.code != Code.SUCCESS:
                     return [], _with_plugin(
                         Status(
-                            Code.ERROR, f"running Normalize on Score plugin {name!r}: {status.message}"
+                            Code.ERROR,
+                            f"running Normalize on Score plugin {name!r}: {status.message}",
                         ),
                         name,
                     )
@@ -405,12 +417,14 @@ class Framework:
                     rec.score.setdefault(node_score.name, {})[name] = [raw[i], value, weighted]
         return totals, None
 
-    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def run_reserve_plugins_reserve(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
         rec = self.recorder
         for plugin in self.reserve_plugins:
             try:
                 status = plugin.reserve(state, pod, node_name)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.reserve[plugin.name] = _verdict(status)
@@ -440,7 +454,7 @@ class Framework:
         for plugin in self.permit_plugins:
             try:
                 status, timeout = plugin.permit(state, pod, node_name)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 status, timeout = Status(Code.ERROR, f"{type(err).__name__}: {err}"), 0.0
             if rec is not None:
                 rec.permit[plugin.name] = _verdict(status)
@@ -460,7 +474,9 @@ class Framework:
                 {},
             )
         if waiting:
-            return Status(Code.WAIT, "one or more plugins asked to wait and no plugin rejected pod"), waiting
+            return Status(
+                Code.WAIT, "one or more plugins asked to wait and no plugin rejected pod"
+            ), waiting
         return None, {}
 
     # --- binding cycle ----------------------------------------------------------------
@@ -469,7 +485,7 @@ class Framework:
         for plugin in self.pre_bind_plugins:
             try:
                 status = plugin.pre_bind(state, pod, node_name)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
                 if status.code in (2, 3, 6):
@@ -486,7 +502,7 @@ class Framework:
         for plugin in self.bind_plugins:
             try:
                 status = plugin.bind(state, pod, node_name)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.bind[plugin.name] = _verdict(status)

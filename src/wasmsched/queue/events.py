@@ -90,4 +90,6 @@ NODE_ADD = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
 UNSCHEDULABLE_TIMEOUT = ClusterEvent(WILDCARD, ActionType.ALL, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent(WILDCARD, ActionType.ALL, "ForceActivate")
-EVENT_UNSCHEDULABLE_POD_UPDATE = ClusterEvent(UNSCHEDULABLE_POD, ActionType.UPDATE, "UnschedulablePodUpdate")
+EVENT_UNSCHEDULABLE_POD_UPDATE = ClusterEvent(
+    UNSCHEDULABLE_POD, ActionType.UPDATE, "UnschedulablePodUpdate"
+)

@@ -19,7 +19,6 @@ from wasmsched.queue.events import (
     UNSCHEDULABLE_TIMEOUT,
     WILDCARD,
     ClusterEvent,
-    ClusterEventWithHint,
     QueueingHint,
 )
 from wasmsched.queue.types import QueuedPodInfo
@@ -355,7 +354,9 @@ class SchedulingQueue:
 
     def backoff_infos(self) -> list[QueuedPodInfo]:
         return [
-            i for e, _, i in self._backoff if i.pod.uid in self._backoff_uids and e == i.backoff_expiry
+            i
+            for e, _, i in self._backoff
+            if i.pod.uid in self._backoff_uids and e == i.backoff_expiry
         ]
 
     def pending(self) -> Sequence[QueuedPodInfo]:

@@ -1,0 +1,3 @@
+from wasmsched.cli import main
+
+main()

@@ -1,0 +1,194 @@
+"""The scheduling queue: ordering, backoff, the unschedulable pool, hints, in-flight events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sched_support import pod
+from wasmsched.framework.status import Code, Status
+from wasmsched.queue.events import (
+    ASSIGNED_POD_ADD,
+    NODE,
+    NODE_ADD,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+from wasmsched.queue.scheduling_queue import SchedulingQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class FakeFramework:
+    """What the queue needs of a profile: QueueSort, PreEnqueue, EventsToRegister."""
+
+    def __init__(self, events: list[tuple[str, Any]] | None = None, gate: Any = None) -> None:
+        self._events = events or []
+        self.gate = gate
+
+    def less(self, a: Any, b: Any) -> bool:
+        if a.pod.priority != b.pod.priority:
+            return bool(a.pod.priority > b.pod.priority)
+        return bool((a.timestamp, a.seq) < (b.timestamp, b.seq))
+
+    def run_pre_enqueue_plugins(self, p: Any) -> Status | None:
+        return self.gate(p) if self.gate else None
+
+    def events_to_register(self) -> list[tuple[str, Any]]:
+        return self._events
+
+
+def make_queue(fwk: FakeFramework | None = None) -> tuple[SchedulingQueue, Clock]:
+    clock = Clock()
+    q = SchedulingQueue(clock, {"default-scheduler": fwk or FakeFramework()})  # type: ignore[dict-item]
+    return q, clock
+
+
+def test_active_queue_pops_by_priority_then_arrival() -> None:
+    q, _ = make_queue()
+    for name, prio in [("a", 1), ("b", 10), ("c", 1), ("d", 10)]:
+        q.add(pod(name, priority=prio))
+    order = []
+    while (info := q.pop()) is not None:
+        order.append(info.pod.name)
+    assert order == ["b", "d", "a", "c"]
+
+
+@pytest.mark.parametrize(
+    ("attempts", "expected"), [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)]
+)
+def test_backoff_doubles_up_to_the_maximum(attempts: int, expected: float) -> None:
+    q, _ = make_queue()
+    q.add(pod("p"))
+    info = q.pop()
+    assert info is not None
+    info.attempts = attempts
+    assert q.backoff_duration(info) == expected
+
+
+def fail(q: SchedulingQueue, plugin: str | None) -> Any:
+    info = q.pop()
+    assert info is not None
+    info.unschedulable_plugins = {plugin} if plugin else set()
+    return info, q.add_unschedulable(info)
+
+
+def test_error_without_plugin_goes_to_backoff_and_flushes_after_it() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    _, where = fail(q, None)
+    assert where == "backoff"
+    assert q.next_backoff_expiry() == 1.0
+    clock.t = 0.5
+    assert q.flush_backoff_completed() == 0
+    clock.t = 1.0
+    assert q.flush_backoff_completed() == 1
+    assert q.pop() is not None
+
+
+def test_rejected_pod_waits_in_the_pool_until_a_matching_event() -> None:
+    registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)))]
+    q, clock = make_queue(FakeFramework(registered))
+    q.add(pod("p"))
+    _, where = fail(q, "Fit")
+    assert where == "unschedulable"
+    assert q.on_event(ClusterEvent(POD, ActionType.DELETE)) == 0  # not registered
+    clock.t = 5.0  # past the 1 s backoff
+    assert q.on_event(NODE_ADD) == 1
+    assert q.pop() is not None
+
+
+def test_queueing_hint_can_skip_the_event() -> None:
+    calls: list[Any] = []
+
+    def hint(p: Any, old: Any, new: Any) -> QueueingHint:
+        calls.append(new)
+        return QueueingHint.QUEUE if new == "good" else QueueingHint.QUEUE_SKIP
+
+    registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), hint))]
+    q, clock = make_queue(FakeFramework(registered))
+    q.add(pod("p"))
+    fail(q, "Fit")
+    assert q.on_event(NODE_ADD, None, "bad") == 0
+    assert q.on_event(NODE_ADD, None, "good") == 1
+    assert calls == ["bad", "good"]
+
+
+def test_a_failing_hint_queues_the_pod() -> None:
+    def hint(p: Any, old: Any, new: Any) -> QueueingHint:
+        raise RuntimeError("bug")
+
+    registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), hint))]
+    q, _ = make_queue(FakeFramework(registered))
+    q.add(pod("p"))
+    fail(q, "Fit")
+    assert q.on_event(NODE_ADD) == 1
+
+
+def test_event_during_the_cycle_is_not_lost() -> None:
+    registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)))]
+    q, clock = make_queue(FakeFramework(registered))
+    q.add(pod("p"))
+    info = q.pop()
+    assert info is not None
+    q.on_event(NODE_ADD)  # arrives while "p" is being scheduled
+    info.unschedulable_plugins = {"Fit"}
+    # requeued (after its backoff) rather than parked until the next event
+    assert q.add_unschedulable(info) == "backoff"
+
+
+def test_pending_plugin_queues_immediately_without_backoff() -> None:
+    registered = [("Gate", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)))]
+    q, _ = make_queue(FakeFramework(registered))
+    q.add(pod("p"))
+    info = q.pop()
+    assert info is not None
+    info.pending_plugins = {"Gate"}
+    assert q.add_unschedulable(info) == "unschedulable"
+    q.on_event(NODE_ADD)
+    assert q.active_len() == 1  # no backoff for Pending
+
+
+def test_pre_enqueue_gates_until_the_pod_is_updated() -> None:
+    def gate(p: Any) -> Status | None:
+        if p.scheduling_gates:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "gated", plugin="SchedulingGates")
+        return None
+
+    q, _ = make_queue(FakeFramework(gate=gate))
+    gated = pod("p", schedulingGates=[{"name": "example.com/wait"}])
+    q.add(gated)
+    assert q.pop() is None
+    assert q.on_event(ASSIGNED_POD_ADD) == 0  # gated pods ignore cluster events
+    q.update(gated, pod("p"))
+    assert q.pop() is not None
+
+
+def test_leftover_flush_moves_pods_after_five_minutes() -> None:
+    q, clock = make_queue(FakeFramework([("Fit", None)]))
+    q.add(pod("p"))
+    fail(q, "Fit")
+    clock.t = 300.0
+    assert q.flush_unschedulable_leftover() == 0  # strictly longer than 5 minutes
+    clock.t = 330.0
+    assert q.flush_unschedulable_leftover() == 1
+    assert q.pop() is not None
+
+
+def test_deleted_pod_leaves_every_queue() -> None:
+    q, _ = make_queue()
+    p = pod("p")
+    q.add(p)
+    q.delete(p)
+    assert q.pop() is None
+    assert len(q) == 0
