@@ -116,7 +116,7 @@ def test_queueing_hint_can_skip_the_event() -> None:
         return QueueingHint.QUEUE if new == "good" else QueueingHint.QUEUE_SKIP
 
     registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), hint))]
-    q, clock = make_queue(FakeFramework(registered))
+    q, _clock = make_queue(FakeFramework(registered))
     q.add(pod("p"))
     fail(q, "Fit")
     assert q.on_event(NODE_ADD, None, "bad") == 0
@@ -137,7 +137,7 @@ def test_a_failing_hint_queues_the_pod() -> None:
 
 def test_event_during_the_cycle_is_not_lost() -> None:
     registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)))]
-    q, clock = make_queue(FakeFramework(registered))
+    q, _clock = make_queue(FakeFramework(registered))
     q.add(pod("p"))
     info = q.pop()
     assert info is not None

@@ -890,6 +890,14 @@ class Scheduler:
                 return True
         return False
 
+    def finalize_outcomes(self) -> None:
+        """Pods never tried because PreEnqueue keeps them out are reported unschedulable."""
+        for info in self.queue.pending():
+            outcome = self.outcomes.get(info.pod.uid)
+            if outcome is not None and info.gated and outcome.result == "Pending":
+                outcome.result = UNSCHEDULABLE
+                outcome.message = info.gated_message
+
     def pending_timers(self) -> bool:
         return bool(self._timers)
 

@@ -329,6 +329,7 @@ class Simulation:
                 _, _, fn = heapq.heappop(self._arrivals)
                 fn()
             sched.tick()
+        sched.finalize_outcomes()
         for wp in sched.waiting_pods:
             outcome = sched.outcomes.get(wp.pod.uid)
             if outcome is not None:

@@ -108,10 +108,12 @@ class SchedulingQueue:
         status = fwk.run_pre_enqueue_plugins(info.pod) if fwk is not None else None
         if status is not None:
             info.gated = True
+            info.gated_message = status.message
             info.unschedulable_plugins = {status.plugin} if status.plugin else set()
             self.unschedulable[info.pod.uid] = info
             return False
         info.gated = False
+        info.gated_message = ""
         self.unschedulable.pop(info.pod.uid, None)
         self._drop_from_backoff(info.pod.uid)
         if info.pod.uid not in self._active_uids:

@@ -15,6 +15,7 @@ class QueuedPodInfo:
         "attempts",
         "backoff_expiry",
         "gated",
+        "gated_message",
         "initial_attempt_timestamp",
         "pending_plugins",
         "pod",
@@ -31,6 +32,7 @@ class QueuedPodInfo:
         self.unschedulable_plugins: set[str] = set()
         self.pending_plugins: set[str] = set()
         self.gated = False
+        self.gated_message = ""  # the PreEnqueue rejection while gated
         self.backoff_expiry = 0.0
         self.seq = seq  # insertion order, for stable heap ordering
 

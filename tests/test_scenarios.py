@@ -1,0 +1,107 @@
+"""Runs every scenario in tests/scenarios (format: tests/scenarios/README.md)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from wasmsched.api.manifests import load_manifests
+from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator import Simulation
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+EXPECT = re.compile(
+    r"^(?P<pod>\S+)\s*->\s*(?P<where>Unschedulable|Error|[^\s(:]+)"
+    r"(?::\s*(?P<message>.*?))?(?:\s*\(preempts (?P<victims>[^)]*)\))?\s*$"
+)
+
+
+@dataclass
+class Expectation:
+    pod: str
+    where: str
+    message: str | None
+    victims: list[str] | None
+
+
+@dataclass
+class Scenario:
+    path: Path
+    rule: str = ""
+    config: Path | None = None
+    seed: int = 0
+    expectations: list[Expectation] = field(default_factory=list)
+
+
+def parse(path: Path) -> Scenario:
+    scenario = Scenario(path)
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            if line.strip() and not line.startswith("---"):
+                break
+            continue
+        key, _, value = line[1:].strip().partition(":")
+        value = value.strip()
+        if key == "rule":
+            scenario.rule = value
+        elif key == "config":
+            scenario.config = path.parent / value
+        elif key == "seed":
+            scenario.seed = int(value)
+        elif key == "expect":
+            m = EXPECT.match(value)
+            if m is None:
+                raise ValueError(f"{path.name}: cannot parse expectation {value!r}")
+            victims = m["victims"]
+            scenario.expectations.append(
+                Expectation(
+                    m["pod"],
+                    m["where"],
+                    m["message"],
+                    [v.strip() for v in victims.split(",")] if victims else None,
+                )
+            )
+    return scenario
+
+
+def scenario_files() -> list[Path]:
+    return sorted(p for p in SCENARIOS.glob("*.yaml") if not p.name.endswith(".config.yaml"))
+
+
+@pytest.mark.parametrize("path", scenario_files(), ids=lambda p: p.stem)
+def test_scenario(path: Path) -> None:
+    scenario = parse(path)
+    assert scenario.rule, f"{path.name}: every scenario states its rule"
+    registry = in_tree_registry()
+    if scenario.config is not None:
+        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+        config = load_config(scenario.config, known)
+    else:
+        config = default_config()
+    objects = load_manifests(path)
+    sim = Simulation(objects, config, registry, seed=scenario.seed)
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    outcomes = {o.pod.name: o for o in result.outcomes}
+    pending = {p.name for p in objects.pods if not p.node_name}
+    expected = {e.pod for e in scenario.expectations}
+    assert expected == pending, f"{path.name}: expectations must cover every pending pod"
+    for e in scenario.expectations:
+        o = outcomes[e.pod]
+        if e.where in ("Unschedulable", "Error"):
+            assert o.result == e.where, f"{e.pod}: {o.result} on {o.node}: {o.message}"
+            if e.message is not None:
+                assert o.message == e.message, f"{e.pod}"
+        else:
+            assert (o.result, o.node) == ("Scheduled", e.where), f"{e.pod}: {o.message}"
+        if e.victims is not None:
+            preempted = sorted(
+                p.victim for p in result.preemptions if p.preemptor.rsplit("/", 1)[-1] == e.pod
+            )
+            assert preempted == sorted(e.victims), f"{e.pod} preempted {preempted}"
