@@ -7,7 +7,9 @@ headers, the client's port (to see connection reuse) and the decoded body.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import ssl
 import threading
 import time
@@ -112,11 +114,17 @@ class ExtenderServer:
         self.delay = delay
         self.close_after_reply = close_after_reply
         self.requests: list[Recorded] = []
+        self._connections: list[socket.socket] = []
         self._lock = threading.Lock()
         server = self
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as kube-scheduler's client uses
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.append(self.connection)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -155,11 +163,23 @@ class ExtenderServer:
         self.port = self.httpd.server_address[1]
         scheme = "https" if tls is not None else "http"
         self.url = f"{scheme}://127.0.0.1:{self.port}{PREFIX}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll keeps shutdown() quick (the default waits up to half a second)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def bodies(self, verb: str) -> list[Any]:
         with self._lock:
             return [r.body for r in self.requests if r.path == f"{PREFIX}/{verb}"]
+
+    def drop_connections(self) -> None:
+        """Closes every accepted connection, as a server dropping idle keep-alives does."""
+        with self._lock:
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
 
     def __enter__(self) -> ExtenderServer:
         self._thread.start()
@@ -173,8 +193,6 @@ class ExtenderServer:
 
 def free_port() -> int:
     """A port nobody listens on (bound then released), for "extender down" cases."""
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

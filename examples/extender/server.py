@@ -33,7 +33,7 @@ def candidates(args: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]] | 
 
 
 def filter_nodes(args: dict[str, Any], key: str, value: str) -> dict[str, Any]:
-    names, items = candidates(args)
+    _, items = candidates(args)
     if items is None:
         return {"Error": "this extender needs full nodes: set nodeCacheCapable: false"}
     reason = f"node(s) didn't have label {key}={value}"

@@ -42,6 +42,7 @@ NODE_RESOURCES_FIT = "NodeResourcesFit"
 _HEADERS: Final = {"Content-Type": "application/json", "Accept": "application/json"}
 # Go's http.Client reports a timeout this way; the message is what users see in events.
 _TIMEOUT_TEXT: Final = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+_DECODER: Final = json.JSONDecoder()
 
 
 class ExtenderError(Exception):
@@ -86,6 +87,8 @@ class ExtenderClient(Protocol):
     def process_preemption(
         self, pod: Pod, victims: Mapping[str, Victims], nodes: NodeLookup
     ) -> dict[str, Victims]: ...
+
+    def close(self) -> None: ...
 
 
 # ---------------------------------------------------------------------------------------
@@ -240,7 +243,7 @@ def _ssl_context(cfg: Extender) -> tuple[ssl.SSLContext | None, str]:
         ctx.load_default_certs()
     if (cert is None) != (key is None):
         given = cert_key or key_key
-        missing = "key" if cert is None else "cert"
+        missing = "cert" if cert is None else "key"
         raise ValueError(f"{given} given without a client {missing}")
     if cert is not None and key is not None:
         _load_client_cert(ctx, cert, key)
@@ -392,8 +395,7 @@ class HTTPExtender:
         ctx, server_name = _ssl_context(config)
         parts = urllib.parse.urlsplit(base)
         if parts.scheme not in ("http", "https"):
-            scheme = parts.scheme or base.split("/", 1)[0]
-            self._url_problem = f'unsupported protocol scheme "{scheme}"'
+            self._url_problem = f'unsupported protocol scheme "{parts.scheme}"'
         elif not parts.hostname:
             self._url_problem = "no Host in request URL"
         else:
@@ -629,7 +631,7 @@ class HTTPExtender:
             raise self._bad_reply(verb, "EOF")
         try:
             # Go's json.Decoder reads the first value and ignores what follows it.
-            value, _ = json.JSONDecoder().raw_decode(text)
+            value, _ = _DECODER.raw_decode(text)
         except json.JSONDecodeError as e:
             raise self._bad_reply(verb, f"invalid JSON: {e}") from None
         return value

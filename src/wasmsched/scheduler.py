@@ -22,6 +22,7 @@ from wasmsched.extenders import (
     MAX_EXTENDER_PRIORITY,
     ExtenderClient,
     ExtenderError,
+    apply_ignored_resources,
     build_extenders,
 )
 from wasmsched.framework import interfaces as fi
@@ -169,6 +170,10 @@ class SchedulerHandle:
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         self._scheduler.writer.set_nominated_node(pod, node_name)
 
+    def extenders(self) -> list[ExtenderClient]:
+        """The configured extenders (preemption asks those that support it)."""
+        return self._scheduler.extenders
+
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Other cluster objects by kind (PodDisruptionBudget, PersistentVolumeClaim, ...)."""
         return list(self._scheduler.objects.get(kind, {}).values())
@@ -232,6 +237,9 @@ class Scheduler:
         # kind -> "namespace/name" -> manifest, for plugins that read more than pods and nodes
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
         self.skipped_defaults: dict[str, list[str]] = {}
+        # Extenders come first: their ignoredByScheduler resources change NodeResourcesFit's args.
+        apply_ignored_resources(config)
+        self.extenders: list[ExtenderClient] = build_extenders(config.extenders, config.source)
         self.frameworks: dict[str, Framework] = {}
         for profile in config.profiles:
             self.frameworks[profile.scheduler_name] = self._build_framework(profile, registry)
@@ -241,7 +249,6 @@ class Scheduler:
             float(config.pod_initial_backoff_seconds),
             float(config.pod_max_backoff_seconds),
         )
-        self.extenders: list[ExtenderClient] = build_extenders(config.extenders)
         self._next_start_node_index = 0
         self._timers: list[tuple[float, int, Callable[[], object]]] = []
         self._timer_seq = itertools.count()
@@ -904,6 +911,8 @@ class Scheduler:
     def close(self) -> None:
         for fwk in self.frameworks.values():
             fwk.close()
+        for extender in self.extenders:
+            extender.close()
 
 
 def _wasm_plugin(name: str, args: Any, handle: SchedulerHandle) -> Any:
