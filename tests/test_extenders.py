@@ -930,3 +930,24 @@ def test_simulate_with_the_extender_down(tmp_path: Path) -> None:
     report = json.loads(run.stdout)
     assert report["summary"]["error"] == 6
     assert all("connection refused" in p["message"] for p in report["pods"])
+
+
+def test_preemption_asks_extenders_that_support_it() -> None:
+    """The preempt verb narrows the candidates: the extender keeps node-2 only."""
+    nodes = [node("node-1"), node("node-2")]
+    low1 = pod("low-1", node_name="node-1", priority=0, cpu="3500m")
+    low2 = pod("low-2", node_name="node-2", priority=0, cpu="3500m")
+    high = pod("high", priority=100, cpu="3")
+
+    def keep_node_2(args: Any) -> Any:
+        meta = args["NodeNameToMetaVictims"]
+        return {"NodeNameToMetaVictims": {"node-2": meta["node-2"]}}
+
+    with ExtenderServer({"preempt": keep_node_2}) as srv:
+        cfg = _config([{"urlPrefix": srv.url, "preemptVerb": "preempt", "nodeCacheCapable": True}])
+        result, _ = _simulate(nodes, [low1, low2, high], cfg)
+        asked = srv.bodies("preempt")
+    assert sorted(asked[0]["NodeNameToMetaVictims"]) == ["node-1", "node-2"]
+    assert [(p.victim, p.node) for p in result.preemptions] == [("default/low-2", "node-2")]
+    out = _outcome(result, "high")
+    assert (out.result, out.node) == ("Scheduled", "node-2")

@@ -175,8 +175,11 @@ class SchedulerHandle:
         return self._scheduler.extenders
 
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
-        """Other cluster objects by kind (PodDisruptionBudget, PersistentVolumeClaim, ...)."""
-        return list(self._scheduler.objects.get(kind, {}).values())
+        """Other cluster objects by kind (PodDisruptionBudget, PersistentVolumeClaim, ...).
+
+        The list is shared until that kind changes: callers must not modify it.
+        """
+        return self._scheduler.object_list(kind)
 
 
 class Nominator:
@@ -236,6 +239,7 @@ class Scheduler:
         self.outcomes: dict[str, PodOutcome] = {}
         # kind -> "namespace/name" -> manifest, for plugins that read more than pods and nodes
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
+        self._object_lists: dict[str, list[Mapping[str, Any]]] = {}
         self.skipped_defaults: dict[str, list[str]] = {}
         # Extenders come first: their ignoredByScheduler resources change NodeResourcesFit's args.
         apply_ignored_resources(config)
@@ -322,12 +326,19 @@ class Scheduler:
         self._changed()
         self.queue.on_event(ev.NODE_DELETE, node, None)
 
+    def object_list(self, kind: str) -> list[Mapping[str, Any]]:
+        cached = self._object_lists.get(kind)
+        if cached is None:
+            cached = self._object_lists[kind] = list(self.objects.get(kind, {}).values())
+        return cached
+
     def on_object_add(self, manifest: Mapping[str, Any]) -> None:
         """Any other object (PDB, PVC, PV, StorageClass...); a change may help pending pods."""
         kind = str(manifest.get("kind", ""))
         meta = manifest.get("metadata") or {}
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         self.objects.setdefault(kind, {})[key] = manifest
+        self._object_lists.pop(kind, None)
         self._changed()
         self.queue.on_event(
             ev.ClusterEvent(_EVENT_RESOURCES.get(kind, kind), ev.ActionType.ADD), None, manifest
@@ -338,6 +349,7 @@ class Scheduler:
         meta = manifest.get("metadata") or {}
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if self.objects.get(kind, {}).pop(key, None) is not None:
+            self._object_lists.pop(kind, None)
             self._changed()
             self.queue.on_event(
                 ev.ClusterEvent(_EVENT_RESOURCES.get(kind, kind), ev.ActionType.DELETE),
@@ -357,6 +369,8 @@ class Scheduler:
         if fwk is None:
             return  # another scheduler's pod
         self.outcomes.setdefault(pod.uid, PodOutcome(pod, fwk.profile_name))
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
         self.queue.add(pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
@@ -370,8 +384,13 @@ class Scheduler:
             else:
                 self.queue.on_event(ev.ClusterEvent(ev.POD, ev.ActionType.UPDATE), old, new)
             return
-        if new.uid in self.outcomes:
-            self.outcomes[new.uid].pod = new
+        outcome = self.outcomes.get(new.uid)
+        if outcome is not None:
+            outcome.pod = new
+            if new.nominated_node_name != old.nominated_node_name:
+                # k8s updateNominatedPod: status.nominatedNodeName is the source of truth
+                self.nominator.add(new, new.nominated_node_name)
+                outcome.nominated_node = new.nominated_node_name or None
             self.queue.update(old, new)
 
     def on_pod_delete(self, pod: Pod) -> None:

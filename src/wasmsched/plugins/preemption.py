@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wasmsched.api.selectors import LabelSelector, SelectorError
+from wasmsched.extenders import ExtenderClient, ExtenderError, Victims
 from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interfaces import (
     MODE_OVERRIDE,
@@ -55,6 +56,8 @@ class PreemptionHandle(Protocol):
     def set_nominated_node(self, pod: Pod, node_name: str) -> None: ...
 
     def objects(self, kind: str) -> list[Mapping[str, Any]]: ...
+
+    def extenders(self) -> list[ExtenderClient]: ...
 
     def get_waiting_pod(self, uid: str) -> Any: ...
 
@@ -287,6 +290,9 @@ class Evaluator:
                 PostFilterResult(NominatingInfo("", MODE_OVERRIDE)),
                 Status(Code.UNSCHEDULABLE, str(fit)),
             )
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
@@ -294,6 +300,42 @@ class Evaluator:
         if status is not None:
             return None, status
         return PostFilterResult(NominatingInfo(best.name, MODE_OVERRIDE)), None
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status | None]:
+        """k8s callExtenders: extenders that support preemption may narrow the candidates."""
+        extenders = self.handle.extenders()
+        if not extenders or not candidates:
+            return candidates, None
+        victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+        nodes = self.handle.snapshot()
+        for extender in extenders:
+            if not extender.supports_preemption or not extender.is_interested(pod):
+                continue
+            try:
+                result = extender.process_preemption(pod, victims, nodes)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    continue
+                return [], Status(Code.ERROR, str(err))
+            for node_name, node_victims in list(result.items()):
+                if not node_victims.pods:
+                    if extender.ignorable:
+                        del result[node_name]
+                        continue
+                    return [], Status(
+                        Code.ERROR, f'expected at least one victim pod on node "{node_name}"'
+                    )
+            victims = result
+            if not victims:
+                break
+        # Keep the dry run's order (k8s iterates a map: any order is faithful).
+        order = {c.name: i for i, c in enumerate(candidates)}
+        return [
+            Candidate(name, list(v.pods), v.num_pdb_violations)
+            for name, v in sorted(victims.items(), key=lambda kv: order.get(kv[0], len(order)))
+        ], None
 
     def find_candidates(
         self,
