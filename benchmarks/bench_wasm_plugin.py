@@ -11,7 +11,8 @@ PreFilter to start a new cycle, as upstream did.
 
 Beside each, the same guest exports are called through a minimal host written with
 wasmtime's public API only (``Linker.define_func`` host functions, ``Func.__call__``), in
-the same run; the table reports microseconds per operation for both and their ratio.
+the same run; the table reports microseconds per operation for both (the best of runs that
+alternate between the two sides) and their ratio.
 
 ``--plugin PATH`` instead benchmarks one plugin of your own (any ``.wasm``, with
 ``--guest-config``) on the real fixtures: Filter, Score and PreFilter+Filter+Score through

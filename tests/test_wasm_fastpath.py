@@ -8,6 +8,7 @@ import time
 import pytest
 import wasmtime
 
+from wasmsched.wasm import _fastpath
 from wasmsched.wasm._fastpath import (
     FastInstance,
     GuestTrap,
@@ -196,6 +197,53 @@ def test_deadline_interrupts_infinite_loop(module: wasmtime.Module) -> None:
     assert 0.04 < elapsed < 1.0
     # A new call gets a fresh deadline.
     assert inst.caller("seven", "i32")() == 7
+    inst.close()
+
+
+def test_deadline_is_armed_once_per_epoch_tick(
+    module: wasmtime.Module, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    armed: list[int] = []
+    real = _fastpath._set_deadline
+
+    def counting(ctx: object, ticks: object) -> None:
+        armed.append(_fastpath._epoch[0])
+        real(ctx, ticks)
+
+    monkeypatch.setattr(_fastpath, "_set_deadline", counting)
+    inst = FastInstance(module, host_functions(), memory_limit=1 << 20, timeout_ms=100)
+    seven = inst.caller("seven", "i32")
+    armed.clear()
+    first = _fastpath._epoch[0]
+    for _ in range(3000):
+        assert seven() == 7
+    ticks = _fastpath._epoch[0] - first
+    # At most one re-arm per epoch tick (plus the first call), never one per call.
+    assert 1 <= len(armed) <= ticks + 1
+    assert len(set(armed)) == len(armed)
+    inst.close()
+
+
+def test_epoch_counter_follows_the_ticker(fast: FastInstance) -> None:
+    before = _fastpath._epoch[0]
+    time.sleep(_fastpath.TICK_SECONDS * 4)
+    assert _fastpath._epoch[0] > before
+
+
+@pytest.mark.parametrize("idle", [0.0, 0.12])
+def test_deadline_after_idle_is_fresh(module: wasmtime.Module, idle: float) -> None:
+    """An instance idle for longer than its timeout neither traps at once (its old deadline
+    has passed) nor escapes the deadline: the call re-arms it."""
+    inst = FastInstance(module, host_functions(), memory_limit=1 << 20, timeout_ms=30)
+    assert inst.caller("seven", "i32")() == 7
+    time.sleep(idle)
+    assert inst.caller("seven", "i32")() == 7
+    start = time.perf_counter()
+    with pytest.raises(GuestTrap) as info:
+        inst.caller("loop", "i32")()
+    assert info.value.interrupted
+    assert 0.029 < time.perf_counter() - start < 1.0  # never before the timeout
+    assert inst.caller("seven", "i32")() == 7  # the passed deadline is re-armed
     inst.close()
 
 

@@ -516,24 +516,34 @@ def test_failed_lazy_instantiation_fails_only_that_call(load: Callable[..., Wasm
     assert plugin.pre_filter(None, POD2, []) == (None, None)  # the next attempt works
 
 
-def test_concurrent_calls_are_serialised(load: Callable[..., WasmPlugin]) -> None:
+NAME_BYTE = "(drop (call $name (i32.const 100) (i32.const 64))) (i32.load8_u (i32.const 101))"
+
+
+@pytest.mark.parametrize("export", ["filter", "score"])
+def test_concurrent_calls_are_serialised(load: Callable[..., WasmPlugin], export: str) -> None:
     imports = (
         '(import "k8s.io/scheduler" "currentNodeName" (func $name (param i32 i32) (result i32)))'
     )
     # returns the node name's last byte after a read; racing calls would mix names up
     plugin = load(
         module(
-            '(func (export "filter") (result i32) (drop (call $name (i32.const 100) (i32.const 64))) '
-            "(i32.load8_u (i32.const 101)))",
+            f'(func (export "filter") (result i32) {NAME_BYTE})',
+            f'(func (export "score") (result i64) (i64.extend_i32_u {NAME_BYTE}))',
             imports=imports,
         )
     )
     errors: list[str] = []
 
+    def call(ni: Any) -> Status | None:
+        if export == "score":
+            _, status = plugin.score(None, POD, ni)
+            return status
+        return plugin.filter(None, POD, ni)
+
     def worker(digit: int) -> None:
         ni = node_info(f"n{digit}")
         for _ in range(300):
-            status = plugin.filter(None, POD, ni)
+            status = call(ni)
             if status is None or status.code != ord(str(digit)):
                 errors.append(f"{digit}: {status}")
 
@@ -544,6 +554,24 @@ def test_concurrent_calls_are_serialised(load: Callable[..., WasmPlugin]) -> Non
         t.join()
     assert errors == []
     assert plugin.pool.created == 1
+
+
+def test_prefilter_of_the_serving_pod_still_releases_a_stale_binding(
+    load: Callable[..., WasmPlugin],
+) -> None:
+    # A binding-phase call racing with the pod's next cycle can leave both slots set; the
+    # PreFilter shortcut (same pod as the scheduling instance) must not skip the release.
+    plugin = load(module(*ALL_BINDING))
+    pool = plugin.pool
+    plugin.pre_filter(None, POD, [])
+    scheduling = pool.scheduled
+    pool.prime()
+    stale = pool.free.pop()
+    pool.binding[POD.uid] = stale
+    assert plugin.pre_filter(None, POD, []) == (None, None)
+    assert pool.binding == {} and pool.scheduled is scheduling and stale in pool.free
+    plugin.reserve(None, POD, "n1")
+    assert pool.binding == {POD.uid: scheduling}
 
 
 def test_new_cycle_of_a_pod_releases_its_stale_binding_instance(

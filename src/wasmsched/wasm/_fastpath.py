@@ -5,7 +5,9 @@ value through ``Val`` objects. This module talks to the same C library through p
 ctypes function pointers (``argtypes = None``, arguments converted once, at construction):
 
 * exports run through ``wasmtime_func_call_unchecked`` with one pre-allocated
-  ``wasmtime_val_raw_t`` slot and pre-built ``byref`` pointers;
+  ``wasmtime_val_raw_t`` slot; every argument is a pre-built ``byref`` object (the store
+  context too, as a ``byref`` to a byte at its address) or a small int, the kinds ctypes
+  passes without allocating;
 * host functions are ``wasmtime_func_new_unchecked`` callbacks whose arguments are read
   straight from the raw value array; a Python exception inside one becomes a wasm trap
   (it never unwinds through C) and is re-raised, as the cause of a ``GuestTrap``, when the
@@ -23,8 +25,12 @@ instead of touching freed memory. One ``FastInstance`` must not be used from two
 once; the caller serialises (``guest.Guest`` holds a lock around every call).
 
 Limits: one process-wide engine with epoch interruption; a daemon thread advances the epoch
-every ``TICK_SECONDS`` and every call first sets its store's deadline, so a guest that runs
-longer than its timeout traps with an interrupt. ``Store.set_limits`` caps linear memory.
+every ``TICK_SECONDS``, so a guest that runs longer than its timeout traps with an interrupt.
+Setting a store's deadline is a C call, so a call re-arms it only when the epoch moved since
+the instance last armed it: the ticker bumps a Python counter just before the engine's epoch,
+and a call that sees the counter unchanged knows the deadline armed then still lies ahead by
+at least the timeout (the deadline is one tick longer than ``deadline_ticks`` to cover a tick
+in flight while arming). ``Store.set_limits`` caps linear memory.
 """
 
 from __future__ import annotations
@@ -134,10 +140,17 @@ def engine_fingerprint() -> str:
     return f"wasmtime-{wasmtime_version()}|{platform.system()}-{platform.machine()}|{settings}"
 
 
+_epoch: list[int] = [0]
+"""The ticker's count, bumped just before the engine's epoch: it is never behind the epoch
+and at most one tick ahead (only the ticker advances the engine)."""
+
+
 def _tick_forever(engine_ptr: c_void_p) -> None:
     sleep = time.sleep
+    epoch = _epoch
     while True:
         sleep(TICK_SECONDS)
+        epoch[0] += 1  # each value is a distinct int object: callers compare by identity
         _increment_epoch(engine_ptr)
 
 
@@ -287,10 +300,16 @@ class FastInstance:
         self._pending: BaseException | None = None
         self._keep: list[Any] = []  # callbacks and func structs referenced by the store
         self.timeout_ms = timeout_ms
-        self._deadline = c_uint64(deadline_ticks(timeout_ms))
+        self._deadline = c_uint64(deadline_ticks(timeout_ms) + 1)  # +1: see the module doc
+        # The epoch count when the deadline was last armed; None forces the next call to arm
+        # it (after a failed call, and for good once closed).
+        self._armed: list[int | None] = [None]
         self._store = wasmtime.Store(engine())
         self._store.set_limits(memory_size=memory_limit)
         self._ctx = c_void_p(cast(self._store._context(), c_void_p).value)
+        # The context pointer as a ready-made argument: a byref object passes the address of
+        # its target, here the context itself, and ctypes converts it without allocating.
+        self._ctx_arg = byref(ctypes.c_char.from_address(self._ctx.value or 0))
         self._trap = c_void_p()
         self._trap_ref = byref(self._trap)
         self._vals = (ffi.wasmtime_val_raw_t * 1)()
@@ -369,30 +388,24 @@ class FastInstance:
         if item is None or item.kind != _EXTERN_FUNC:
             raise LinkError(f"guest has no function export {name!r}")
         func_ref = byref(item.of.func)
-        ctx, deadline, vals, trap, trap_ref = (
-            self._ctx,
-            self._deadline,
-            self._vals_ref,
-            self._trap,
-            self._trap_ref,
-        )
-        count = c_size_t(0 if result is None else 1)
+        ctx, vals, trap, trap_ref = self._ctx_arg, self._vals_ref, self._trap, self._trap_ref
+        # A size_t passed as a Python int: libffi widens it to the full register.
+        count = 0 if result is None else 1
         view = self._i64 if result == "i64" else self._i32
-        call, set_deadline, failure = _call_unchecked, _set_deadline, self._failure
+        call, arm, failure = _call_unchecked, self._arm, self._failure
+        armed, epoch = self._armed, _epoch
 
         def call_export() -> int:
-            if self._closed:
-                raise GuestTrap("instance is closed")
-            set_deadline(ctx, deadline)
+            if armed[0] is not epoch[0]:
+                arm()
             err = call(ctx, func_ref, vals, count, trap_ref)
             if err or trap.value:
                 raise failure(err)
-            return view.value  # type: ignore[no-any-return]
+            return view.value
 
         def call_void() -> int:
-            if self._closed:
-                raise GuestTrap("instance is closed")
-            set_deadline(ctx, deadline)
+            if armed[0] is not epoch[0]:
+                arm()
             err = call(ctx, func_ref, vals, count, trap_ref)
             if err or trap.value:
                 raise failure(err)
@@ -400,8 +413,19 @@ class FastInstance:
 
         return call_void if result is None else call_export
 
+    def _arm(self) -> None:
+        """Sets the store's deadline (the epoch moved, or the last call failed)."""
+        if self._closed:
+            raise GuestTrap("instance is closed")
+        # Read first: while the count stays ``now`` the engine is at most one tick past the
+        # epoch this deadline counts from, which the extra tick of ``_deadline`` covers.
+        now = _epoch[0]
+        _set_deadline(self._ctx, self._deadline)
+        self._armed[0] = now
+
     def _failure(self, err: int | None) -> BaseException:
         """Turns the error or trap of a failed call into an exception and frees it."""
+        self._armed[0] = None  # an interrupt leaves the deadline passed: re-arm next call
         code: int | None = None
         if err:
             error = wasmtime.WasmtimeError._from_ptr(cast(err, POINTER(ffi.wasmtime_error_t)))
@@ -527,6 +551,7 @@ class FastInstance:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._armed[0] = None  # every caller now takes the checking path and raises
             self._memory = None  # memory accessors now see an empty memory
             self._size = 0
             self._store.close()

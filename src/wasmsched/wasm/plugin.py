@@ -99,6 +99,10 @@ class WasmPlugin:
         self.exports: frozenset[str] = exports
         self.extension_points: frozenset[str] = compiled.analysis.extension_points
         self._has = {e: e in exports for e in EXPORT_RESULTS}
+        # The per-node hot paths test plain attributes instead of the dict.
+        self._has_prefilter = self._has["prefilter"]
+        self._has_filter = self._has["filter"]
+        self._has_score = self._has["score"]
         self._env = PluginEnv(
             name, handle, config.guest_config, config.log_severity, config.args, self.logs
         )
@@ -214,13 +218,47 @@ class WasmPlugin:
     def pre_filter(
         self, state: CycleState, pod: Any, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        if not self._has["prefilter"]:
+        # ``_invoke`` inlined for the one input PreFilter sets (the others, node name
+        # included, are always clear between calls). ``pool.scheduling`` is skipped only
+        # when it would change nothing: same pod, no stale binding instance to release.
+        if not self._has_prefilter:
             return None, None
-        r = self._invoke("prefilter", False, pod)
-        if isinstance(r, Status):
-            return None, r
-        result = PreFilterResult(r.node_names) if r.node_names else None
-        return result, _status(r.value, r.reason)
+        pool = self._pool
+        uid = pod.uid
+        while True:
+            guest = pool.scheduled
+            if guest is None or pool.scheduled_uid != uid or uid in pool.binding:
+                try:
+                    guest = pool.scheduling(uid)
+                except InstantiateError as exc:
+                    return None, Status(Code.ERROR, str(exc))
+            lock = guest.lock
+            free = lock.free
+            try:
+                free.pop()  # CallLock.acquire, inlined
+            except IndexError:
+                lock.wait()
+            try:
+                if guest.dead:
+                    continue
+                ctx = guest.ctx
+                ctx.pod = pod
+                try:
+                    code = guest.prefilter()
+                except GuestTrap as trap:
+                    return None, self._trapped(guest, "prefilter", trap)
+                finally:
+                    ctx.pod = None
+                if not ctx.dirty:
+                    return (None, None) if code == 0 else (None, Status(code))
+                names = ctx.node_names
+                reason = ctx.reason
+                ctx.reset_results()
+            finally:
+                free.append(True)  # CallLock.release, inlined
+                if lock.waiters:
+                    lock.wake()
+            return (PreFilterResult(names) if names else None), _status(code, reason)
 
     def pre_filter_extensions(self) -> WasmPlugin | None:
         return self if self._has["addpod"] or self._has["removepod"] else None
@@ -246,7 +284,7 @@ class WasmPlugin:
     # --- Filter, PostFilter -------------------------------------------------------------------
 
     def filter(self, state: CycleState, pod: Any, node_info: NodeInfo) -> Status | None:
-        if not self._has["filter"]:
+        if not self._has_filter:
             return None
         pool = self._pool
         uid = pod.uid
@@ -257,14 +295,20 @@ class WasmPlugin:
                     guest = pool.scheduling(uid)
                 except InstantiateError as exc:
                     return Status(Code.ERROR, str(exc))
-            with guest.lock:
+            lock = guest.lock
+            free = lock.free
+            try:
+                free.pop()  # CallLock.acquire, inlined
+            except IndexError:
+                lock.wait()
+            try:
                 if guest.dead:
                     continue
                 ctx = guest.ctx
                 ctx.pod = pod
                 ctx.node_name = node_info.name
                 try:
-                    code = guest.calls["filter"]()
+                    code = guest.filter()
                 except GuestTrap as trap:
                     return self._trapped(guest, "filter", trap)
                 finally:
@@ -274,6 +318,10 @@ class WasmPlugin:
                     return None if code == 0 else Status(code)
                 reason = ctx.reason
                 ctx.reset_results()
+            finally:
+                free.append(True)  # CallLock.release, inlined
+                if lock.waiters:
+                    lock.wake()
             return _status(code, reason)
 
     def post_filter(
@@ -297,7 +345,7 @@ class WasmPlugin:
         return r if isinstance(r, Status) else _status(r.value, r.reason)
 
     def score(self, state: CycleState, pod: Any, node_info: NodeInfo) -> tuple[int, Status | None]:
-        if not self._has["score"]:
+        if not self._has_score:
             return 0, None
         pool = self._pool
         uid = pod.uid
@@ -308,26 +356,38 @@ class WasmPlugin:
                     guest = pool.scheduling(uid)
                 except InstantiateError as exc:
                     return 0, Status(Code.ERROR, str(exc))
-            with guest.lock:
+            lock = guest.lock
+            free = lock.free
+            try:
+                free.pop()  # CallLock.acquire, inlined
+            except IndexError:
+                lock.wait()
+            try:
                 if guest.dead:
                     continue
                 ctx = guest.ctx
                 ctx.pod = pod
                 ctx.node_name = node_info.name
                 try:
-                    value = guest.calls["score"]()
+                    value = guest.score()
                 except GuestTrap as trap:
                     return 0, self._trapped(guest, "score", trap)
                 finally:
                     ctx.pod = None
                     ctx.node_name = ""
-                score = value >> 32  # arithmetic shift of an int64: the signed high word
-                code = signed32(value)
+                # The score is the signed high word (an arithmetic shift of the int64), the
+                # status code the signed low word.
                 if not ctx.dirty:
-                    return score, (None if code == 0 else Status(code))
+                    if not value & 0xFFFFFFFF:
+                        return value >> 32, None
+                    return value >> 32, Status(signed32(value))
                 reason = ctx.reason
                 ctx.reset_results()
-            return score, _status(code, reason)
+            finally:
+                free.append(True)  # CallLock.release, inlined
+                if lock.waiters:
+                    lock.wake()
+            return value >> 32, _status(signed32(value), reason)
 
     def score_extensions(self) -> WasmPlugin | None:
         return self if self._has["normalizescore"] else None
