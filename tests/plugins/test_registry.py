@@ -17,6 +17,13 @@ EXPECTED_POINTS = {
     "NodeAffinity": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
     "NodePorts": {fw.PRE_FILTER, fw.FILTER},
     "NodeResourcesFit": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "VolumeRestrictions": {fw.PRE_FILTER, fw.FILTER},
+    "NodeVolumeLimits": {fw.PRE_FILTER, fw.FILTER},
+    "VolumeBinding": {fw.PRE_FILTER, fw.FILTER, fw.RESERVE, fw.PRE_BIND},
+    "VolumeZone": {fw.PRE_FILTER, fw.FILTER},
+    "PodTopologySpread": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "InterPodAffinity": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "DefaultPreemption": {fw.POST_FILTER},
     "NodeResourcesBalancedAllocation": {fw.PRE_SCORE, fw.SCORE},
     "ImageLocality": {fw.SCORE},
     "DefaultBinder": {fw.BIND},
@@ -36,7 +43,14 @@ def test_factory_builds_plugin(name: str) -> None:
     points = {p for p in fw.POINT_METHODS if fw.implements(plugin, p)}
     assert points == EXPECTED_POINTS[name]
     assert fw.has_enqueue_extensions(plugin)
-    assert plugin.events_to_register()
+    if name != "DefaultPreemption":  # k8s registers none for it without async preemption
+        assert plugin.events_to_register()
+
+
+def test_registry_is_the_default_plugin_set_in_order() -> None:
+    from wasmsched.config import DEFAULT_PLUGINS
+
+    assert list(IN_TREE_NAMES) == [p.name for p in DEFAULT_PLUGINS]
 
 
 def test_registries_are_independent() -> None:
