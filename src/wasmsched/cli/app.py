@@ -1,4 +1,4 @@
-"""Commands: simulate, inspect, run. Bad input ends with one line on stderr, never a traceback."""
+"""Commands: simulate, inspect, run, snapshot. Bad input ends with one line on stderr, never a traceback."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -24,7 +24,7 @@ app = typer.Typer(
 EXIT_BAD_INPUT = 2
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     table = "table"
     json = "json"
 
@@ -157,13 +157,126 @@ def inspect(
         raise typer.Exit(1)
 
 
+class LogFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
 @app.command()
 def run(
     config: Annotated[Path, typer.Option("--config", help="A KubeSchedulerConfiguration file.")],
-    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig")] = None,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option("--kubeconfig", help="Default: the in-cluster service account, $KUBECONFIG."),
+    ] = None,
+    leader_elect: Annotated[
+        bool | None,
+        typer.Option(
+            "--leader-elect/--no-leader-elect",
+            help="Elect a leader with a Lease (default: the config's leaderElection, else on).",
+        ),
+    ] = None,
+    lease_duration: Annotated[
+        str | None, typer.Option("--leader-elect-lease-duration", help="Default 15s.")
+    ] = None,
+    renew_deadline: Annotated[
+        str | None, typer.Option("--leader-elect-renew-deadline", help="Default 10s.")
+    ] = None,
+    retry_period: Annotated[
+        str | None, typer.Option("--leader-elect-retry-period", help="Default 2s.")
+    ] = None,
+    resource_name: Annotated[
+        str | None, typer.Option("--leader-elect-resource-name", help="Default wasmsched.")
+    ] = None,
+    resource_namespace: Annotated[
+        str | None,
+        typer.Option("--leader-elect-resource-namespace", help="Default kube-system."),
+    ] = None,
+    bind_address: Annotated[
+        str, typer.Option("--bind-address", help="Address of /healthz, /readyz, /metrics.")
+    ] = "0.0.0.0",
+    port: Annotated[
+        int, typer.Option("--port", help="Port of /healthz, /readyz, /metrics (0: none).")
+    ] = 10259,
+    log_format: Annotated[LogFormat, typer.Option("--log-format")] = LogFormat.text,
+    log_level: Annotated[str, typer.Option("--log-level")] = "info",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking.")] = 0,
 ) -> None:
     """Run as a live scheduler against a Kubernetes API server."""
-    _fail("the live scheduler ('run') is not implemented yet; use 'simulate'")
+    import signal
+
+    from wasmsched.config import DEFAULT_PLUGINS, load_config
+    from wasmsched.live import ApiClient, KubeConfigError, LiveRunner
+    from wasmsched.live.ops import configure_logging
+    from wasmsched.live.options import LeaderElectionFlags, leader_election_options
+    from wasmsched.plugins.registry import in_tree_registry
+
+    configure_logging(log_format.value, log_level)
+    errors = _input_errors()
+    bad_input: tuple[type[BaseException], ...] = (*errors, KubeConfigError, ValueError)
+    registry = in_tree_registry()
+    try:
+        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+        sched_config = load_config(config, known)
+        options = leader_election_options(
+            config,
+            LeaderElectionFlags(
+                leader_elect,
+                lease_duration,
+                renew_deadline,
+                retry_period,
+                resource_name,
+                resource_namespace,
+            ),
+        )
+        api = ApiClient.from_kubeconfig(kubeconfig)
+    except bad_input as err:
+        _fail(str(err))
+    options.bind_address = bind_address
+    options.port = port if port > 0 else None
+    options.seed = seed
+    try:
+        runner = LiveRunner(api, sched_config, registry, options)
+    except errors as err:
+        _fail(str(err))
+    except OSError as err:  # the ops port is taken
+        _fail(f"{bind_address}:{port}: {err.strerror or err}")
+
+    def on_signal(signum: int, frame: object) -> None:
+        runner.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        code = runner.run()
+    finally:
+        api.close()
+    raise typer.Exit(code)
+
+
+@app.command()
+def snapshot(
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option("--kubeconfig", help="Default: the in-cluster service account, $KUBECONFIG."),
+    ] = None,
+) -> None:
+    """Print the cluster's Nodes, Pods and related objects as YAML for 'simulate --cluster'."""
+    from wasmsched.live import ApiClient, ApiError, KubeConfigError
+    from wasmsched.live import dump as dump_yaml
+    from wasmsched.live import snapshot as take_snapshot
+
+    try:
+        api = ApiClient.from_kubeconfig(kubeconfig)
+    except KubeConfigError as err:
+        _fail(str(err))
+    try:
+        objects = take_snapshot(api)
+    except ApiError as err:
+        _fail(f"{api.server}: {err}")
+    finally:
+        api.close()
+    typer.echo(dump_yaml(objects), nl=False)
 
 
 def main() -> None:

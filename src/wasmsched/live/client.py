@@ -1,0 +1,253 @@
+"""The API client: lightkube's configuration and authentication, JSON over HTTP.
+
+lightkube reads the kubeconfig (or the in-cluster service account) and builds the HTTP
+client with the cluster's TLS settings and the user's credentials (token, token file
+re-read on 401, client certificate, exec plugin). The scheduler talks plain JSON through
+that client: informers need the raw watch protocol (bookmarks, 410 Gone, resource
+versions) and the scheduler's objects are manifests, not generated models.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from lightkube.config import client_adapter
+from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
+from lightkube.config.models import User
+from lightkube.core.exceptions import ConfigError as LightkubeConfigError
+
+__all__ = [
+    "OPTIONAL_KINDS",
+    "RESOURCES",
+    "ApiClient",
+    "ApiError",
+    "KubeConfigError",
+    "ResourceType",
+    "load_kube_config",
+]
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class KubeConfigError(Exception):
+    """No usable kubeconfig or in-cluster service account."""
+
+
+class ApiError(Exception):
+    """A failed API call: ``status`` is the HTTP code (0 when the server was not reached)."""
+
+    def __init__(self, status: int, message: str, reason: str = "") -> None:
+        super().__init__(f"{status} {reason}: {message}" if status else message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+    @property
+    def gone(self) -> bool:
+        return self.status == 410
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """A kind the scheduler lists and watches, with its collection path."""
+
+    kind: str
+    api_version: str
+    plural: str
+    namespaced: bool
+    optional: bool = True
+
+    @property
+    def collection_path(self) -> str:
+        """The cluster-wide collection (all namespaces for namespaced kinds)."""
+        return f"{_prefix(self.api_version)}/{self.plural}"
+
+    def object_path(self, namespace: str, name: str) -> str:
+        if self.namespaced:
+            return f"{_prefix(self.api_version)}/namespaces/{namespace}/{self.plural}/{name}"
+        return f"{_prefix(self.api_version)}/{self.plural}/{name}"
+
+
+def _prefix(api_version: str) -> str:
+    return f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+
+
+NODES = ResourceType("Node", "v1", "nodes", namespaced=False, optional=False)
+PODS = ResourceType("Pod", "v1", "pods", namespaced=True, optional=False)
+OPTIONAL_KINDS: tuple[ResourceType, ...] = (
+    ResourceType("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", namespaced=True),
+    ResourceType("PersistentVolumeClaim", "v1", "persistentvolumeclaims", namespaced=True),
+    ResourceType("PersistentVolume", "v1", "persistentvolumes", namespaced=False),
+    ResourceType("StorageClass", "storage.k8s.io/v1", "storageclasses", namespaced=False),
+    ResourceType("CSINode", "storage.k8s.io/v1", "csinodes", namespaced=False),
+    ResourceType("Namespace", "v1", "namespaces", namespaced=False),
+    ResourceType("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),
+)
+RESOURCES: dict[str, ResourceType] = {r.kind: r for r in (NODES, PODS, *OPTIONAL_KINDS)}
+
+
+def load_kube_config(kubeconfig: str | Path | None = None) -> SingleConfig:
+    """The kubeconfig's current context, or the in-cluster service account.
+
+    Without a path: the service account when KUBERNETES_SERVICE_HOST is set (as client-go's
+    InClusterConfig), else $KUBECONFIG, else ~/.kube/config.
+    """
+    try:
+        if kubeconfig is not None:
+            config = KubeConfig.from_file(kubeconfig).get()
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            config = KubeConfig.from_service_account(SERVICE_ACCOUNT).get()
+        else:
+            path = os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
+            config = KubeConfig.from_file(path).get()
+    except (LightkubeConfigError, KeyError, OSError, ValueError) as err:
+        where = kubeconfig or "the environment"
+        raise KubeConfigError(f"{where}: cannot load kubeconfig: {err}") from None
+    if config is None:
+        raise KubeConfigError(f"{kubeconfig}: kubeconfig has no current context")
+    if config.user is None:
+        # lightkube insists on a user; an unauthenticated context (a local proxy) has none.
+        config = config._replace(user=User())
+    return config
+
+
+class ApiClient:
+    """JSON requests against the API server, thread-safe (one pooled HTTP client)."""
+
+    def __init__(self, config: SingleConfig, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.config = config
+        self.timeout = timeout
+        params = client_adapter.ConnectionParams(
+            timeout=httpx2.Timeout(timeout),
+            # Many watches plus the binding workers share the pool.
+            trust_env=True,
+        )
+        self._http: httpx2.Client = client_adapter.Client(config, params)
+        self.server = str(config.cluster.server)
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig: str | Path | None = None) -> ApiClient:
+        return cls(load_kube_config(kubeconfig))
+
+    @property
+    def namespace(self) -> str:
+        return str(self.config.namespace)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """One call; the decoded JSON answer (empty when there is none). Raises ApiError."""
+        content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        headers = {"Accept": JSON}
+        if content is not None:
+            headers["Content-Type"] = content_type
+        try:
+            resp = self._http.request(
+                method,
+                path,
+                params=dict(params) if params else None,
+                content=content,
+                headers=headers,
+                timeout=timeout if timeout is not None else self.timeout,
+            )
+        except httpx2.HTTPError as err:
+            raise ApiError(0, f"{method} {path}: {type(err).__name__}: {err}") from None
+        if resp.status_code >= 400:
+            raise _error_from(resp.status_code, resp.content)
+        if not resp.content:
+            return {}
+        try:
+            data = json.loads(resp.content)
+        except ValueError:
+            raise ApiError(resp.status_code, f"{method} {path}: answer is not JSON") from None
+        return data if isinstance(data, dict) else {}
+
+    def list(
+        self, resource: ResourceType, page_size: int = 500, params: Mapping[str, str] | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
+        """Every object of a kind (paginated with limit/continue) and the list's resourceVersion.
+
+        Items get their kind and apiVersion, which list answers leave out.
+        """
+        items: list[dict[str, Any]] = []
+        query = dict(params or {})
+        query["limit"] = str(page_size)
+        while True:
+            data = self.request("GET", resource.collection_path, params=query)
+            for item in data.get("items") or ():
+                if isinstance(item, dict):
+                    item.setdefault("kind", resource.kind)
+                    item.setdefault("apiVersion", resource.api_version)
+                    items.append(item)
+            meta = data.get("metadata") or {}
+            token = meta.get("continue")
+            if not token:
+                return items, str(meta.get("resourceVersion") or "")
+            query["continue"] = str(token)
+
+    @contextmanager
+    def stream(
+        self, path: str, params: Mapping[str, str], read_timeout: float
+    ) -> Iterator[httpx2.Response]:
+        """A streaming GET (a watch); raises ApiError for an error answer."""
+        timeout = httpx2.Timeout(self.timeout, read=read_timeout)
+        try:
+            with self._http.stream(
+                "GET", path, params=dict(params), headers={"Accept": JSON}, timeout=timeout
+            ) as resp:
+                if resp.status_code >= 400:
+                    raise _error_from(resp.status_code, resp.read())
+                yield resp
+        except httpx2.HTTPError as err:
+            raise ApiError(0, f"GET {path}: {type(err).__name__}: {err}") from None
+
+
+def status_error(status: Mapping[str, Any]) -> ApiError:
+    """An ApiError from a metav1.Status (an answer body or a watch ERROR event)."""
+    code = status.get("code")
+    return ApiError(
+        code if isinstance(code, int) else 500,
+        str(status.get("message") or ""),
+        str(status.get("reason") or ""),
+    )
+
+
+def _error_from(code: int, content: bytes) -> ApiError:
+    try:
+        data = json.loads(content) if content else {}
+    except ValueError:
+        data = {}
+    if isinstance(data, dict) and data.get("kind") == "Status":
+        err = status_error(data)
+        return ApiError(code, err.message, err.reason)
+    text = content.decode("utf-8", "replace").strip()[:200]
+    return ApiError(code, text or httpx2.codes.get_reason_phrase(code))

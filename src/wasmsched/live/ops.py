@@ -1,0 +1,199 @@
+"""Operations: Prometheus metrics with kube-scheduler's names, /healthz, /readyz, /metrics,
+and the log format."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+log = logging.getLogger("wasmsched.live.ops")
+
+# pkg/scheduler/metrics: label values of scheduler_schedule_attempts_total.
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+
+
+def _exponential(start: float, factor: float, count: int) -> list[float]:
+    return [start * factor**i for i in range(count)]
+
+
+class SchedulerMetrics:
+    """The metrics of one scheduler, in their own registry (several may share a process)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        # kube-scheduler exposes no *_created series; the setting is process-wide.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result.",
+            ["result", "profile"],
+            registry=r,
+        )
+        self.attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
+        self.plugin_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            buckets=_exponential(0.00001, 1.5, 20),
+            registry=r,
+        )
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type.",
+            ["queue"],
+            registry=r,
+        )
+        self.leader = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master.",
+            ["name"],
+            registry=r,
+        )
+        self.binding_conflicts = Counter(
+            "wasmsched_binding_conflicts_total",
+            "Bindings refused because the pod was already bound or deleted.",
+            registry=r,
+        )
+        self.relists = Counter(
+            "wasmsched_informer_relists_total",
+            "Full lists made by the informers (start, 410 Gone).",
+            ["kind"],
+            registry=r,
+        )
+        self._plugin_children: dict[tuple[str, str, str], Any] = {}
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        self.schedule_attempts.labels(result, profile).inc()
+        self.attempt_duration.labels(result, profile).observe(seconds)
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        key = (plugin, point, status)
+        child = self._plugin_children.get(key)
+        if child is None:
+            child = self._plugin_children[key] = self.plugin_duration.labels(*key)
+        child.observe(seconds)
+
+    def set_pending(self, active: int, backoff: int, unschedulable: int, gated: int) -> None:
+        g = self.pending_pods
+        g.labels("active").set(active)
+        g.labels("backoff").set(backoff)
+        g.labels("unschedulable").set(unschedulable)
+        g.labels("gated").set(gated)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+Check = Callable[[], tuple[bool, str]]
+
+
+class OpsServer:
+    """/healthz, /livez, /readyz and /metrics over plain HTTP on a thread."""
+
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        metrics: SchedulerMetrics,
+        healthy: Check,
+        ready: Check,
+    ) -> None:
+        self.metrics = metrics
+        self.healthy = healthy
+        self.ready = ready
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                if path == "/metrics":
+                    self._send(200, server.metrics.exposition(), CONTENT_TYPE_LATEST)
+                elif path in ("/healthz", "/livez"):
+                    ok, why = server.healthy()
+                    self._send(200 if ok else 500, (why or "ok").encode())
+                elif path == "/readyz":
+                    ok, why = server.ready()
+                    self._send(200 if ok else 500, (why or "ok").encode())
+                else:
+                    self._send(404, b"not found")
+
+            def _send(self, code: int, body: bytes, ctype: str = "text/plain") -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                log.debug("ops request %s", format % args)
+
+        self._httpd = ThreadingHTTPServer((address, port), Handler)
+        self._httpd.daemon_threads = True
+        self.port = int(self._httpd.server_address[1])
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="ops-http", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+class KeyValueFormatter(logging.Formatter):
+    """``time level logger message`` where messages carry their own key=value fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = dt.datetime.fromtimestamp(record.created, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        line = f"{stamp} {record.levelname} {record.name} {record.getMessage()}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: ts, level, logger, msg (and exc)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": dt.datetime.fromtimestamp(record.created, dt.UTC).strftime(
+                "%Y-%m-%dT%H:%M:%S.%fZ"
+            ),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out)
+
+
+def configure_logging(fmt: str = "text", level: str = "info") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))

@@ -1,0 +1,365 @@
+"""The live scheduler's main loop.
+
+Threads: one informer per kind, a few API workers (bindings, status, events), the leader
+elector and the ops HTTP server feed or serve; the Scheduler itself lives on one thread,
+the loop's. Everything that changes it arrives through ``inbox`` (informer deltas,
+binding answers, wake-ups) and is applied between scheduling cycles.
+
+The loop: apply what is in the inbox; run the timers when due (backoff flush, leftover
+flush, permit timeouts); if this replica leads and the informers have synced, run one
+cycle; when there is nothing to schedule, sleep on the inbox until the next timer.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wasmsched.api.objects import Node, ObjectError, Pod
+from wasmsched.config import SchedulerConfig
+from wasmsched.framework.interfaces import Registry
+from wasmsched.live.client import PODS, RESOURCES, ApiClient
+from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced
+from wasmsched.live.leader import LeaderElector, LeaseConfig
+from wasmsched.live.ops import OpsServer, SchedulerMetrics
+from wasmsched.live.scheduler import PLUGIN_METRICS_SAMPLE_PERCENT, LiveScheduler
+from wasmsched.live.writer import BindResult, Dispatcher, LiveWriter, post_binding
+
+log = logging.getLogger("wasmsched.live")
+
+# kube-scheduler's pod informer leaves finished pods out.
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+GAUGE_PERIOD = 1.0
+MAX_IDLE_SLEEP = 1.0
+HEALTH_STALL_SECONDS = 60.0
+
+
+@dataclass
+class RunOptions:
+    leader_elect: bool = True
+    lease: LeaseConfig = field(default_factory=LeaseConfig)
+    identity: str | None = None
+    bind_address: str = "0.0.0.0"
+    port: int | None = 10259  # None: no ops server; 0: any free port
+    api_workers: int = 4
+    shutdown_timeout: float = 10.0
+    seed: int = 0
+    page_size: int = 500
+    watch_timeout: int = 300
+    informer_initial_backoff: float = 0.8
+    informer_max_backoff: float = 30.0
+    plugin_metrics_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT
+    kinds: tuple[str, ...] = tuple(RESOURCES)
+
+
+class _Wake:
+    """Wakes the loop (stop, leadership change)."""
+
+
+class LiveRunner:
+    """A scheduler wired to an API server; ``run()`` blocks until ``stop()``."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        config: SchedulerConfig,
+        registry: Registry,
+        options: RunOptions | None = None,
+    ) -> None:
+        self.api = api
+        self.options = opts = options or RunOptions()
+        self.inbox: queue.SimpleQueue[InformerItem | BindResult | _Wake] = queue.SimpleQueue()
+        self._t0 = time.monotonic()
+        self.metrics = SchedulerMetrics()
+        self.dispatcher = Dispatcher(opts.api_workers)
+        # The informers' view, on the scheduling thread: pods by uid, nodes by name.
+        self.pods: dict[str, Pod] = {}
+        self.nodes: dict[str, Node] = {}
+        self.elector: LeaderElector | None = None
+        if opts.leader_elect:
+            self.elector = LeaderElector(
+                api,
+                opts.lease,
+                opts.identity,
+                on_started=self._on_started_leading,
+                on_stopped=self._on_stopped_leading,
+            )
+        self.writer = LiveWriter(api, self.dispatcher, self.pods.get, may_write=self.is_leader)
+        self.scheduler = LiveScheduler(
+            config,
+            registry,
+            self.writer,
+            self.now,
+            metrics=self.metrics,
+            submit_bind=self._submit_bind,
+            current_pod=self.pods.get,
+            seed=opts.seed,
+            sample_percent=opts.plugin_metrics_sample_percent,
+        )
+        self.informers: dict[str, Informer] = {}
+        for kind in opts.kinds:
+            resource = RESOURCES[kind]
+            self.informers[kind] = Informer(
+                api,
+                resource,
+                self.inbox.put,
+                field_selector=POD_FIELD_SELECTOR if resource is PODS else "",
+                page_size=opts.page_size,
+                watch_timeout=opts.watch_timeout,
+                initial_backoff=opts.informer_initial_backoff,
+                max_backoff=opts.informer_max_backoff,
+                keep=_not_terminal if resource is PODS else None,
+                on_relist=self._on_relist,
+            )
+        self._pending_sync = set(self.informers)
+        self.ready = threading.Event()
+        self.leading = threading.Event()
+        self._stop = threading.Event()
+        self._lost = False
+        self._heartbeat = time.monotonic()
+        self.ops: OpsServer | None = None
+        if opts.port is not None:
+            self.ops = OpsServer(
+                opts.bind_address, opts.port, self.metrics, self._healthy, self._ready
+            )
+
+    # --- clock and state -----------------------------------------------------------------------
+
+    def now(self) -> float:
+        return time.monotonic() - self._t0
+
+    def is_leader(self) -> bool:
+        return self.elector is None or self.elector.is_leader()
+
+    def _healthy(self) -> tuple[bool, str]:
+        if self.elector is not None and not self.elector.healthy:
+            return False, "leaderElection: lease not renewed"
+        if not self._stop.is_set() and time.monotonic() - self._heartbeat > HEALTH_STALL_SECONDS:
+            return False, "scheduling loop stalled"
+        return True, "ok"
+
+    def _ready(self) -> tuple[bool, str]:
+        if self._stop.is_set():
+            return False, "shutting down"
+        if not self.ready.is_set():
+            return False, f"informers not synced: {', '.join(sorted(self._pending_sync))}"
+        return True, "ok"
+
+    def _on_started_leading(self) -> None:
+        self.leading.set()
+        self.metrics.leader.labels(self.options.lease.name).set(1)
+        self.inbox.put(_Wake())
+
+    def _on_stopped_leading(self) -> None:
+        # kube-scheduler exits when it loses the lease; so does this loop.
+        self.leading.clear()
+        self.metrics.leader.labels(self.options.lease.name).set(0)
+        self._lost = True
+        self._stop.set()
+        self.inbox.put(_Wake())
+
+    def _on_relist(self, kind: str) -> None:
+        self.metrics.relists.labels(kind).inc()
+
+    def stop(self) -> None:
+        """Asks the loop to stop (thread- and signal-safe); ``run()`` then shuts down."""
+        self._stop.set()
+        self.inbox.put(_Wake())
+
+    # --- run -----------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Runs until stopped; 0 after a graceful stop, 1 when the lease was lost."""
+        if self.ops is not None:
+            self.ops.start()
+            log.info(
+                "serving healthz and metrics address=%s port=%d",
+                self.options.bind_address,
+                self.ops.port,
+            )
+        for informer in self.informers.values():
+            informer.start()
+        if self.elector is not None:
+            self.metrics.leader.labels(self.options.lease.name).set(0)
+            self.elector.start()
+        else:
+            self.leading.set()
+        try:
+            self._loop()
+        finally:
+            self._shutdown()
+        return 1 if self._lost else 0
+
+    def _loop(self) -> None:
+        sched = self.scheduler
+        due = 0.0
+        next_gauges = 0.0
+        while not self._stop.is_set():
+            self._heartbeat = time.monotonic()
+            self._drain(0.0)
+            if self._stop.is_set():
+                break
+            now = self.now()
+            if now >= due:
+                sched.tick()
+                due = self._next_due(now)
+            if now >= next_gauges:
+                self._update_gauges()
+                next_gauges = now + GAUGE_PERIOD
+            if self.ready.is_set() and self.is_leader():
+                try:
+                    worked = sched.schedule_one()
+                except Exception:
+                    log.exception("scheduling cycle failed")
+                    worked = True
+                if worked:
+                    if sched.pending_timers():
+                        due = min(due, self._next_due(self.now()))
+                    continue
+            self._drain(max(0.0, min(due - self.now(), MAX_IDLE_SLEEP)))
+
+    def _next_due(self, now: float) -> float:
+        wake = self.scheduler.next_wakeup()
+        return min(wake if wake is not None else math.inf, now + MAX_IDLE_SLEEP)
+
+    def _update_gauges(self) -> None:
+        counts = self.scheduler.pending_counts()
+        self.metrics.set_pending(
+            counts["active"], counts["backoff"], counts["unschedulable"], counts["gated"]
+        )
+
+    def _drain(self, timeout: float) -> None:
+        """Applies everything in the inbox, waiting up to ``timeout`` for the first item."""
+        try:
+            item = self.inbox.get(timeout=timeout) if timeout > 0 else self.inbox.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            try:
+                self._apply(item)
+            except Exception:
+                log.exception("applying an informer change failed")
+            try:
+                item = self.inbox.get_nowait()
+            except queue.Empty:
+                return
+
+    def _shutdown(self) -> None:
+        opts = self.options
+        deadline = time.monotonic() + opts.shutdown_timeout
+        log.info("shutting down binds_in_flight=%d", self.scheduler.binds_in_flight)
+        # Finish in-flight bindings (their answers come through the inbox), then the rest.
+        while self.scheduler.binds_in_flight and time.monotonic() < deadline and not self._lost:
+            self._drain(0.05)
+        self.dispatcher.drain(max(0.0, deadline - time.monotonic()))
+        self._drain(0.0)
+        if self.elector is not None:
+            if self._lost:
+                self.elector.stop()
+            else:
+                self.elector.release()
+            self.metrics.leader.labels(opts.lease.name).set(0)
+        self.leading.clear()
+        for informer in self.informers.values():
+            informer.stop()
+        self.dispatcher.close(1.0)
+        if self.ops is not None:
+            self.ops.stop()
+        self.scheduler.close()
+        log.info("stopped")
+
+    # --- inbox items ---------------------------------------------------------------------------
+
+    def _apply(self, item: InformerItem | BindResult | _Wake) -> None:
+        if isinstance(item, Delta):
+            if item.kind == "Pod":
+                self._apply_pod(item)
+            elif item.kind == "Node":
+                self._apply_node(item)
+            elif item.new is not None:
+                self.scheduler.on_object_add(item.new)
+            elif item.old is not None:
+                self.scheduler.on_object_delete(item.old)
+        elif isinstance(item, BindResult):
+            self.scheduler.finish_binding(item)
+        elif isinstance(item, (Synced, Disabled)):
+            if isinstance(item, Disabled):
+                log.warning("informer disabled kind=%s reason=%r", item.kind, item.reason)
+            self._pending_sync.discard(item.kind)
+            if not self._pending_sync and not self.ready.is_set():
+                log.info("informers synced nodes=%d pods=%d", len(self.nodes), len(self.pods))
+                self.ready.set()
+
+    def _apply_pod(self, delta: Delta) -> None:
+        sched = self.scheduler
+        if delta.new is None:
+            assert delta.old is not None
+            gone = Pod(delta.old)
+            pod = self.pods.pop(gone.uid, None)
+            if pod is not None:
+                sched.on_pod_delete(pod)
+            return
+        pod = Pod(delta.new)
+        try:
+            pod.validate()
+        except ObjectError as err:
+            log.warning("ignoring invalid pod pod=%s error=%r", _key(delta.new), str(err))
+            return
+        previous = self.pods.get(pod.uid)
+        self.pods[pod.uid] = pod
+        if previous is None:
+            sched.on_pod_add(pod)
+        else:
+            sched.on_pod_update(previous, pod)
+
+    def _apply_node(self, delta: Delta) -> None:
+        sched = self.scheduler
+        if delta.new is None:
+            assert delta.old is not None
+            name = str((delta.old.get("metadata") or {}).get("name", ""))
+            node = self.nodes.pop(name, None)
+            if node is not None:
+                sched.on_node_delete(node)
+            return
+        node = Node(delta.new)
+        try:
+            node.validate()
+        except ObjectError as err:
+            log.warning("ignoring invalid node node=%s error=%r", _key(delta.new), str(err))
+            return
+        previous = self.nodes.get(node.name)
+        self.nodes[node.name] = node
+        if previous is None:
+            sched.on_node_add(node)
+        else:
+            sched.on_node_update(previous, node)
+
+    # --- binding -------------------------------------------------------------------------------
+
+    def _submit_bind(self, pod: Pod, node_name: str) -> None:
+        def job() -> None:
+            if not self.is_leader():
+                result = BindResult(
+                    pod.uid, node_name, False, conflict=True, message="not the leader"
+                )
+            else:
+                result = post_binding(self.api, pod, node_name)
+            self.inbox.put(result)
+
+        self.dispatcher.submit(pod.uid, job)
+
+
+def _not_terminal(manifest: Mapping[str, Any]) -> bool:
+    phase = (manifest.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed")
+
+
+def _key(manifest: Mapping[str, Any]) -> str:
+    meta = manifest.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

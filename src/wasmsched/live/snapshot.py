@@ -1,0 +1,90 @@
+"""``wasmsched snapshot``: the cluster as manifests that ``simulate --cluster`` reads.
+
+Nodes, non-terminal pods (what the live scheduler sees) and the other kinds the scheduler
+consults, without server bookkeeping: managedFields, resourceVersion, generation, selfLink
+and the last-applied annotation. uids are kept: they identify pods in the simulator too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import yaml
+
+from wasmsched.live.client import OPTIONAL_KINDS, RESOURCES, ApiClient, ApiError
+
+log = logging.getLogger("wasmsched.live.snapshot")
+
+SNAPSHOT_KINDS = (
+    "Namespace",
+    "PriorityClass",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "Node",
+    "Pod",
+)
+_NOISY_METADATA = ("managedFields", "resourceVersion", "generation", "selfLink")
+_NOISY_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+_OPTIONAL = {r.kind for r in OPTIONAL_KINDS}
+
+
+def clean(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy without server bookkeeping (top-level keys ordered as kubectl prints them)."""
+    out: dict[str, Any] = {
+        "apiVersion": manifest.get("apiVersion"),
+        "kind": manifest.get("kind"),
+    }
+    meta = dict(manifest.get("metadata") or {})
+    for key in _NOISY_METADATA:
+        meta.pop(key, None)
+    annotations = {
+        k: v for k, v in (meta.get("annotations") or {}).items() if k not in _NOISY_ANNOTATIONS
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    out["metadata"] = meta
+    for key, value in manifest.items():
+        if key not in out:
+            out[key] = value
+    return out
+
+
+def snapshot(api: ApiClient, kinds: Iterable[str] = SNAPSHOT_KINDS) -> list[dict[str, Any]]:
+    """Lists every kind; an optional kind the server refuses (403/404) is left out."""
+    objects: list[dict[str, Any]] = []
+    for kind in kinds:
+        resource = RESOURCES[kind]
+        try:
+            items, _ = api.list(resource)
+        except ApiError as err:
+            if kind in _OPTIONAL and err.status in (403, 404):
+                log.warning("skipping kind=%s error=%r", kind, str(err))
+                continue
+            raise
+        if kind == "Pod":
+            items = [
+                i
+                for i in items
+                if (i.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            ]
+        items.sort(key=lambda m: _sort_key(m))
+        objects.extend(clean(i) for i in items)
+    return objects
+
+
+def _sort_key(manifest: Mapping[str, Any]) -> tuple[str, str]:
+    meta = manifest.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def dump(objects: Iterable[Mapping[str, Any]]) -> str:
+    """Multi-document YAML."""
+    return yaml.safe_dump_all(
+        [dict(o) for o in objects], sort_keys=False, default_flow_style=False, explicit_start=True
+    )

@@ -1,0 +1,403 @@
+"""Writing back to the API server: bindings, pod status, events, preemption victims.
+
+All calls leave the scheduling thread: a ``Dispatcher`` runs them on a few worker threads.
+Calls about one pod go to the same worker (chosen by uid), so they reach the API server
+in the order the scheduler made them (a status patch is never overtaken by the binding
+that follows it). Events go through their own bounded queue and are dropped when it is
+full, as client-go's event broadcaster does, so a burst of failures cannot hold up
+bindings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import queue
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.interfaces import Event, ObjectReference
+from wasmsched.framework.status import Code, Status
+from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+
+log = logging.getLogger("wasmsched.live.writer")
+
+Job = Callable[[], None]
+# validation.NoteLengthLimit: event notes and condition messages are cut to this.
+NOTE_LENGTH_LIMIT = 1024
+EVENT_QUEUE_LENGTH = 1000
+
+
+def now_rfc3339(micro: bool = False) -> str:
+    t = dt.datetime.now(dt.UTC)
+    if micro:
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def truncate(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
+    """kube-scheduler's truncateMessage."""
+    if len(message) <= limit:
+        return message
+    return message[: limit - 4] + " ..."
+
+
+class Dispatcher:
+    """Worker threads running API calls; jobs with the same key run in submission order."""
+
+    def __init__(self, workers: int = 4, name: str = "api") -> None:
+        self._queues: list[queue.SimpleQueue[Job | None]] = [
+            queue.SimpleQueue() for _ in range(max(1, workers))
+        ]
+        self._events: queue.Queue[Job | None] = queue.Queue(EVENT_QUEUE_LENGTH)
+        self._pending = 0
+        self._lock = threading.Condition()
+        self._threads = [
+            threading.Thread(target=self._work, args=(q,), name=f"{name}-{i}", daemon=True)
+            for i, q in enumerate(self._queues)
+        ]
+        self._threads.append(
+            threading.Thread(
+                target=self._work, args=(self._events,), name=f"{name}-events", daemon=True
+            )
+        )
+        self.dropped_events = 0
+        self._closed = False
+        for t in self._threads:
+            t.start()
+
+    def submit(self, key: str, job: Job) -> None:
+        if self._closed:
+            log.warning("dispatcher closed, dropping an API call")
+            return
+        with self._lock:
+            self._pending += 1
+        self._queues[zlib.crc32(key.encode()) % len(self._queues)].put(job)
+
+    def submit_event(self, job: Job) -> None:
+        if self._closed:
+            return
+        with self._lock:
+            self._pending += 1
+        try:
+            self._events.put_nowait(job)
+        except queue.Full:
+            with self._lock:
+                self._pending -= 1
+                self._lock.notify_all()
+            self.dropped_events += 1
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return self._pending
+
+    def _work(self, q: queue.SimpleQueue[Job | None] | queue.Queue[Job | None]) -> None:
+        while True:
+            job = q.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                log.exception("API call failed")
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    self._lock.notify_all()
+
+    def drain(self, timeout: float) -> bool:
+        """Waits until every submitted call has run; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._closed = True
+        for q in self._queues:
+            q.put(None)
+        with contextlib.suppress(queue.Full):
+            self._events.put(None, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+@dataclass(frozen=True)
+class BindResult:
+    """How a binding POST ended: ok, ``conflict`` (409 already bound / 404 gone) or error."""
+
+    uid: str
+    node: str
+    ok: bool
+    conflict: bool = False
+    message: str = ""
+    seconds: float = 0.0
+
+
+def binding_body(pod: Pod, node_name: str) -> dict[str, Any]:
+    """A v1 Binding as DefaultBinder builds it: the uid makes it a precondition."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+    }
+
+
+def post_binding(api: ApiClient, pod: Pod, node_name: str) -> BindResult:
+    path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+    start = time.perf_counter()
+    try:
+        api.request("POST", path, body=binding_body(pod, node_name))
+    except ApiError as err:
+        return BindResult(
+            pod.uid,
+            node_name,
+            False,
+            conflict=err.status in (404, 409),
+            message=str(err),
+            seconds=time.perf_counter() - start,
+        )
+    return BindResult(pod.uid, node_name, True, seconds=time.perf_counter() - start)
+
+
+class LiveWriter:
+    """The scheduler's ClusterWriter against the API server.
+
+    ``current_pod(uid)`` is the informer's latest view of a pod (read on the scheduling
+    thread, where every writer method is called); it avoids writing what is already there.
+    ``may_write()`` is False once this replica is no longer the leader.
+    """
+
+    def __init__(
+        self,
+        api: ApiClient,
+        dispatcher: Dispatcher,
+        current_pod: Callable[[str], Pod | None],
+        *,
+        reporter: str = "wasmsched",
+        may_write: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.api = api
+        self.dispatcher = dispatcher
+        self.current_pod = current_pod
+        self.reporter = reporter
+        self.instance = f"{reporter}-{socket.gethostname()}"
+        self.may_write = may_write
+        self._events_api = "events.k8s.io/v1"
+
+    # --- ClusterWriter --------------------------------------------------------------------
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None:
+        """The synchronous binding (a Bind plugin other than DefaultBinder ran first)."""
+        if not self.may_write():
+            return Status(Code.ERROR, "not the leader: binding not written")
+        result = post_binding(self.api, pod, node_name)
+        if result.ok:
+            return None
+        return Status(Code.ERROR, result.message)
+
+    def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
+        return None  # the watch shows the extender's binding
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""
+        node = pod.node_name
+        ns, name, uid = pod.namespace, pod.name, pod.uid
+
+        def job() -> None:
+            if not self.may_write():
+                return
+            cond = {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "PreemptionByScheduler",
+                "message": f"{self.reporter}: preempting to accommodate a higher priority pod",
+                "lastTransitionTime": now_rfc3339(),
+            }
+            try:
+                self.api.request(
+                    "PATCH",
+                    f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                    body={"status": {"conditions": [cond]}},
+                    content_type=STRATEGIC_MERGE_PATCH,
+                )
+                self.api.request(
+                    "DELETE",
+                    f"/api/v1/namespaces/{ns}/pods/{name}",
+                    body={
+                        "apiVersion": "v1",
+                        "kind": "DeleteOptions",
+                        "preconditions": {"uid": uid},
+                    },
+                )
+            except ApiError as err:
+                if not err.not_found:
+                    log.warning("preemption failed victim=%s/%s error=%r", ns, name, str(err))
+                return
+            log.info("preempted victim=%s/%s node=%s preemptor=%s", ns, name, node, reason)
+
+        self.dispatcher.submit(uid, job)
+        note = f"Preempted by pod {reason} on node {node}" if reason else "Preempted"
+        self.record_event(
+            Event(
+                time.monotonic(),
+                ObjectReference("Pod", "v1", name, ns, uid),
+                None,
+                "Normal",
+                "Preempted",
+                "Preempting",
+                note,
+                self.reporter,
+            )
+        )
+
+    def set_nominated_node(self, pod: Pod, node_name: str) -> None:
+        current = self.current_pod(pod.uid) or pod
+        if current.nominated_node_name == node_name:
+            return
+        self._patch_status(pod, {"nominatedNodeName": node_name or None})
+
+    def set_unschedulable(self, pod: Pod, reason: str, message: str) -> None:
+        """PodScheduled=False with the reason and message, unless it already says so."""
+        current = self.current_pod(pod.uid) or pod
+        message = truncate(message)
+        for c in current.status.get("conditions") or ():
+            if (
+                isinstance(c, Mapping)
+                and c.get("type") == "PodScheduled"
+                and c.get("status") == "False"
+                and c.get("reason") == reason
+                and c.get("message") == message
+            ):
+                return
+        cond = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": now_rfc3339(),
+        }
+        self._patch_status(pod, {"conditions": [cond]})
+
+    def record_event(self, event: Event) -> None:
+        body = self._event_body(event)
+        self.dispatcher.submit_event(lambda: self._post_event(event, body))
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _patch_status(self, pod: Pod, status: dict[str, Any]) -> None:
+        ns, name = pod.namespace, pod.name
+
+        def job() -> None:
+            if not self.may_write():
+                return
+            try:
+                # A strategic merge patch merges conditions by type, as PatchPodStatus does.
+                self.api.request(
+                    "PATCH",
+                    f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                    body={"status": status},
+                    content_type=STRATEGIC_MERGE_PATCH,
+                )
+            except ApiError as err:
+                level = logging.DEBUG if err.not_found else logging.WARNING
+                log.log(level, "pod status update failed pod=%s/%s error=%r", ns, name, str(err))
+
+        self.dispatcher.submit(pod.uid, job)
+
+    def _event_body(self, event: Event) -> dict[str, Any]:
+        ref = event.regarding
+        stamp = time.time_ns()
+        meta = {"name": f"{ref.name}.{stamp:x}", "namespace": ref.namespace or "default"}
+        body: dict[str, Any] = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": meta,
+            "eventTime": now_rfc3339(micro=True),
+            "reportingController": event.reporter or self.reporter,
+            "reportingInstance": self.instance,
+            "action": event.action or event.reason,
+            "reason": event.reason,
+            "regarding": _reference(ref),
+            "note": truncate(event.note),
+            "type": event.type or "Normal",
+        }
+        if event.related is not None:
+            body["related"] = _reference(event.related)
+        return body
+
+    def _post_event(self, event: Event, body: dict[str, Any]) -> None:
+        if not self.may_write():
+            return
+        ns = body["metadata"]["namespace"]
+        if self._events_api == "events.k8s.io/v1":
+            try:
+                self.api.request(
+                    "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=body
+                )
+                return
+            except ApiError as err:
+                if err.status != 404 or 'namespaces "' in err.message:
+                    log.debug("event not written reason=%s error=%r", event.reason, str(err))
+                    return
+                # The server has no events.k8s.io/v1: use core v1 events from now on.
+                self._events_api = "v1"
+        try:
+            self.api.request(
+                "POST", f"/api/v1/namespaces/{ns}/events", body=_core_event(body, event)
+            )
+        except ApiError as err:
+            log.debug("event not written reason=%s error=%r", event.reason, str(err))
+
+
+def _reference(ref: ObjectReference) -> dict[str, Any]:
+    out = {"kind": ref.kind, "apiVersion": ref.api_version or "v1", "name": ref.name}
+    if ref.namespace:
+        out["namespace"] = ref.namespace
+    if ref.uid:
+        out["uid"] = ref.uid
+    if ref.resource_version:
+        out["resourceVersion"] = ref.resource_version
+    return out
+
+
+def _core_event(body: Mapping[str, Any], event: Event) -> dict[str, Any]:
+    """The same event as a core v1 Event."""
+    stamp = now_rfc3339()
+    out: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": dict(body["metadata"]),
+        "involvedObject": body["regarding"],
+        "reason": body["reason"],
+        "message": body["note"],
+        "type": body["type"],
+        "action": body["action"],
+        "source": {"component": body["reportingController"]},
+        "reportingComponent": body["reportingController"],
+        "reportingInstance": body["reportingInstance"],
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "eventTime": None,
+        "count": 1,
+    }
+    if event.related is not None:
+        out["related"] = body["related"]
+    return out

@@ -1,0 +1,141 @@
+"""Helpers of the live scheduler tests: manifests, a runner on a thread against the double."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from apiserver import ApiServerDouble
+from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, default_config, parse_config
+from wasmsched.live import ApiClient, LiveRunner, RunOptions, load_kube_config
+from wasmsched.plugins.registry import in_tree_registry
+
+# Short timings so that retries and backoffs fit in a test.
+FAST = {
+    "informer_initial_backoff": 0.05,
+    "informer_max_backoff": 0.4,
+    "shutdown_timeout": 5.0,
+}
+
+
+def node(
+    name: str, cpu: str = "4", memory: str = "8Gi", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "status": {
+            "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
+        },
+    }
+
+
+def pod(
+    name: str,
+    cpu: str = "100m",
+    memory: str = "128Mi",
+    namespace: str = "default",
+    scheduler: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "c",
+                "image": "registry.example/app:1",
+                "resources": {"requests": {"cpu": cpu, "memory": memory}},
+            }
+        ],
+        **spec,
+    }
+    if scheduler is not None:
+        body["schedulerName"] = scheduler
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name.split("-")[0]}},
+        "spec": body,
+    }
+
+
+def config(text: str = "") -> SchedulerConfig:
+    """A KubeSchedulerConfiguration from YAML text (the default profile when empty)."""
+    import yaml
+
+    if not text:
+        return default_config()
+    known = set(in_tree_registry().names()) | {p.name for p in DEFAULT_PLUGINS}
+    return parse_config(yaml.safe_load(text), "test-config", Path("."), known)
+
+
+def api_for(srv: ApiServerDouble) -> ApiClient:
+    path = Path(tempfile.mkdtemp()) / "kubeconfig"
+    return ApiClient(load_kube_config(srv.kubeconfig(path)))
+
+
+class Running:
+    """A LiveRunner on a thread; ``code`` is run()'s exit code once it returned."""
+
+    def __init__(self, runner: LiveRunner, api: ApiClient) -> None:
+        self.runner = runner
+        self.api = api
+        self.code: int | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self.code = self.runner.run()
+
+    def start(self) -> Running:
+        self.thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        self.runner.stop()
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "runner did not stop"
+        return self.code
+
+
+def make_runner(
+    srv: ApiServerDouble, cfg: SchedulerConfig | None = None, **options: Any
+) -> Running:
+    api = api_for(srv)
+    opts = RunOptions(**{"leader_elect": False, "port": None, **FAST, **options})
+    runner = LiveRunner(api, cfg or default_config(), in_tree_registry(), opts)
+    return Running(runner, api)
+
+
+@contextmanager
+def running(
+    srv: ApiServerDouble, cfg: SchedulerConfig | None = None, **options: Any
+) -> Iterator[LiveRunner]:
+    r = make_runner(srv, cfg, **options).start()
+    try:
+        yield r.runner
+    finally:
+        r.stop()
+        r.api.close()
+
+
+def wait(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def placements(srv: ApiServerDouble, namespace: str | None = None) -> dict[str, str]:
+    """name -> nodeName of every bound pod."""
+    return {
+        p["metadata"]["name"]: p["spec"]["nodeName"]
+        for p in srv.list("Pod", namespace)
+        if p.get("spec", {}).get("nodeName")
+    }

@@ -1,0 +1,109 @@
+"""``wasmsched run`` as a process: bad input, and a SIGTERM that releases the lease."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from apiserver import ApiServerDouble
+from live_support import node, placements, pod, wait
+from wasmsched.cli import app
+
+cli = CliRunner()
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: true
+  leaseDuration: 2s
+  renewDeadline: 1s
+  retryPeriod: 200ms
+  resourceName: wasmsched-test
+"""
+
+
+@pytest.fixture
+def srv() -> Any:
+    server = ApiServerDouble()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--config", "missing.yaml"], "missing.yaml: config file not found"),
+        (["--kubeconfig", "no-such-kubeconfig"], "no-such-kubeconfig: cannot load kubeconfig"),
+        (
+            ["--leader-elect-lease-duration", "1s", "--leader-elect-renew-deadline", "2s"],
+            "leaseDuration must be greater than renewDeadline",
+        ),
+        (["--leader-elect-retry-period", "soon"], "invalid duration 'soon'"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    full = ["run", "--config", str(config), "--kubeconfig", str(tmp_path / "kc"), "--port", "0"]
+    (tmp_path / "kc").write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+    result = cli.invoke(app, [*full, *args])
+    assert result.exit_code == 2, result.output
+    line = result.stderr
+    assert line.startswith("wasmsched: error: ") and line.count("\n") == 1
+    assert expected in line
+
+
+def test_sigterm_stops_gracefully_and_releases_the_lease(
+    srv: ApiServerDouble, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    kubeconfig = srv.kubeconfig(tmp_path / "kubeconfig")
+    srv.create(node("node-0"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from wasmsched.cli import main; main()",
+            "run",
+            "--config",
+            str(config),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--port",
+            "0",
+            "--log-format",
+            "json",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+
+        def holder() -> str:
+            lease = srv.get("Lease", "kube-system", "wasmsched-test")
+            return str((lease or {}).get("spec", {}).get("holderIdentity") or "")
+
+        wait(lambda: holder() != "", timeout=20, what="the lease")
+        srv.create(pod("web-0"))
+        wait(lambda: placements(srv) == {"web-0": "node-0"}, what="binding")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert holder() == ""
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    messages = [entry["msg"] for entry in lines]
+    assert any(m.startswith("successfully acquired lease") for m in messages)
+    assert any(m.startswith("released lease") for m in messages)
+    assert messages[-1] == "stopped"

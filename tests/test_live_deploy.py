@@ -1,0 +1,129 @@
+"""deploy/: the ConfigMap's configuration loads, and RBAC grants exactly what is used."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+
+from apiserver import ApiServerDouble
+from live_support import config, make_runner, node, placements, pod, wait
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, Pod
+from wasmsched.config import DEFAULT_PLUGINS, load_config
+from wasmsched.live import LeaseConfig
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator import Simulation
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def documents(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((DEPLOY / name).read_text()) if d]
+
+
+def test_configmap_config_loads_and_runs_its_wasm_plugin(tmp_path: Path) -> None:
+    (cm,) = documents("configmap.yaml")
+    for key, text in cm["data"].items():
+        (tmp_path / key).write_text(text)
+    registry = in_tree_registry()
+    known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+    cfg = load_config(tmp_path / "config.yaml", known)
+    assert [p.scheduler_name for p in cfg.profiles] == ["wasmsched"]
+    assert "NodeNumber" in cfg.profiles[0].wasm_plugins
+    nodes = [Node(node(f"node-{i}")) for i in range(3)]
+    pods = [Pod(pod("web-2", scheduler="wasmsched"))]
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods), cfg, registry)
+    try:
+        (outcome,) = sim.run().outcomes
+    finally:
+        sim.close()
+    assert outcome.node == "node-2"  # NodeNumber: same last character
+
+
+def test_deployment_runs_the_second_scheduler_with_its_config() -> None:
+    (deployment, *_) = documents("deployment.yaml")
+    spec = deployment["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    assert container["args"][:2] == ["run", "--config=/etc/wasmsched/config.yaml"]
+    assert spec["serviceAccountName"] == "wasmsched"
+    assert spec["volumes"][0]["configMap"]["name"] == "wasmsched-config"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+Rule = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)
+
+
+def granted() -> set[Rule]:
+    out: set[Rule] = set()
+    for doc in documents("rbac.yaml"):
+        if doc["kind"] not in ("ClusterRole", "Role"):
+            continue
+        for rule in doc["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        out.add((group, resource, verb))
+    return out
+
+
+def used(method: str, target: str) -> Rule:
+    """The RBAC (group, resource, verb) of one request, as the authorizer computes it."""
+    url = urlsplit(target)
+    parts = url.path.strip("/").split("/")
+    if parts[0] == "api":
+        group, rest = "", parts[2:]
+    else:
+        group, rest = parts[1], parts[3:]
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    resource = rest[0]
+    named = len(rest) > 1
+    if len(rest) > 2:
+        resource = f"{resource}/{rest[2]}"
+    watch = parse_qs(url.query).get("watch") == ["true"]
+    verb = {
+        "POST": "create",
+        "PUT": "update",
+        "PATCH": "patch",
+        "DELETE": "delete",
+    }.get(method, "watch" if watch else "get" if named else "list")
+    return (group, resource, verb)
+
+
+@pytest.fixture
+def srv() -> Any:
+    server = ApiServerDouble()
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_rbac_grants_exactly_the_verbs_used(srv: ApiServerDouble) -> None:
+    srv.create(node("node-0", cpu="2"))
+    low = pod("low-0", cpu="2", nodeName="node-0")
+    srv.create(low)
+    high = pod("high-0", cpu="2")
+    high["spec"]["priority"] = 100
+    srv.create(high)
+    srv.create(pod("huge-0", cpu="64"))
+    lease = LeaseConfig(lease_duration=1.5, renew_deadline=1.0, retry_period=0.1)
+    cfg = config(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "podInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 1\n"
+    )
+    r = make_runner(srv, cfg, leader_elect=True, lease=lease).start()
+    try:
+        wait(lambda: placements(srv).get("high-0") == "node-0", what="preemption and binding")
+        time.sleep(0.3)
+    finally:
+        r.stop()
+    rules = {used(m, t) for m, t, _ in srv.requests}
+    assert rules <= granted()
+    # Core v1 events are the fallback for servers without events.k8s.io.
+    assert granted() - rules == {("", "events", "create")}

@@ -1,0 +1,164 @@
+"""The live ClusterWriter and its dispatcher against the double."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from apiserver import ApiServerDouble
+from live_support import api_for, node, pod, wait
+from wasmsched.api.objects import Pod
+from wasmsched.framework.interfaces import Event, ObjectReference
+from wasmsched.live.writer import Dispatcher, LiveWriter, post_binding, truncate
+
+
+@pytest.fixture
+def srv() -> Any:
+    server = ApiServerDouble()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def writer(srv: ApiServerDouble) -> Any:
+    dispatcher = Dispatcher(workers=2)
+    pods: dict[str, Pod] = {}
+    w = LiveWriter(api_for(srv), dispatcher, pods.get)
+    w.pods = pods  # type: ignore[attr-defined]
+    yield w
+    dispatcher.close()
+
+
+def stored(srv: ApiServerDouble, name: str) -> Pod:
+    return Pod(srv.get("Pod", "default", name))
+
+
+def condition(srv: ApiServerDouble, name: str, type_: str) -> dict[str, Any] | None:
+    conds = srv.get("Pod", "default", name)["status"].get("conditions") or []
+    return next((c for c in conds if c["type"] == type_), None)
+
+
+def status_patches(srv: ApiServerDouble, name: str) -> int:
+    return sum(1 for m, t, _ in srv.requests if m == "PATCH" and f"/pods/{name}/status" in t)
+
+
+def test_unschedulable_condition_is_patched_once(srv: ApiServerDouble, writer: Any) -> None:
+    srv.create(pod("web-0"))
+    p = stored(srv, "web-0")
+    writer.set_unschedulable(p, "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")
+    assert writer.dispatcher.drain(5)
+    cond = condition(srv, "web-0", "PodScheduled")
+    assert cond is not None
+    assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
+    assert cond["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    # The informer's view now has it: writing the same again is skipped.
+    writer.pods[p.uid] = stored(srv, "web-0")
+    writer.set_unschedulable(p, "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")
+    writer.set_unschedulable(p, "SchedulerError", "boom")
+    assert writer.dispatcher.drain(5)
+    assert status_patches(srv, "web-0") == 2
+    assert condition(srv, "web-0", "PodScheduled")["reason"] == "SchedulerError"
+
+
+def test_nominated_node_is_set_and_cleared(srv: ApiServerDouble, writer: Any) -> None:
+    srv.create(pod("web-0"))
+    writer.set_nominated_node(stored(srv, "web-0"), "node-1")
+    assert writer.dispatcher.drain(5)
+    assert stored(srv, "web-0").nominated_node_name == "node-1"
+    writer.set_nominated_node(stored(srv, "web-0"), "")
+    assert writer.dispatcher.drain(5)
+    assert stored(srv, "web-0").nominated_node_name == ""
+
+
+def test_preemption_marks_deletes_and_records(srv: ApiServerDouble, writer: Any) -> None:
+    srv.create(node("node-0"))
+    srv.create(pod("victim-0", nodeName="node-0"))
+    victim = stored(srv, "victim-0")
+    writer.delete_pod(victim, "default/high-0")
+    assert writer.dispatcher.drain(5)
+    assert srv.get("Pod", "default", "victim-0") is None
+    patched = [
+        t for m, t, c in srv.requests if m == "PATCH" and "victim-0/status" in t and c == 200
+    ]
+    assert patched
+    event = next(e for e in srv.events if e.get("reason") == "Preempted")
+    assert event["note"] == "Preempted by pod default/high-0 on node node-0"
+    assert event["regarding"]["uid"] == victim.uid
+
+
+def test_binding_answers(srv: ApiServerDouble, writer: Any) -> None:
+    srv.create(node("node-0"))
+    srv.create(pod("web-0"))
+    p = stored(srv, "web-0")
+    first = post_binding(writer.api, p, "node-0")
+    again = post_binding(writer.api, p, "node-0")
+    srv.delete("Pod", "default", "web-0")
+    gone = post_binding(writer.api, p, "node-0")
+    assert (first.ok, first.conflict) == (True, False)
+    assert (again.ok, again.conflict) == (False, True) and again.message.startswith("409")
+    assert (gone.ok, gone.conflict) == (False, True) and gone.message.startswith("404")
+
+
+def test_events_fall_back_to_core_v1(srv: ApiServerDouble, writer: Any) -> None:
+    srv.create(pod("web-0"))
+    p = stored(srv, "web-0")
+    ref = ObjectReference("Pod", "v1", p.name, p.namespace, p.uid)
+    srv.faults.fail_next(
+        "POST",
+        r"^/apis/events\.k8s\.io/",
+        status=404,
+        message="the server could not find the requested resource",
+    )
+    for note in ("first", "second"):
+        writer.record_event(
+            Event(0.0, ref, None, "Warning", "FailedScheduling", "Scheduling", note)
+        )
+        assert writer.dispatcher.drain(5)
+    events = srv.events
+    assert [e["apiVersion"] for e in events] == ["v1", "v1"]
+    assert events[0]["involvedObject"]["uid"] == p.uid
+    assert events[1]["message"] == "second"
+    assert events[1]["source"]["component"] == "wasmsched"
+
+
+def test_dispatcher_keeps_order_per_key() -> None:
+    dispatcher = Dispatcher(workers=3)
+    seen: dict[str, list[int]] = {}
+    lock = threading.Lock()
+
+    def job(key: str, i: int) -> Any:
+        def run() -> None:
+            time.sleep(0.001 * ((i * 7) % 3))
+            with lock:
+                seen.setdefault(key, []).append(i)
+
+        return run
+
+    for i in range(30):
+        for key in ("a", "b", "c", "d"):
+            dispatcher.submit(key, job(key, i))
+    assert dispatcher.drain(10)
+    dispatcher.close()
+    assert all(order == list(range(30)) for order in seen.values())
+    assert len(seen) == 4
+
+
+@pytest.mark.parametrize(("length", "cut"), [(10, False), (1024, False), (1025, True)])
+def test_messages_are_truncated_like_kube_scheduler(length: int, cut: bool) -> None:
+    out = truncate("x" * length)
+    assert len(out) == min(length, 1024)
+    assert out.endswith(" ...") == cut
+
+
+def test_a_slow_api_server_does_not_block_the_caller(srv: ApiServerDouble, writer: Any) -> None:
+    # A slow API server does not block the caller: calls are queued.
+    srv.create(pod("web-0"))
+    srv.faults.delay(r"/status$", 0.5)
+    started = time.monotonic()
+    writer.set_unschedulable(stored(srv, "web-0"), "Unschedulable", "slow")
+    assert time.monotonic() - started < 0.1
+    wait(lambda: condition(srv, "web-0", "PodScheduled") is not None, what="the slow patch")
