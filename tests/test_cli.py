@@ -213,3 +213,39 @@ def test_console_script_runs_the_readme_command() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "7 scheduled, 1 unschedulable" in proc.stdout
+
+
+def test_guest_that_traps_at_start_is_one_line_without_backtrace(tmp_path: Path) -> None:
+    write(tmp_path, "boom.wat", (ROOT / "guests" / "wat" / "panic_on_start.wat").read_text())
+    cfg = write(
+        tmp_path,
+        "s.yaml",
+        CONFIG_HEAD + "profiles:\n- plugins: {multiPoint: {enabled: [{name: P}]}}\n"
+        "  pluginConfig:\n  - name: P\n    args: {guestURL: 'file://boom.wat'}\n",
+    )
+    cluster = write(tmp_path, "c.yaml", NODE)
+    result = runner.invoke(app, ["simulate", "--cluster", str(cluster), "--config", str(cfg)])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.endswith(
+        "boom.wat: failed to create a guest pool: wasm: instantiate error: panic! "
+        "(wasm trap: wasm `unreachable` instruction executed)"
+    )
+
+
+def test_inspect_passes_guest_config_to_start_up(tmp_path: Path) -> None:
+    # a guest whose _start traps unless get_config returns something
+    guest = write(
+        tmp_path,
+        "needs_config.wat",
+        """(module
+          (import "k8s.io/scheduler" "get_config" (func $cfg (param i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (func (export "_start") (if (i32.eqz (call $cfg (i32.const 0) (i32.const 64))) (then unreachable)))
+          (func (export "filter") (result i32) (i32.const 0)))""",
+    )
+    without = runner.invoke(app, ["inspect", str(guest)])
+    assert without.exit_code == 1 and "loadable: no" in without.stdout
+    with_config = runner.invoke(app, ["inspect", str(guest), "--guest-config", "{}"])
+    assert with_config.exit_code == 0, with_config.stdout
+    assert "loadable: yes" in with_config.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -30,9 +31,15 @@ class OutputFormat(StrEnum):
 
 
 def _fail(message: str) -> NoReturn:
-    # One line: the file and the problem (DESIGN.md command line contract).
-    first = " ".join(str(message).split("\n")).strip()
-    typer.echo(f"wasmsched: error: {first}", err=True)
+    # One line: the file and the problem (DESIGN.md command line contract). A guest's
+    # trap carries wasmtime's backtrace: keep its cause, drop the frames.
+    text = str(message)
+    head, _, tail = text.partition("error while executing at wasm backtrace:")
+    if tail:
+        cause = tail.partition("Caused by:")[2].strip()
+        text = f"{head.strip()} ({cause})" if cause else head
+    one_line = " ".join(text.split())
+    typer.echo(f"wasmsched: error: {one_line}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -90,13 +97,16 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int], None]]:
 @app.command()
 def simulate(
     cluster: Annotated[
-        Path, typer.Option("--cluster", help="A YAML file or a directory of Node and Pod manifests.")
+        Path,
+        typer.Option("--cluster", help="A YAML file or a directory of Node and Pod manifests."),
     ],
     config: Annotated[
         Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
     ] = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking between equal nodes.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the tie-breaking between equal nodes.")
+    ] = 0,
     explain: Annotated[
         bool,
         typer.Option(
@@ -105,8 +115,23 @@ def simulate(
         ),
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="Log to stderr: -v for info (wasm guests' klog info), -vv for debug.",
+        ),
+    ] = 0,
 ) -> None:
     """Schedule every pending pod of a cluster read from YAML, on a simulated clock."""
+    if verbose:
+        logging.basicConfig(
+            level=logging.DEBUG if verbose > 1 else logging.INFO,
+            format="%(levelname)s %(name)s: %(message)s",
+            stream=sys.stderr,
+        )
     from wasmsched.api.manifests import load_manifests
     from wasmsched.cli.report import print_explain, print_table, result_to_json
     from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
@@ -139,16 +164,26 @@ def simulate(
 
 @app.command()
 def inspect(
-    plugin: Annotated[Path, typer.Argument(help="A .wasm plugin.")],
+    plugin: Annotated[Path, typer.Argument(help="A .wasm plugin (or .wat text).")],
     output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    guest_config: Annotated[
+        str,
+        typer.Option("--guest-config", help="The guestConfig string its start-up reads."),
+    ] = "",
+    args: Annotated[
+        list[str] | None, typer.Option("--arg", help="A WASI argv entry (repeatable).")
+    ] = None,
 ) -> None:
     """Show a wasm plugin's exports, the extension points they give, its imports, and whether
     the host can load it."""
-    from wasmsched.wasm import inspect_wasm
+    from wasmsched.wasm import WasmPluginConfig, inspect_wasm
 
     if not plugin.is_file():
         _fail(f"{plugin}: no such file")
-    report = inspect_wasm(plugin)
+    config = WasmPluginConfig(
+        guest_url=plugin.resolve().as_uri(), guest_config=guest_config, args=list(args or [])
+    )
+    report = inspect_wasm(plugin, config=config)
     if output is OutputFormat.json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
