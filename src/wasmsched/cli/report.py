@@ -108,7 +108,7 @@ def _explain_cycle(console: Console, record: CycleRecord) -> None:
                 if name not in plugins:
                     plugins.append(name)
         table = Table(title="Filter", title_justify="left")
-        table.add_column("NODE")
+        table.add_column("NODE", overflow="fold", no_wrap=False)
         for name in plugins:
             table.add_column(name, overflow="fold")
         for node, verdicts in record.filter.items():
@@ -123,7 +123,7 @@ def _explain_cycle(console: Console, record: CycleRecord) -> None:
                 if name not in plugins:
                     plugins.append(name)
         table = Table(title="Score (raw / normalized / weighted)", title_justify="left")
-        table.add_column("NODE")
+        table.add_column("NODE", overflow="fold", no_wrap=False)
         for name in plugins:
             table.add_column(name)
         table.add_column("TOTAL")
