@@ -101,15 +101,23 @@ def test_endpoints_and_scheduler_metrics(srv: ApiServerDouble) -> None:
     assert "_created" not in text
 
 
-def test_unsampled_cycles_leave_the_framework_untouched(srv: ApiServerDouble) -> None:
+def test_unsampled_cycles_set_no_observer(srv: ApiServerDouble) -> None:
     srv.create(node("node-0"))
     srv.create(pod("web-0"))
     with running(srv, plugin_metrics_sample_percent=0) as runner:
         fwk = runner.scheduler.frameworks["default-scheduler"]
-        plain = fwk._filters
+        set_calls: list[object] = []
+        real_set = fwk.set_observer
+
+        def spy(observer: Any) -> None:
+            set_calls.append(observer)
+            real_set(observer)
+
+        fwk.set_observer = spy  # type: ignore[method-assign]
         wait(lambda: len(placements(srv)) == 1, what="bound")
         text = runner.metrics.exposition().decode()
-        assert fwk._filters is plain
+        assert fwk.observer is None
+    assert set_calls == []
     assert "scheduler_plugin_execution_duration_seconds_count{" not in text
 
 

@@ -12,7 +12,7 @@ from apiserver import ApiServerDouble
 from live_support import api_for, node, pod, wait
 from wasmsched.api.objects import Pod
 from wasmsched.framework.interfaces import Event, ObjectReference
-from wasmsched.live.writer import Dispatcher, LiveWriter, post_binding, truncate
+from wasmsched.live.writer import BindResult, Dispatcher, LiveWriter, post_binding, truncate
 
 
 @pytest.fixture
@@ -162,3 +162,46 @@ def test_a_slow_api_server_does_not_block_the_caller(srv: ApiServerDouble, write
     writer.set_unschedulable(stored(srv, "web-0"), "Unschedulable", "slow")
     assert time.monotonic() - started < 0.1
     wait(lambda: condition(srv, "web-0", "PodScheduled") is not None, what="the slow patch")
+
+
+@pytest.mark.parametrize(
+    ("leader", "status", "expected"),
+    [
+        (True, None, (True, False, "")),
+        (True, 409, (False, True, None)),
+        (True, 500, (False, False, None)),
+        (False, None, (False, True, "not the leader")),
+    ],
+    ids=["bound", "conflict", "error", "not-leader"],
+)
+def test_bind_async_delivers_the_result(
+    srv: ApiServerDouble,
+    leader: bool,
+    status: int | None,
+    expected: tuple[bool, bool, str | None],
+) -> None:
+    srv.create(node("node-0"))
+    srv.create(pod("web-0"))
+    if status is not None:
+        srv.faults.fail_next("POST", r"/pods/web-0/binding$", status=status)
+    results: list[BindResult] = []
+    dispatcher = Dispatcher(workers=1)
+    w = LiveWriter(
+        api_for(srv), dispatcher, {}.get, may_write=lambda: leader, bind_results=results.append
+    )
+    try:
+        assert w.bind_async is not None
+        w.bind_async(stored(srv, "web-0"), "node-0")
+        assert dispatcher.drain(5)
+    finally:
+        dispatcher.close()
+    (result,) = results
+    ok, conflict, message = expected
+    assert (result.node, result.ok, result.conflict) == ("node-0", ok, conflict)
+    if message is not None:
+        assert result.message == message
+    assert (stored(srv, "web-0").node_name == "node-0") == ok
+
+
+def test_without_a_result_sink_the_writer_binds_synchronously(writer: Any) -> None:
+    assert writer.bind_async is None

@@ -7,8 +7,13 @@ from typing import Any
 import pytest
 
 from sched_support import config, node, placements, pod, registry, simulate
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.config import default_config
 from wasmsched.framework.interfaces import NodeScore, PreFilterResult
+from wasmsched.framework.runtime import BindingPending
 from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator import Simulation
 
 
 class NodeSet:
@@ -343,3 +348,228 @@ def test_pod_deleted_frees_room_and_requeues_unschedulable_pod(seed: int) -> Non
     (o,) = result.outcomes
     assert (o.result, o.node) == ("Scheduled", "n1")
     assert result.simulated_seconds >= 100.0
+
+
+# --- public seams: plugin observer, attempt hooks, asynchronous binding, failure rule ---------
+
+
+def build(
+    plugins: dict[str, Any], nodes: list[Any], pods: list[Any], first_binder: str | None = None
+) -> Simulation:
+    """A simulation of fake plugins, not run yet (the tests drive or watch its scheduler)."""
+    reg = registry(**{name: (lambda args, handle, p=p: p) for name, p in plugins.items()})
+    cfg = config(list(plugins), reg.names())
+    if first_binder is not None:
+        from wasmsched.config import PluginRef
+
+        cfg.profiles[0].plugins["bind"].enabled.insert(0, PluginRef(first_binder, None))
+    return Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), cfg, reg)
+
+
+class Boom:
+    name = "Boom"
+
+    def filter(self, state: Any, p: Any, node_info: Any) -> Status | None:
+        if node_info.name == "n1":
+            raise RuntimeError("boom")
+        return None
+
+
+def test_observer_sees_every_plugin_call_and_changes_nothing() -> None:
+    nodes = [node(f"n{i}", cpu="2") for i in range(4)]
+    pods = [pod(f"p{i}", cpu="500m") for i in range(6)] + [pod("big", cpu="4")]
+
+    def run_default(observer: Any) -> dict[str, str | None]:
+        sim = Simulation(
+            ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(), in_tree_registry()
+        )
+        sim.scheduler.frameworks["default-scheduler"].set_observer(observer)
+        try:
+            return placements(sim.run())
+        finally:
+            sim.close()
+
+    calls: list[tuple[str, str, str]] = []
+    observed = run_default(lambda point, plugin, code, s: calls.append((point, plugin, code)))
+    assert observed == run_default(None)
+    points = {c[0] for c in calls}
+    assert {"PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Bind"} <= points
+    assert ("Filter", "NodeResourcesFit", "Unschedulable") in calls
+    assert ("Bind", "DefaultBinder", "Success") in calls
+    assert ("PostFilter", "DefaultPreemption", "Unschedulable") in calls
+
+
+def test_observer_reports_a_raising_plugin_as_error_and_can_be_cleared() -> None:
+    sim = build({"Boom": Boom()}, [node("n1")], [pod("p")])
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    calls: list[tuple[str, str, str]] = []
+
+    def observer(point: str, plugin: str, code: str, seconds: float) -> None:
+        assert seconds >= 0.0
+        calls.append((point, plugin, code))
+
+    fwk.set_observer(observer)
+    assert fwk.observer is observer
+    result = sim.run()
+    assert calls == [("Filter", "Boom", "Error")]
+    assert result.outcomes[0].result == "Error"
+    fwk.set_observer(None)
+    calls.clear()
+    sim.store.add_node(node("n2"))
+    sim.run()
+    assert calls == []
+
+
+class AsyncBinder:
+    """Bind that starts a binding and answers BindingPending; the test finishes it."""
+
+    name = "AsyncBinder"
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str]] = []
+        self.log: list[str] = []
+
+    def bind(self, state: Any, p: Any, node_name: str) -> Status | None:
+        self.started.append((p.uid, node_name))
+        return BindingPending()
+
+    def reserve(self, state: Any, p: Any, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: Any, p: Any, node_name: str) -> None:
+        self.log.append(f"unreserve {p.name}")
+
+    def post_bind(self, state: Any, p: Any, node_name: str) -> None:
+        self.log.append(f"postbind {p.name}")
+
+
+def async_sim() -> tuple[Simulation, AsyncBinder, str]:
+    binder = AsyncBinder()
+    sim = build({"AsyncBinder": binder}, [node("n1")], [pod("p")], first_binder="AsyncBinder")
+    sim.run()
+    ((uid, host),) = binder.started
+    assert host == "n1"
+    sched = sim.scheduler
+    assert sched.binding_in_flight(uid) and sched.binds_in_flight == 1
+    assert sched.cache.is_assumed(uid)
+    assert sched.outcomes[uid].result == "Pending"
+    return sim, binder, uid
+
+
+def events_of(sim: Simulation, reason: str) -> list[str]:
+    return [e.note for e in sim.store.events if e.reason == reason]
+
+
+def test_async_binding_completes_with_post_bind_and_the_scheduled_event() -> None:
+    sim, binder, uid = async_sim()
+    sched = sim.scheduler
+    assert not sched.complete_binding(uid, "elsewhere", None)  # not this binding
+    sim.store.bind(sim.store.pods[uid], "n1")  # what the binding did meanwhile
+    assert sched.complete_binding(uid, "n1", None)
+    assert not sched.binding_in_flight(uid)
+    assert binder.log == ["postbind p"]
+    assert sched.outcomes[uid].result == "Scheduled"
+    assert events_of(sim, "Scheduled") == ["Successfully assigned default/p to n1"]
+    assert not sched.cache.is_assumed(uid) and sched.cache.pod_node[uid] == "n1"
+    assert not sched.complete_binding(uid, "n1", None)  # only once
+
+
+def test_async_binding_conflict_forgets_the_pod_and_writes_nothing() -> None:
+    sim, binder, uid = async_sim()
+    sched = sim.scheduler
+    assert sched.complete_binding(uid, "n1", Status(Code.ERROR, "409"), conflict=True)
+    assert binder.log == ["unreserve p"]
+    assert uid not in sched.cache.pod_node
+    assert len(sched.queue) == 0  # not requeued: the watch tells the truth
+    assert sched.outcomes[uid].result == "Error"
+    assert events_of(sim, "FailedScheduling") == [] and sim.store.conditions == {}
+
+
+def test_async_binding_error_takes_the_binding_failure_path() -> None:
+    sim, binder, uid = async_sim()
+    sched = sim.scheduler
+    assert sched.complete_binding(uid, "n1", Status(Code.ERROR, "boom"))
+    assert binder.log == ["unreserve p"]
+    assert uid not in sched.cache.pod_node
+    assert len(sched.queue) == 1  # back off and retry
+    message = "running Bind plugin 'AsyncBinder': boom"
+    assert sched.outcomes[uid].message == message
+    assert events_of(sim, "FailedScheduling") == [message]
+    assert sim.store.conditions[uid] == ("SchedulerError", message)
+
+
+class NotC:
+    name = "NotC"
+
+    def filter(self, state: Any, p: Any, node_info: Any) -> Status | None:
+        return Status(Code.UNSCHEDULABLE, "not c") if p.name == "c" else None
+
+
+def test_attempt_hooks_pair_up_and_scope_the_observer() -> None:
+    pods = [pod("a"), pod("b", priority=10), pod("c")]
+    sim = build({"NotC": NotC()}, [node("n1")], pods)
+    sched = sim.scheduler
+    fwk = sched.frameworks["default-scheduler"]
+    starts: list[str] = []
+    ends: list[tuple[str, str]] = []
+    seen: list[str] = []
+
+    def observer(point: str, plugin: str, code: str, seconds: float) -> None:
+        seen.append(point)
+
+    def on_start(f: Any, info: Any) -> Any:
+        assert fwk.observer is None  # cleared between attempts
+        starts.append(info.pod.name)
+        return observer if info.pod.name == "b" else None
+
+    def on_end(f: Any, p: Any, outcome: Any) -> None:
+        ends.append((p.name, outcome.result))
+
+    sched.on_attempt_start = on_start  # type: ignore[method-assign]
+    sched.on_attempt_end = on_end  # type: ignore[method-assign]
+    result = sim.run()
+    assert fwk.observer is None
+    assert sorted(starts) == sorted(name for name, _ in ends)
+    assert ("b", "Scheduled") in ends and ("c", "Unschedulable") in ends
+    assert starts[0] == "b" and seen.count("Bind") == 1
+    assert {o.pod.name: o.result for o in result.outcomes}["b"] == "Scheduled"
+
+
+class BindsThenFails:
+    """A binder whose binding lands although it reports an error (a timed-out answer)."""
+
+    name = "BindsThenFails"
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    def bind(self, state: Any, p: Any, node_name: str) -> Status | None:
+        self.handle.binder().bind(p, node_name)
+        return Status(Code.ERROR, "timeout")
+
+
+def test_failed_pod_that_is_bound_or_gone_is_not_requeued() -> None:
+    binder = BindsThenFails()
+    sim = build({"BindsThenFails": binder}, [node("n1")], [pod("p")], "BindsThenFails")
+    binder.handle = sim.scheduler.handle
+    result = sim.run()
+    (o,) = result.outcomes
+    assert o.result == "Error"
+    assert sim.store.pods[o.pod.uid].node_name == "n1"
+    assert len(sim.scheduler.queue) == 0
+    assert events_of(sim, "FailedScheduling") == [] and sim.store.conditions == {}
+
+
+def test_pod_deleted_while_waiting_at_permit_is_not_requeued() -> None:
+    reg = registry(Gang=lambda args, handle: Gang(handle, 2, 30.0))
+    cfg = config(["Gang"], reg.names())
+    sim = Simulation(ClusterObjects(nodes=[node("n1")], pods=[pod("p")], others=[]), cfg, reg)
+    sim.at(5.0, lambda: sim.store.delete_pod(next(iter(sim.store.pods.values())), ""))
+    result = sim.run()
+    (o,) = result.outcomes
+    assert o.result == "Unschedulable"  # rejected at Permit by the deletion, not the timeout
+    assert "pod deleted" in o.message
+    assert result.simulated_seconds == 5.0
+    assert not sim.scheduler.cache.assumed and not sim.scheduler.cache.nodes["n1"].pods
+    assert len(sim.scheduler.queue) == 0
+    assert events_of(sim, "FailedScheduling") == [] and sim.store.conditions == {}

@@ -11,6 +11,7 @@ import heapq
 import itertools
 import logging
 import random
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,9 +39,11 @@ from wasmsched.framework.interfaces import (
 )
 from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
 from wasmsched.framework.runtime import (
+    BindingPending,
     CycleRecord,
     Framework,
     NodePluginScores,
+    PluginObserver,
     PluginScore,
 )
 from wasmsched.framework.status import Code, Status
@@ -67,7 +70,17 @@ ERROR = "Error"
 
 
 class ClusterWriter(Protocol):
-    """What the scheduler writes back: a simulator store or the API server."""
+    """What the scheduler writes back (a simulator store or the API server), and its view
+    of a pod's latest version.
+
+    A writer may also offer ``bind_async(pod, node_name) -> None``: the binding goes on
+    elsewhere and its answer reaches ``Scheduler.complete_binding`` later, on the scheduling
+    thread. DefaultBinder uses it when present (and answers ``BindingPending``).
+    """
+
+    def current_pod(self, uid: str) -> Pod | None:
+        """The pod as the cluster (the informer) has it now; None once it is gone."""
+        ...
 
     def bind(self, pod: Pod, node_name: str) -> Status | None: ...
 
@@ -108,6 +121,22 @@ class PodOutcome:
     scheduled_at: float | None = None
     preempted_by: str | None = None
     cycles: list[CycleRecord] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _BindingInFlight:
+    """A binding cycle parked while a Bind plugin's asynchronous binding runs."""
+
+    fwk: Framework
+    state: CycleState
+    info: QueuedPodInfo
+    assumed: Pod
+    host: str
+    outcome: PodOutcome
+    pods_to_activate: dict[str, Pod]
+    observer: PluginObserver | None
+    plugin: str
+    started: float
 
 
 @dataclass
@@ -257,6 +286,7 @@ class Scheduler:
         self._timers: list[tuple[float, int, Callable[[], object]]] = []
         self._timer_seq = itertools.count()
         self._ready_bindings: deque[Callable[[], None]] = deque()
+        self._bindings_in_flight: dict[str, _BindingInFlight] = {}
         self._next_backoff_flush: float | None = None
         # Cluster generation seen at each pod's last attempt, to know when to stop.
         self._attempt_generation: dict[str, int] = {}
@@ -395,15 +425,17 @@ class Scheduler:
 
     def on_pod_delete(self, pod: Pod) -> None:
         self.nominator.delete(pod.uid)
-        if pod.uid in self.cache.pod_node:
+        if pod.node_name:
             self.cache.remove_pod(pod)
             self._changed()
             self.queue.on_event(ev.ASSIGNED_POD_DELETE, pod, None)
-        else:
-            self.queue.delete(pod)
-            wp = self.waiting_pods.get(pod.uid)
-            if wp is not None:
-                wp.reject("", "pod deleted")
+            return
+        # An unassigned pod (possibly assumed and waiting at Permit): k8s rejects the
+        # waiting pod; its binding cycle then forgets the assumed copy.
+        self.queue.delete(pod)
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is not None:
+            wp.reject("", "pod deleted")
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -429,12 +461,108 @@ class Scheduler:
         state = CycleState()
         pods_to_activate: dict[str, Pod] = {}
         state.write(PODS_TO_ACTIVATE_KEY, pods_to_activate)
+        observer = self.on_attempt_start(fwk, info)
+        previous = fwk.observer
+        if observer is not None:
+            state.record_plugin_metrics = True
+            fwk.set_observer(observer)
         try:
-            self._scheduling_cycle(fwk, state, info, outcome, pods_to_activate)
+            self._scheduling_cycle(fwk, state, info, outcome, pods_to_activate, observer)
         finally:
             fwk.recorder = None
+            if observer is not None:
+                fwk.set_observer(previous)
         self.run_ready_bindings()
         return True
+
+    # --- hooks and seams for long-running schedulers ------------------------------------------
+
+    def on_attempt_start(self, fwk: Framework, info: QueuedPodInfo) -> PluginObserver | None:
+        """A scheduling attempt begins; the observer returned sees its plugin calls.
+
+        The observer is set on ``fwk`` for the scheduling cycle and the binding cycle that
+        follows (whenever it runs), and the previous one (usually None) restored in between.
+        The base returns None: the framework's own observer, if any, stays.
+        """
+        return None
+
+    def on_attempt_end(self, fwk: Framework, pod: Pod, outcome: PodOutcome) -> None:
+        """An attempt ended: ``outcome.result`` is SCHEDULED, UNSCHEDULABLE or ERROR."""
+
+    def binding_in_flight(self, uid: str) -> bool:
+        """Whether a pod's asynchronous binding awaits ``complete_binding``."""
+        return uid in self._bindings_in_flight
+
+    @property
+    def binds_in_flight(self) -> int:
+        return len(self._bindings_in_flight)
+
+    def complete_binding(
+        self,
+        uid: str,
+        node_name: str,
+        status: Status | None,
+        *,
+        conflict: bool = False,
+        seconds: float | None = None,
+    ) -> bool:
+        """The answer to a Bind plugin's ``BindingPending``, on the scheduling thread.
+
+        ``status`` None: bound (PostBind, Scheduled event, done). ``conflict``: the pod was
+        bound elsewhere or deleted meanwhile (409/404): Unreserve and forget it, write
+        nothing; the watch has the truth. Otherwise the binding-failure path. ``seconds``
+        is the Bind call's duration for the observer (by default, since it was started).
+        False when no binding of that pod to that node is in flight.
+        """
+        p = self._bindings_in_flight.get(uid)
+        if p is None or p.host != node_name:
+            return False
+        del self._bindings_in_flight[uid]
+        fwk, state, assumed, host = p.fwk, p.state, p.assumed, p.host
+        previous = fwk.observer
+        swap = p.observer is not None and p.observer is not previous
+        if swap:
+            fwk.set_observer(p.observer)
+        try:
+            if seconds is None:
+                seconds = time.perf_counter() - p.started
+            failed = status is not None or conflict
+            fwk.observe(
+                "Bind", p.plugin, status or (Status(Code.ERROR) if failed else None), seconds
+            )
+            if not failed:
+                self._bound(fwk, state, assumed, host, p.outcome, p.pods_to_activate)
+            elif conflict:
+                fwk.run_reserve_plugins_unreserve(state, assumed, host)
+                self.cache.forget_pod(assumed)
+                self._forget(fwk, assumed)
+                self.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None, lambda q: q.uid != uid)
+                self.queue.done(uid)
+                p.outcome.result = ERROR
+                p.outcome.node = None
+                p.outcome.message = status.message if status is not None else "binding conflict"
+                self.on_attempt_end(fwk, assumed, p.outcome)
+            else:
+                assert status is not None
+                failure = Status(
+                    Code.ERROR,
+                    f"running Bind plugin {p.plugin!r}: {status.message}",
+                    plugin=p.plugin,
+                )
+                self._binding_failure(fwk, state, p.info, assumed, host, failure, None, p.outcome)
+        finally:
+            if swap:
+                fwk.set_observer(previous)
+        return True
+
+    def release_pod(self, uid: str) -> None:
+        """Drops what is kept about a pod for the report (its outcome, its last attempt).
+
+        The simulator reports every pod at the end; a scheduler that runs for ever calls
+        this when a pod is bound or deleted.
+        """
+        self.outcomes.pop(uid, None)
+        self._attempt_generation.pop(uid, None)
 
     def _scheduling_cycle(
         self,
@@ -443,6 +571,7 @@ class Scheduler:
         info: QueuedPodInfo,
         outcome: PodOutcome,
         pods_to_activate: dict[str, Pod],
+        observer: PluginObserver | None,
     ) -> None:
         pod = info.pod
         try:
@@ -502,7 +631,17 @@ class Scheduler:
             pods_to_activate.clear()
 
         def continue_binding(wp: WaitingPod | None = None) -> None:
-            self._binding_cycle(fwk, state, info, assumed, host, outcome, wp, pods_to_activate)
+            previous = fwk.observer
+            swap = observer is not None and observer is not previous
+            if swap:
+                fwk.set_observer(observer)
+            try:
+                self._binding_cycle(
+                    fwk, state, info, assumed, host, outcome, wp, pods_to_activate, observer
+                )
+            finally:
+                if swap:
+                    fwk.set_observer(previous)
 
         if permit_status is not None:  # Wait
             now = self.now()
@@ -532,6 +671,7 @@ class Scheduler:
         outcome: PodOutcome,
         wp: WaitingPod | None,
         pods_to_activate: dict[str, Pod],
+        observer: PluginObserver | None,
     ) -> None:
         record = outcome.cycles[-1] if self.explain and outcome.cycles else None
         fwk.recorder = record
@@ -546,34 +686,62 @@ class Scheduler:
                 bound, status = self._extenders_bind(assumed, host)
                 if not bound:
                     status = fwk.run_bind_plugins(state, assumed, host)
+                    if isinstance(status, BindingPending):
+                        # Finished by complete_binding; the pod stays assumed meanwhile.
+                        self._bindings_in_flight[assumed.uid] = _BindingInFlight(
+                            fwk,
+                            state,
+                            info,
+                            assumed,
+                            host,
+                            outcome,
+                            pods_to_activate,
+                            observer,
+                            status.plugin,
+                            time.perf_counter(),
+                        )
+                        return
                 if status is not None and status.code == Code.SKIP:
                     status = Status(Code.ERROR, "no bind plugin bound the pod (all returned Skip)")
             if status is not None:
                 self._binding_failure(fwk, state, info, assumed, host, status, None, outcome)
                 return
-            fwk.run_post_bind_plugins(state, assumed, host)
-            self._forget(fwk, assumed)
-            outcome.result = SCHEDULED
-            outcome.node = host
-            outcome.message = ""
-            outcome.scheduled_at = self.now()
-            self.nominator.delete(assumed.uid)
-            self.writer.record_event(
-                _event(
-                    self.now(),
-                    assumed,
-                    "Normal",
-                    "Scheduled",
-                    "Binding",
-                    f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
-                )
-            )
-            if pods_to_activate:
-                self.queue.activate(pods_to_activate.values())
-                pods_to_activate.clear()
-            self.queue.done(assumed.uid)
+            self._bound(fwk, state, assumed, host, outcome, pods_to_activate)
         finally:
             fwk.recorder = None
+
+    def _bound(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        assumed: Pod,
+        host: str,
+        outcome: PodOutcome,
+        pods_to_activate: dict[str, Pod],
+    ) -> None:
+        """The end of a successful binding cycle: PostBind, the Scheduled event, done."""
+        fwk.run_post_bind_plugins(state, assumed, host)
+        self._forget(fwk, assumed)
+        outcome.result = SCHEDULED
+        outcome.node = host
+        outcome.message = ""
+        outcome.scheduled_at = self.now()
+        self.nominator.delete(assumed.uid)
+        self.writer.record_event(
+            _event(
+                self.now(),
+                assumed,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+            )
+        )
+        if pods_to_activate:
+            self.queue.activate(pods_to_activate.values())
+            pods_to_activate.clear()
+        self.queue.done(assumed.uid)
+        self.on_attempt_end(fwk, assumed, outcome)
 
     def _extenders_bind(self, pod: Pod, host: str) -> tuple[bool, Status | None]:
         """An interested binder extender binds instead of the Bind plugins."""
@@ -643,6 +811,19 @@ class Scheduler:
     ) -> None:
         pod = info.pod
         rejected = status.code in (2, 3, 6)
+        latest = self.writer.current_pod(pod.uid)
+        if latest is None or latest.node_name:
+            # handleSchedulingFailure: a pod gone meanwhile, or bound (by another replica,
+            # an extender), is not requeued, and nothing is written about it.
+            self._forget(fwk, pod)
+            outcome.result = UNSCHEDULABLE if rejected else ERROR
+            outcome.node = None
+            outcome.message = status.message
+            self.queue.done(pod.uid)
+            self.on_attempt_end(fwk, pod, outcome)
+            return
+        # Requeued as the cluster has it now (its latest labels, nomination...).
+        info.pod = pod = latest
         if diagnosis is not None and rejected:
             info.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
             info.pending_plugins = set(diagnosis.pending_plugins)
@@ -666,6 +847,7 @@ class Scheduler:
         self.writer.set_unschedulable(
             pod, "Unschedulable" if rejected else "SchedulerError", message
         )
+        self.on_attempt_end(fwk, pod, outcome)
 
     # --- the algorithm ---------------------------------------------------------------------
 

@@ -167,6 +167,9 @@ class ClusterStore:
 
     # --- ClusterWriter ------------------------------------------------------------------
 
+    def current_pod(self, uid: str) -> Pod | None:
+        return self.pods.get(uid)
+
     def bind(self, pod: Pod, node_name: str) -> Status | None:
         current = self.pods.get(pod.uid)
         if current is None:

@@ -7,6 +7,7 @@ configuration. Hot loops (Filter, Score) iterate pre-built tuples of bound metho
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,24 @@ log = logging.getLogger("wasmsched.framework")
 
 class FrameworkError(Exception):
     """A profile that cannot be built (bad plugin args, missing queue sort, ...)."""
+
+
+# Called (extension point, plugin name, status code name, seconds) after each plugin call:
+# kube-scheduler's plugin_execution_duration_seconds labels.
+PluginObserver = Callable[[str, str, str, float], None]
+
+
+class BindingPending(Status):
+    """What a Bind plugin returns when it has started a binding that ends later.
+
+    The plugin promises that its outcome reaches ``Scheduler.complete_binding`` on the
+    scheduling thread, after ``bind`` has returned; until then the pod stays assumed.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, message: str = "binding in flight") -> None:
+        super().__init__(Code.SUCCESS, message)
 
 
 @dataclass(slots=True)
@@ -136,17 +155,52 @@ class Framework:
             raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
         self.enqueue_extensions = tuple(enqueue_extensions)
         self.waiting_pods = waiting_pods
-        # (name, bound filter) pairs: the per-node loop touches nothing else.
-        self._filters = tuple((p.name, p.filter) for p in self.filter_plugins)
-        self._scores = tuple(
-            (p.name, p.score, weight, p.score_extensions()) for p, weight in self.score_plugins
-        )
+        # What the runners iterate: the plugins themselves, or observed stand-ins while an
+        # observer is set. (name, bound filter) pairs: the per-node loop touches nothing else.
+        self._plain = _run_tuples(self)
+        self._pre_filter, self._filters, self._post_filter, self._pre_score = self._plain[:4]
+        self._scores, self._reserve, self._permit = self._plain[4:7]
+        self._pre_bind, self._bind, self._post_bind = self._plain[7:]
+        self._observer: PluginObserver | None = None
+        self._observed: tuple[PluginObserver, _RunTuples] | None = None
         self.recorder: CycleRecord | None = None
         seen: dict[int, Any] = {}
         for point_plugins in points.values():
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
         self.all_plugins: tuple[Any, ...] = tuple(seen.values())
+
+    # --- observation ------------------------------------------------------------------
+
+    @property
+    def observer(self) -> PluginObserver | None:
+        return self._observer
+
+    def set_observer(self, observer: PluginObserver | None) -> None:
+        """Reports every plugin call to ``observer`` until it is cleared with None.
+
+        The runners then iterate timed stand-ins built once per observer (kept for the
+        last one set, so the same observer can be set and cleared every cycle cheaply);
+        without an observer they call the plugins directly, at no extra cost.
+        """
+        if observer is self._observer:
+            return
+        self._observer = observer
+        if observer is None:
+            tuples = self._plain
+        elif self._observed is not None and self._observed[0] is observer:
+            tuples = self._observed[1]
+        else:
+            tuples = _run_tuples(self, observer)
+            self._observed = (observer, tuples)
+        self._pre_filter, self._filters, self._post_filter, self._pre_score = tuples[:4]
+        self._scores, self._reserve, self._permit = tuples[4:7]
+        self._pre_bind, self._bind, self._post_bind = tuples[7:]
+
+    def observe(self, point: str, plugin: str, status: Status | None, seconds: float) -> None:
+        """Reports a plugin call made outside the runners (an asynchronous Bind's answer)."""
+        if self._observer is not None:
+            self._observer(point, plugin, _code(status), seconds)
 
     # --- queue --------------------------------------------------------------------
 
@@ -190,7 +244,7 @@ class Framework:
         skip: set[str] = set()
         return_status: Status | None = None
         rec = self.recorder
-        for plugin in self.pre_filter_plugins:
+        for plugin in self._pre_filter:
             try:
                 res, status = plugin.pre_filter(state, pod, nodes)
             except Exception as err:
@@ -251,7 +305,7 @@ class Framework:
     def _run_pre_filter_extension(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str
     ) -> Status | None:
-        for plugin in self.pre_filter_plugins:
+        for plugin in self._pre_filter:
             if plugin.name in state.skip_filter_plugins:
                 continue
             ext = plugin.pre_filter_extensions()
@@ -313,7 +367,7 @@ class Framework:
         rejector = ""
         result: PostFilterResult | None = None
         rec = self.recorder
-        for plugin in self.post_filter_plugins:
+        for plugin in self._post_filter:
             try:
                 r, status = plugin.post_filter(state, pod, node_to_status)
             except Exception as err:
@@ -342,7 +396,7 @@ class Framework:
     ) -> Status | None:
         skip: set[str] = set()
         rec = self.recorder
-        for plugin in self.pre_score_plugins:
+        for plugin in self._pre_score:
             try:
                 status = plugin.pre_score(state, pod, nodes)
             except Exception as err:
@@ -421,7 +475,7 @@ class Framework:
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
         rec = self.recorder
-        for plugin in self.reserve_plugins:
+        for plugin in self._reserve:
             try:
                 status = plugin.reserve(state, pod, node_name)
             except Exception as err:
@@ -439,7 +493,7 @@ class Framework:
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve runs on every reserve plugin, in reverse order; it cannot fail."""
-        for plugin in reversed(self.reserve_plugins):
+        for plugin in reversed(self._reserve):
             try:
                 plugin.unreserve(state, pod, node_name)
             except Exception:
@@ -451,7 +505,7 @@ class Framework:
         """Returns (status, plugin -> wait timeout); a Wait status means the pod must wait."""
         waiting: dict[str, float] = {}
         rec = self.recorder
-        for plugin in self.permit_plugins:
+        for plugin in self._permit:
             try:
                 status, timeout = plugin.permit(state, pod, node_name)
             except Exception as err:
@@ -482,7 +536,7 @@ class Framework:
     # --- binding cycle ----------------------------------------------------------------
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for plugin in self.pre_bind_plugins:
+        for plugin in self._pre_bind:
             try:
                 status = plugin.pre_bind(state, pod, node_name)
             except Exception as err:
@@ -497,15 +551,20 @@ class Framework:
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """The first plugin that does not Skip decides; all Skip -> Skip."""
+        """The first plugin that does not Skip decides; all Skip -> Skip.
+
+        A ``BindingPending`` answer is returned as it is: the binding goes on elsewhere.
+        """
         rec = self.recorder
-        for plugin in self.bind_plugins:
+        for plugin in self._bind:
             try:
                 status = plugin.bind(state, pod, node_name)
             except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.bind[plugin.name] = _verdict(status)
+            if isinstance(status, BindingPending):
+                return _with_plugin(status, plugin.name)
             if status is not None and status.code == Code.SKIP:
                 continue
             if status is not None and status.code != Code.SUCCESS:
@@ -519,7 +578,7 @@ class Framework:
         return Status(Code.SKIP)
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in self.post_bind_plugins:
+        for plugin in self._post_bind:
             try:
                 plugin.post_bind(state, pod, node_name)
             except Exception:
@@ -544,3 +603,141 @@ class Framework:
 
 # Permit timeouts are capped like kube-scheduler's maxTimeout (15 minutes).
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+# pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
+# post_bind: what the runners iterate.
+_RunTuples = tuple[tuple[Any, ...], ...]
+
+
+def _run_tuples(fwk: Framework, observer: PluginObserver | None = None) -> _RunTuples:
+    """The runners' tuples over the plugins, or over timed stand-ins reporting to observer."""
+    if observer is None:
+
+        def wrap(plugin: Any) -> Any:
+            return plugin
+
+    else:
+        stand_ins: dict[int, _Observed] = {}
+
+        def wrap(plugin: Any) -> Any:
+            found = stand_ins.get(id(plugin))
+            if found is None:
+                found = stand_ins[id(plugin)] = _Observed(plugin, plugin.name, observer)
+            return found
+
+    def each(plugins: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(wrap(p) for p in plugins)
+
+    return (
+        each(fwk.pre_filter_plugins),
+        tuple((p.name, wrap(p).filter) for p in fwk.filter_plugins),
+        each(fwk.post_filter_plugins),
+        each(fwk.pre_score_plugins),
+        tuple(
+            (p.name, wrap(p).score, weight, wrap(p).score_extensions())
+            for p, weight in fwk.score_plugins
+        ),
+        each(fwk.reserve_plugins),
+        each(fwk.permit_plugins),
+        each(fwk.pre_bind_plugins),
+        each(fwk.bind_plugins),
+        each(fwk.post_bind_plugins),
+    )
+
+
+def _code(status: Status | None) -> str:
+    return "Success" if status is None else code_name(status.code)
+
+
+def _same(r: Any) -> Any:
+    return r
+
+
+def _first(r: Any) -> Any:
+    return r[0]
+
+
+def _second(r: Any) -> Any:
+    return r[1]
+
+
+def _nothing(r: Any) -> None:
+    return None
+
+
+class _Observed:
+    """A plugin (or its extensions) stand-in that times each call and reports it."""
+
+    __slots__ = ("_observer", "_plugin", "name")
+
+    def __init__(self, plugin: Any, name: str, observer: PluginObserver) -> None:
+        self._plugin = plugin
+        self._observer = observer
+        self.name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._plugin, attr)
+
+    def _call(
+        self, point: str, fn: Callable[..., Any], status_of: Callable[[Any], Any], *args: Any
+    ) -> Any:
+        start = time.perf_counter()
+        try:
+            result = fn(*args)
+        except Exception:
+            self._observer(point, self.name, "Error", time.perf_counter() - start)
+            raise
+        status = status_of(result)
+        if not isinstance(status, BindingPending):  # reported when it completes
+            self._observer(point, self.name, _code(status), time.perf_counter() - start)
+        return result
+
+    def pre_filter(self, *args: Any) -> Any:
+        return self._call("PreFilter", self._plugin.pre_filter, _second, *args)
+
+    def filter(self, *args: Any) -> Any:
+        return self._call("Filter", self._plugin.filter, _same, *args)
+
+    def post_filter(self, *args: Any) -> Any:
+        return self._call("PostFilter", self._plugin.post_filter, _second, *args)
+
+    def pre_score(self, *args: Any) -> Any:
+        return self._call("PreScore", self._plugin.pre_score, _same, *args)
+
+    def score(self, *args: Any) -> Any:
+        return self._call("Score", self._plugin.score, _second, *args)
+
+    def reserve(self, *args: Any) -> Any:
+        return self._call("Reserve", self._plugin.reserve, _same, *args)
+
+    def unreserve(self, *args: Any) -> Any:
+        return self._call("Unreserve", self._plugin.unreserve, _nothing, *args)
+
+    def permit(self, *args: Any) -> Any:
+        return self._call("Permit", self._plugin.permit, _first, *args)
+
+    def pre_bind(self, *args: Any) -> Any:
+        return self._call("PreBind", self._plugin.pre_bind, _same, *args)
+
+    def bind(self, *args: Any) -> Any:
+        return self._call("Bind", self._plugin.bind, _same, *args)
+
+    def post_bind(self, *args: Any) -> Any:
+        return self._call("PostBind", self._plugin.post_bind, _nothing, *args)
+
+    def pre_filter_extensions(self) -> Any:
+        ext = self._plugin.pre_filter_extensions()
+        return None if ext is None else _Observed(ext, self.name, self._observer)
+
+    def score_extensions(self) -> Any:
+        ext = self._plugin.score_extensions()
+        return None if ext is None else _Observed(ext, self.name, self._observer)
+
+    def add_pod(self, *args: Any) -> Any:
+        return self._call("PreFilterExtensionAddPod", self._plugin.add_pod, _same, *args)
+
+    def remove_pod(self, *args: Any) -> Any:
+        return self._call("PreFilterExtensionRemovePod", self._plugin.remove_pod, _same, *args)
+
+    def normalize_score(self, *args: Any) -> Any:
+        return self._call("ScoreExtensionNormalize", self._plugin.normalize_score, _same, *args)

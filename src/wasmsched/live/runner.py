@@ -29,7 +29,7 @@ from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Syn
 from wasmsched.live.leader import LeaderElector, LeaseConfig
 from wasmsched.live.ops import OpsServer, SchedulerMetrics
 from wasmsched.live.scheduler import PLUGIN_METRICS_SAMPLE_PERCENT, LiveScheduler
-from wasmsched.live.writer import BindResult, Dispatcher, LiveWriter, post_binding
+from wasmsched.live.writer import BindResult, Dispatcher, LiveWriter
 
 log = logging.getLogger("wasmsched.live")
 
@@ -90,15 +90,19 @@ class LiveRunner:
                 on_started=self._on_started_leading,
                 on_stopped=self._on_stopped_leading,
             )
-        self.writer = LiveWriter(api, self.dispatcher, self.pods.get, may_write=self.is_leader)
+        self.writer = LiveWriter(
+            api,
+            self.dispatcher,
+            self.pods.get,
+            may_write=self.is_leader,
+            bind_results=self.inbox.put,
+        )
         self.scheduler = LiveScheduler(
             config,
             registry,
             self.writer,
             self.now,
             metrics=self.metrics,
-            submit_bind=self._submit_bind,
-            current_pod=self.pods.get,
             seed=opts.seed,
             sample_percent=opts.plugin_metrics_sample_percent,
         )
@@ -339,20 +343,6 @@ class LiveRunner:
             sched.on_node_add(node)
         else:
             sched.on_node_update(previous, node)
-
-    # --- binding -------------------------------------------------------------------------------
-
-    def _submit_bind(self, pod: Pod, node_name: str) -> None:
-        def job() -> None:
-            if not self.is_leader():
-                result = BindResult(
-                    pod.uid, node_name, False, conflict=True, message="not the leader"
-                )
-            else:
-                result = post_binding(self.api, pod, node_name)
-            self.inbox.put(result)
-
-        self.dispatcher.submit(pod.uid, job)
 
 
 def _not_terminal(manifest: Mapping[str, Any]) -> bool:

@@ -181,7 +181,10 @@ class LiveWriter:
 
     ``current_pod(uid)`` is the informer's latest view of a pod (read on the scheduling
     thread, where every writer method is called); it avoids writing what is already there.
-    ``may_write()`` is False once this replica is no longer the leader.
+    ``may_write()`` is False once this replica is no longer the leader. Given
+    ``bind_results``, it binds asynchronously (``bind_async``): the POST runs on a worker
+    and its ``BindResult`` goes to ``bind_results``, which must hand it to the scheduling
+    thread (the runner's inbox, then ``Scheduler.complete_binding``).
     """
 
     def __init__(
@@ -192,6 +195,7 @@ class LiveWriter:
         *,
         reporter: str = "wasmsched",
         may_write: Callable[[], bool] = lambda: True,
+        bind_results: Callable[[BindResult], None] | None = None,
     ) -> None:
         self.api = api
         self.dispatcher = dispatcher
@@ -200,17 +204,38 @@ class LiveWriter:
         self.instance = f"{reporter}-{socket.gethostname()}"
         self.may_write = may_write
         self._events_api = "events.k8s.io/v1"
+        self._bind_results = bind_results
+        # The capability DefaultBinder looks for; absent without a place for the answers.
+        self.bind_async: Callable[[Pod, str], None] | None = (
+            self._bind_async if bind_results is not None else None
+        )
 
     # --- ClusterWriter --------------------------------------------------------------------
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
-        """The synchronous binding (a Bind plugin other than DefaultBinder ran first)."""
+        """The synchronous binding: without ``bind_results``, or for other Bind plugins."""
         if not self.may_write():
             return Status(Code.ERROR, "not the leader: binding not written")
         result = post_binding(self.api, pod, node_name)
         if result.ok:
             return None
         return Status(Code.ERROR, result.message)
+
+    def _bind_async(self, pod: Pod, node_name: str) -> None:
+        """Posts the binding on the pod's worker; the answer goes to ``bind_results``."""
+        deliver = self._bind_results
+        assert deliver is not None
+
+        def job() -> None:
+            if not self.may_write():
+                result = BindResult(
+                    pod.uid, node_name, False, conflict=True, message="not the leader"
+                )
+            else:
+                result = post_binding(self.api, pod, node_name)
+            deliver(result)
+
+        self.dispatcher.submit(pod.uid, job)
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
         return None  # the watch shows the extender's binding

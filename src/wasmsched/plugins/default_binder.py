@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.runtime import BindingPending
 from wasmsched.framework.status import as_status
 from wasmsched.plugins.helpers import ALL_EVENTS
 
@@ -24,8 +25,15 @@ class DefaultBinder:
         self.handle = handle
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        writer = self.handle.binder()
         try:
-            return self.handle.binder().bind(pod, node_name)
+            # A writer that can bind in the background (the API server's) lets the next
+            # pod be scheduled meanwhile, as kube-scheduler's binding goroutine does.
+            bind_async = getattr(writer, "bind_async", None)
+            if bind_async is not None:
+                bind_async(pod, node_name)
+                return BindingPending()
+            return writer.bind(pod, node_name)
         except Exception as e:  # a failed API call is an Error status, as k8s AsStatus(err)
             return as_status(e)
 
