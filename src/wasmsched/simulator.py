@@ -12,10 +12,11 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import SchedulerConfig
@@ -29,63 +30,6 @@ log = logging.getLogger("wasmsched.simulator")
 # every attempt, for instance, would otherwise be retried forever).
 DEFAULT_MAX_SIMULATED_SECONDS = 24 * 3600.0
 DEFAULT_MAX_CYCLES_PER_POD = 50
-
-# PriorityClasses every API server has (scheduling/v1 SystemPriorityClasses).
-SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
-    "system-node-critical": 2000001000,
-    "system-cluster-critical": 2000000000,
-}
-
-
-def resolve_priorities(pods: Iterable[Pod], others: Iterable[Mapping[str, Any]]) -> list[Pod]:
-    """Pods with spec.priority (and preemptionPolicy) filled from their PriorityClass, as the
-    Priority admission plugin does; a pod without a class gets the globalDefault one.
-
-    A pod that already has spec.priority is kept as it is (it went through admission).
-    """
-    classes: dict[str, tuple[int, str | None]] = {
-        name: (value, None) for name, value in SYSTEM_PRIORITY_CLASSES.items()
-    }
-    default: tuple[str, int, str | None] | None = None
-    for m in others:
-        if m.get("kind") != "PriorityClass":
-            continue
-        name = str((m.get("metadata") or {}).get("name") or "")
-        value = m.get("value")
-        if not name or not isinstance(value, int):
-            continue
-        policy = m.get("preemptionPolicy")
-        policy = policy if isinstance(policy, str) else None
-        classes[name] = (value, policy)
-        # Admission picks the highest-valued globalDefault class.
-        if m.get("globalDefault") is True and (default is None or value > default[1]):
-            default = (name, value, policy)
-    out: list[Pod] = []
-    for pod in pods:
-        spec = pod.spec
-        if spec.get("priority") is not None:
-            out.append(pod)
-            continue
-        name = pod.priority_class_name
-        if name:
-            found = classes.get(name)
-            if found is None:
-                log.warning("pod %s: no PriorityClass with name %s was found", pod.key, name)
-                out.append(pod)
-                continue
-            value, policy = found
-        elif default is not None:
-            name, value, policy = default
-        else:
-            out.append(pod)
-            continue
-        new_spec = dict(spec)
-        new_spec["priority"] = value
-        new_spec["priorityClassName"] = name
-        if policy is not None and not spec.get("preemptionPolicy"):
-            new_spec["preemptionPolicy"] = policy
-        out.append(Pod({**pod.manifest, "spec": new_spec}))
-    return out
 
 
 class SimClock:
@@ -284,7 +228,7 @@ class Simulation:
             sched.on_object_add(manifest)
         for node in self.cluster.nodes:
             self.store.add_node(node)
-        pods = resolve_priorities(self.cluster.pods, self.cluster.others)
+        pods = admit_pods(self.cluster.pods, self.cluster.others)
         for pod in pods:
             if pod.node_name:
                 self.store.add_pod(pod)

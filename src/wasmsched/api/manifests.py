@@ -29,6 +29,7 @@ OTHER_KINDS = frozenset(
         "StorageClass",
         "CSINode",
         "PriorityClass",
+        "RuntimeClass",
         "Namespace",
         "ConfigMap",
         "Service",

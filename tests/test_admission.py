@@ -1,4 +1,4 @@
-"""The simulator's Priority admission (PriorityClass -> spec.priority) and preemption report."""
+"""Admission at load (PriorityClass -> spec.priority, RuntimeClass -> spec.overhead) and the preemption report."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
+from wasmsched.api.admission import resolve_priorities
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation, resolve_priorities
+from wasmsched.simulator import Simulation
 
 
 def pod(name: str, node: str = "", cpu: str = "1", **spec: Any) -> Pod:
@@ -114,3 +115,53 @@ def test_preemption_end_to_end_through_the_simulator() -> None:
     failed = [e.note for e in result.events if e.reason == "FailedScheduling"]
     assert failed == ["0/1 nodes are available: 1 Insufficient cpu."]
     assert "victim" not in {p.name for p in sim.store.pods.values()}
+
+
+RUNTIME_CLASSES = [
+    {
+        "kind": "RuntimeClass",
+        "metadata": {"name": "kata"},
+        "handler": "kata",
+        "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+    },
+    {"kind": "RuntimeClass", "metadata": {"name": "runc"}, "handler": "runc"},
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected_cpu"),
+    [
+        ({"runtimeClassName": "kata"}, 1250),  # 1 cpu + 250m overhead
+        ({"runtimeClassName": "runc"}, 1000),  # no overhead declared
+        ({"runtimeClassName": "missing"}, 1000),
+        ({}, 1000),
+        ({"runtimeClassName": "kata", "overhead": {"cpu": "10m"}}, 1010),  # admitted already
+    ],
+)
+def test_runtime_class_overhead(spec: dict[str, Any], expected_cpu: int) -> None:
+    from wasmsched.api.admission import admit_pods
+
+    (got,) = admit_pods([pod("p", **spec)], RUNTIME_CLASSES)
+    assert got.requests.milli_cpu == expected_cpu
+
+
+def test_runtime_class_overhead_decides_fit_in_the_simulator() -> None:
+    node = Node(
+        {
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "1200m", "memory": "4Gi", "pods": "10"}},
+        }
+    )
+    cluster = ClusterObjects(
+        nodes=[node],
+        pods=[pod("plain"), pod("sandboxed", runtimeClassName="kata")],
+        others=RUNTIME_CLASSES,
+    )
+    sim = Simulation(cluster, default_config(), in_tree_registry())
+    result = sim.run()
+    sim.close()
+    by_name = {o.pod.name: o for o in result.outcomes}
+    assert by_name["plain"].node == "n1"
+    assert by_name["sandboxed"].result == "Unschedulable"
+    assert "Insufficient cpu" in by_name["sandboxed"].message
