@@ -34,7 +34,6 @@ from wasmsched.framework.interfaces import (
     MODE_OVERRIDE,
     Event,
     NominatingInfo,
-    ObjectReference,
     Registry,
 )
 from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
@@ -1156,16 +1155,7 @@ class _CycleError(Exception):
 
 
 def _event(now: float, pod: Pod, type_: str, reason: str, action: str, note: str) -> Event:
-    return Event(
-        time=now,
-        regarding=ObjectReference("Pod", "v1", pod.name, pod.namespace, pod.uid),
-        related=None,
-        type=type_,
-        reason=reason,
-        action=action,
-        note=note,
-        reporter="wasmsched",
-    )
+    return Event.about_pod(now, pod, type_, reason, action, note, "wasmsched")
 
 
 def _node_update_action(old: Node, new: Node) -> int:

@@ -20,7 +20,7 @@ from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import SchedulerConfig
-from wasmsched.framework.interfaces import Event, ObjectReference, Registry
+from wasmsched.framework.interfaces import Event, Registry
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, PodOutcome, Scheduler
 
@@ -149,18 +149,7 @@ class ClusterStore:
                 time=self.clock.now(),
             )
         )
-        self.record_event(
-            Event(
-                self.clock.now(),
-                ObjectReference("Pod", "v1", current.name, current.namespace, current.uid),
-                None,
-                "Normal",
-                "Preempted",
-                "Preempting",
-                f"Preempted by pod {reason} on node {current.node_name}" if reason else "Preempted",
-                "wasmsched",
-            )
-        )
+        self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
         if self.scheduler is not None:
             self.scheduler.on_pod_delete(current)
 

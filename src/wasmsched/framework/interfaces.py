@@ -305,6 +305,22 @@ class Event:
     note: str
     reporter: str = ""
 
+    @classmethod
+    def about_pod(
+        cls, time: float, pod: Pod, type: str, reason: str, action: str, note: str, reporter: str
+    ) -> Event:
+        """An event regarding ``pod`` with no related object."""
+        regarding = ObjectReference("Pod", "v1", pod.name, pod.namespace, pod.uid)
+        return cls(time, regarding, None, type, reason, action, note, reporter)
+
+    @classmethod
+    def preempted(cls, time: float, victim: Pod, preemptor: str, reporter: str) -> Event:
+        """The event a preemption victim gets (``preemptor`` is its ns/name, or "")."""
+        note = (
+            f"Preempted by pod {preemptor} on node {victim.node_name}" if preemptor else "Preempted"
+        )
+        return cls.about_pod(time, victim, "Normal", "Preempted", "Preempting", note, reporter)
+
 
 class WaitingPod(Protocol):
     pod: Pod

@@ -278,19 +278,7 @@ class LiveWriter:
             log.info("preempted victim=%s/%s node=%s preemptor=%s", ns, name, node, reason)
 
         self.dispatcher.submit(uid, job)
-        note = f"Preempted by pod {reason} on node {node}" if reason else "Preempted"
-        self.record_event(
-            Event(
-                time.monotonic(),
-                ObjectReference("Pod", "v1", name, ns, uid),
-                None,
-                "Normal",
-                "Preempted",
-                "Preempting",
-                note,
-                self.reporter,
-            )
-        )
+        self.record_event(Event.preempted(time.monotonic(), pod, reason, self.reporter))
 
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         current = self.current_pod(pod.uid) or pod
