@@ -573,3 +573,17 @@ def test_pod_deleted_while_waiting_at_permit_is_not_requeued() -> None:
     assert not sim.scheduler.cache.assumed and not sim.scheduler.cache.nodes["n1"].pods
     assert len(sim.scheduler.queue) == 0
     assert events_of(sim, "FailedScheduling") == [] and sim.store.conditions == {}
+
+
+def test_progress_reports_bound_pods_of_the_total() -> None:
+    from wasmsched.api.manifests import ClusterObjects as Objects
+    from wasmsched.simulator import Simulation as Sim
+
+    reg = registry(Fit=lambda args, handle: OnePodPerNode())
+    cfg = config(["Fit"], reg.names())
+    sim = Sim(Objects([node("n1"), node("n2")], [pod(f"p{i}") for i in range(3)], []), cfg, reg)
+    calls: list[tuple[int, int]] = []
+    sim.run(lambda done, total: calls.append((done, total)))
+    assert calls[0] == (1, 3)
+    assert calls[-1] == (2, 3)  # one pod stays unschedulable
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)

@@ -291,6 +291,7 @@ class Scheduler:
         self._attempt_generation: dict[str, int] = {}
         self.cluster_generation = 0
         self.cycles = 0
+        self.scheduled_pods = 0  # bound by this scheduler, for progress reports
 
     # --- construction ---------------------------------------------------------------
 
@@ -722,6 +723,7 @@ class Scheduler:
         fwk.run_post_bind_plugins(state, assumed, host)
         self._forget(fwk, assumed)
         outcome.result = SCHEDULED
+        self.scheduled_pods += 1
         outcome.node = host
         outcome.message = ""
         outcome.scheduled_at = self.now()

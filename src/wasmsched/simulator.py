@@ -230,15 +230,13 @@ class Simulation:
                 continue
             self.store.add_pod(pod)
         total = len(sched.outcomes)
-        done_count = 0
         stopped = ""
         max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(total, 1)
         cycles_at_last_tick = -1
         while True:
             while sched.schedule_one():
                 if progress is not None:
-                    done_count = sum(1 for o in sched.outcomes.values() if o.result == SCHEDULED)
-                    progress(done_count, total)
+                    progress(sched.scheduled_pods, total)
                 if sched.cycles >= max_cycles:
                     break
             if sched.cycles >= max_cycles:
@@ -275,8 +273,7 @@ class Simulation:
                     f"{wp.node_name} when the simulation stopped"
                 )
         if progress is not None:
-            done_count = sum(1 for o in sched.outcomes.values() if o.result == SCHEDULED)
-            progress(done_count, total)
+            progress(sched.scheduled_pods, total)
         wall = time.perf_counter() - started
         return SimulationResult(
             outcomes=list(sched.outcomes.values()),
