@@ -6,7 +6,7 @@ PluginPreFilter, PluginFilter, PluginScore and PluginPrefilterFilterAndScore, ea
 guests ``noop-wat`` (no imports, exports return 0), ``noop`` (an SDK-style guest doing
 only the SDK's usual per-call work) and ``test`` (a guest that walks every protobuf field
 of the pod and the node, like a full unmarshal), with params ``small`` (pod good-pod /
-node good-node) and ``real`` (../shared/fixtures/real). Filter and Score first run
+node good-node) and ``real`` (tests/fixtures/real). Filter and Score first run
 PreFilter to start a new cycle, as upstream did.
 
 Beside each, the same guest exports are called through a minimal host written with
@@ -37,7 +37,7 @@ import wasmtime
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT.parent / "shared" / "fixtures" / "real"
+REAL = ROOT / "tests" / "fixtures" / "real"
 sys.path.insert(0, str(ROOT / "scripts"))
 
 I32 = wasmtime.ValType.i32()

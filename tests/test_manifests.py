@@ -10,7 +10,7 @@ import pytest
 from wasmsched.api.manifests import ClusterObjects, ManifestError, load_manifests
 from wasmsched.api.resources import Resource
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
 NODE = """\
 apiVersion: v1

@@ -16,7 +16,7 @@ from wasmsched.api.resources import DEFAULT_MEMORY_REQUEST, Resource
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
 from wasmsched.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint, Toleration
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 MI = 2**20
 
 

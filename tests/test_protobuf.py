@@ -33,8 +33,7 @@ from wasmsched.api.protobuf import (
 )
 
 PROTO_DIR = Path(__file__).parent / "proto"
-# shared/ sits beside the repository checkout (locally /work/shared, in CI a copy).
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "real"
 PKG = "k8s.io.api.core.v1."
 
 # Go structs embedded without a JSON name: their fields sit in the parent object.

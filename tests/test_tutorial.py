@@ -358,7 +358,7 @@ def test_parse_attaches_output_to_the_command_before_it() -> None:
         ("0.0 s simulated, 0.031 s wall\n", "0.0 s simulated, 0.5 s wall\n", []),
         ("PluginFilter   cost_aware  3.71\n", "PluginFilter cost_aware 13.02\n", []),
         ("sha256 " + "a" * 64 + "\n", "sha256 " + "b" * 64 + "\n", []),
-        ("Compiling x v0.1.0 (/work/x)\n", "Compiling x v0.1.0 (/tmp/y/x)\n", []),
+        ("Compiling x v0.1.0 (/home/u/x)\n", "Compiling x v0.1.0 (/tmp/y/x)\n", []),
         ("web-1  small-1\n", "web-1  large-1\n", ["web-1  small-1"]),
     ],
 )

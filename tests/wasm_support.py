@@ -24,7 +24,7 @@ from wasmsched.framework.status import Status
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
-REAL_FIXTURES = ROOT.parent / "shared" / "fixtures" / "real"
+REAL_FIXTURES = ROOT / "tests" / "fixtures" / "real"
 SMALL_UID = "384900cd-dc7b-41ec-837e-9c4c1762363e"
 
 

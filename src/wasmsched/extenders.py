@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from wasmsched.config import ConfigError
+from wasmsched.errors import ExternalError
 from wasmsched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ _TIMEOUT_TEXT: Final = "context deadline exceeded (Client.Timeout exceeded while
 _DECODER: Final = json.JSONDecoder()
 
 
-class ExtenderError(Exception):
+class ExtenderError(ExternalError):
     """An extender call failed (transport, HTTP status, or an error in the reply)."""
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from wasmsched.cluster.cache import Cache
 from wasmsched.config import SchedulerConfig, expand_extension_points
+from wasmsched.errors import InternalError
 from wasmsched.extenders import (
     MAX_EXTENDER_PRIORITY,
     ExtenderClient,
@@ -1146,11 +1147,11 @@ def _next_tick(t: float, period: float, strictly_after: bool = False) -> float:
     return float(ticks * period)
 
 
-class _NoNodes(Exception):
+class _NoNodes(InternalError):
     pass
 
 
-class _CycleError(Exception):
+class _CycleError(InternalError):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message)
         self.status = status

@@ -17,6 +17,7 @@ import yaml
 
 from wasmsched.api.objects import Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
+from wasmsched.errors import InputError, InternalError
 
 __all__ = ["KNOWN_KINDS", "ClusterObjects", "ManifestError", "load_manifests"]
 
@@ -56,7 +57,7 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError):
     """A manifest that cannot be loaded; the message is one line naming file and field."""
 
 
@@ -142,7 +143,7 @@ def _join(prefix: str, path: str) -> str:
     return f"{prefix}.{path}" if prefix else path
 
 
-class _Located(Exception):
+class _Located(InternalError):
     def __init__(self, path: str, problem: str) -> None:
         self.path = path
         self.problem = problem

@@ -40,10 +40,12 @@ import datetime as _dt
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
+from wasmsched.errors import InputError, InternalError
+
 __all__ = ["ProtobufEncodeError", "encode_node", "encode_node_list", "encode_pod"]
 
 
-class ProtobufEncodeError(ValueError):
+class ProtobufEncodeError(InputError):
     """A manifest value cannot be encoded; ``path`` names the field."""
 
     def __init__(self, path: str, reason: str) -> None:
@@ -52,7 +54,7 @@ class ProtobufEncodeError(ValueError):
         self.reason = reason
 
 
-class _Fail(Exception):
+class _Fail(InternalError):
     """Internal error carrying the path, collected innermost-first while unwinding."""
 
     def __init__(self, reason: str) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, Self
 
+from wasmsched.errors import InputError
+
 __all__ = [
     "FieldError",
     "QuantityError",
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 
-class FieldError(ValueError):
+class FieldError(InputError):
     """A bad value at a field path; base of every parse error of the api package.
 
     ``str(err)`` is ``"<path>: <problem>"``, or just the problem when the path is empty.

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Final, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from wasmsched.errors import InputError
+
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 KIND: Final = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
@@ -56,7 +58,7 @@ def format_value(value: object) -> str:
     return text
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration problem, rendered as one line: `<file>: <field path>: <problem>: <value>`."""
 
     def __init__(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import NodeToStatus
 from wasmsched.framework.status import Code, Status
 
@@ -31,7 +32,7 @@ class Diagnosis:
             self.unschedulable_plugins.add(status.plugin)
 
 
-class FitError(Exception):
+class FitError(WasmschedError):
     """No node fits; ``str()`` is kube-scheduler's FitError.Error() text."""
 
     def __init__(self, num_all_nodes: int, diagnosis: Diagnosis) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.errors import WasmschedError
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import (
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasmsched.framework")
 
 
-class FrameworkError(Exception):
+class FrameworkError(WasmschedError):
     """A profile that cannot be built (bad plugin args, missing queue sort, ...)."""
 
 

@@ -23,6 +23,8 @@ from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfi
 from lightkube.config.models import User
 from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
+from wasmsched.errors import ExternalError, InputError
+
 __all__ = [
     "OPTIONAL_KINDS",
     "RESOURCES",
@@ -40,11 +42,11 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 DEFAULT_TIMEOUT = 10.0
 
 
-class KubeConfigError(Exception):
+class KubeConfigError(InputError):
     """No usable kubeconfig or in-cluster service account."""
 
 
-class ApiError(Exception):
+class ApiError(ExternalError):
     """A failed API call: ``status`` is the HTTP code (0 when the server was not reached)."""
 
     def __init__(self, status: int, message: str, reason: str = "") -> None:

@@ -61,6 +61,8 @@ from typing import Any
 import wasmtime
 from wasmtime import _ffi as ffi
 
+from wasmsched.errors import WasmschedError
+
 __all__ = [
     "TICK_SECONDS",
     "FastInstance",
@@ -183,7 +185,7 @@ def deadline_ticks(timeout_ms: int) -> int:
 # --- errors --------------------------------------------------------------------------------
 
 
-class GuestTrap(Exception):
+class GuestTrap(WasmschedError):
     """A call (or instantiation) that trapped; ``message`` is wasmtime's text.
 
     ``exit_code`` is set when the guest called ``proc_exit`` (raised by a host function as
@@ -205,7 +207,7 @@ class GuestTrap(Exception):
         self.interrupted = interrupted
 
 
-class ProcExit(Exception):
+class ProcExit(WasmschedError):
     """Raised by a host function (WASI ``proc_exit``) to stop the guest with an exit code."""
 
     def __init__(self, code: int) -> None:
@@ -213,7 +215,7 @@ class ProcExit(Exception):
         self.code = code
 
 
-class LinkError(Exception):
+class LinkError(WasmschedError):
     """An import the host cannot satisfy, or an instantiation that failed before running."""
 
 

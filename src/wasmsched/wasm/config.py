@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wasmsched.errors import InputError
+
 __all__ = ["WasmError", "WasmPluginConfig"]
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -16,7 +18,7 @@ _MAX_MEMORY_MIB = 4096  # wasm32 address space
 _IGNORED_KEYS = frozenset({"apiVersion", "kind"})
 
 
-class WasmError(Exception):
+class WasmError(InputError):
     """A wasm plugin could not be configured, fetched, compiled or instantiated.
 
     ``problem`` is the upstream-compatible message (e.g. ``wasm: guest does not export any

@@ -17,6 +17,7 @@ from typing import Any
 
 import wasmtime
 
+from wasmsched.errors import WasmschedError
 from wasmsched.wasm._fastpath import FastInstance, GuestTrap, HostFunction, LinkError
 from wasmsched.wasm.abi import EXPORT_RESULTS, HOST_IMPORTS, Analysis, analyse_exports
 from wasmsched.wasm.abi import format_signature as fmt
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-class InstantiateError(Exception):
+class InstantiateError(WasmschedError):
     """A new instance failed; the message is ``wasm: instantiate error: ...``."""
 
 

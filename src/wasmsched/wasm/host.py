@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.wasm import encoding
 from wasmsched.wasm._fastpath import FastInstance, HostFunction
@@ -50,7 +51,7 @@ _U64 = struct.Struct("<Q")
 _OOB_REASON = "BUG: out of memory reading message"
 
 
-class GuestMemoryError(Exception):
+class GuestMemoryError(WasmschedError):
     """A guest pointer outside its memory."""
 
 
