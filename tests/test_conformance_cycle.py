@@ -26,7 +26,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore, NodeToStatus
 from wasmsched.framework.node_info import NodeInfo, PodInfo
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     PERSISTENT_VOLUME,
     ActionType,

@@ -28,7 +28,7 @@ from wasm_support import (
 from wasmsched.api.protobuf import encode_node, encode_pod
 from wasmsched.framework.interfaces import MODE_OVERRIDE, NodeToStatus
 from wasmsched.framework.status import Code
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     CSI_NODE,
     NODE,
     PERSISTENT_VOLUME,

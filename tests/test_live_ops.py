@@ -105,19 +105,19 @@ def test_unsampled_cycles_set_no_observer(srv: ApiServerDouble) -> None:
     srv.create(node("node-0"))
     srv.create(pod("web-0"))
     with running(srv, plugin_metrics_sample_percent=0) as runner:
-        fwk = runner.scheduler.frameworks["default-scheduler"]
-        set_calls: list[object] = []
-        real_set = fwk.set_observer
+        live = runner.scheduler
+        observers: list[object] = []
+        real_started = live.attempt_started
 
-        def spy(observer: Any) -> None:
-            set_calls.append(observer)
-            real_set(observer)
+        def spy(fwk: Any, info: Any) -> Any:
+            observer = real_started(fwk, info)
+            observers.append(observer)
+            return observer
 
-        fwk.set_observer = spy  # type: ignore[method-assign]
+        live.attempt_started = spy  # type: ignore[method-assign]
         wait(lambda: len(placements(srv)) == 1, what="bound")
         text = runner.metrics.exposition().decode()
-        assert fwk.observer is None
-    assert set_calls == []
+    assert observers and all(o is None for o in observers)
     assert "scheduler_plugin_execution_duration_seconds_count{" not in text
 
 

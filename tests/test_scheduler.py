@@ -229,7 +229,7 @@ class Gang:
         return Status(Code.WAIT), self.timeout
 
     def events_to_register(self) -> list[Any]:
-        from wasmsched.queue.events import POD, ActionType, ClusterEvent, ClusterEventWithHint
+        from wasmsched.framework.types import POD, ActionType, ClusterEvent, ClusterEventWithHint
 
         return [ClusterEventWithHint(ClusterEvent(POD, ActionType.ADD))]
 
@@ -375,6 +375,20 @@ class Boom:
         return None
 
 
+class ObserveAll:
+    """An AttemptObserver that hands the same plugin observer to every attempt."""
+
+    def __init__(self, observer: Any) -> None:
+        self.observer = observer
+        self.ended: list[tuple[str, str]] = []
+
+    def attempt_started(self, fwk: Any, info: Any) -> Any:
+        return self.observer
+
+    def attempt_ended(self, fwk: Any, p: Any, outcome: Any) -> None:
+        self.ended.append((p.name, outcome.result))
+
+
 def test_observer_sees_every_plugin_call_and_changes_nothing() -> None:
     nodes = [node(f"n{i}", cpu="2") for i in range(4)]
     pods = [pod(f"p{i}", cpu="500m") for i in range(6)] + [pod("big", cpu="4")]
@@ -383,7 +397,7 @@ def test_observer_sees_every_plugin_call_and_changes_nothing() -> None:
         sim = Simulation(
             ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(), in_tree_registry()
         )
-        sim.scheduler.frameworks["default-scheduler"].set_observer(observer)
+        sim.scheduler.attempts = ObserveAll(observer)
         try:
             return placements(sim.run())
         finally:
@@ -401,19 +415,19 @@ def test_observer_sees_every_plugin_call_and_changes_nothing() -> None:
 
 def test_observer_reports_a_raising_plugin_as_error_and_can_be_cleared() -> None:
     sim = build({"Boom": Boom()}, [node("n1")], [pod("p")])
-    fwk = sim.scheduler.frameworks["default-scheduler"]
     calls: list[tuple[str, str, str]] = []
 
     def observer(point: str, plugin: str, code: str, seconds: float) -> None:
         assert seconds >= 0.0
         calls.append((point, plugin, code))
 
-    fwk.set_observer(observer)
-    assert fwk.observer is observer
+    attempts = ObserveAll(observer)
+    sim.scheduler.attempts = attempts
     result = sim.run()
     assert calls == [("Filter", "Boom", "Error")]
     assert result.outcomes[0].result == "Error"
-    fwk.set_observer(None)
+    assert attempts.ended == [("p", "Error")]
+    attempts.observer = None
     calls.clear()
     sim.store.add_node(node("n2"))
     sim.run()
@@ -465,6 +479,8 @@ def test_async_binding_completes_with_post_bind_and_the_scheduled_event() -> Non
     sched = sim.scheduler
     assert not sched.complete_binding(uid, "elsewhere", None)  # not this binding
     sim.store.bind(sim.store.pods[uid], "n1")  # what the binding did meanwhile
+    assert sched.cache.is_assumed(uid)  # its watch event is not delivered yet
+    sim.store.deliver()
     assert sched.complete_binding(uid, "n1", None)
     assert not sched.binding_in_flight(uid)
     assert binder.log == ["postbind p"]
@@ -505,33 +521,35 @@ class NotC:
         return Status(Code.UNSCHEDULABLE, "not c") if p.name == "c" else None
 
 
-def test_attempt_hooks_pair_up_and_scope_the_observer() -> None:
+def test_attempt_observer_pairs_up_and_scopes_the_plugin_observer() -> None:
     pods = [pod("a"), pod("b", priority=10), pod("c")]
     sim = build({"NotC": NotC()}, [node("n1")], pods)
     sched = sim.scheduler
-    fwk = sched.frameworks["default-scheduler"]
     starts: list[str] = []
     ends: list[tuple[str, str]] = []
-    seen: list[str] = []
+    seen: list[tuple[str, str]] = []
+    current: list[str] = []
 
     def observer(point: str, plugin: str, code: str, seconds: float) -> None:
-        seen.append(point)
+        seen.append((current[-1], point))
 
-    def on_start(f: Any, info: Any) -> Any:
-        assert fwk.observer is None  # cleared between attempts
-        starts.append(info.pod.name)
-        return observer if info.pod.name == "b" else None
+    class Attempts:
+        def attempt_started(self, f: Any, info: Any) -> Any:
+            starts.append(info.pod.name)
+            current.append(info.pod.name)
+            return observer if info.pod.name == "b" else None
 
-    def on_end(f: Any, p: Any, outcome: Any) -> None:
-        ends.append((p.name, outcome.result))
+        def attempt_ended(self, f: Any, p: Any, outcome: Any) -> None:
+            ends.append((p.name, outcome.result))
 
-    sched.on_attempt_start = on_start  # type: ignore[method-assign]
-    sched.on_attempt_end = on_end  # type: ignore[method-assign]
+    sched.attempts = Attempts()
     result = sim.run()
-    assert fwk.observer is None
+    # Only b's attempt was observed, through both of its cycles: the observer is per attempt.
+    assert {name for name, _ in seen} == {"b"}
+    assert ("b", "Filter") in seen and ("b", "Bind") in seen
     assert sorted(starts) == sorted(name for name, _ in ends)
     assert ("b", "Scheduled") in ends and ("c", "Unschedulable") in ends
-    assert starts[0] == "b" and seen.count("Bind") == 1
+    assert starts[0] == "b" and [p for _, p in seen].count("Bind") == 1
     assert {o.pod.name: o.result for o in result.outcomes}["b"] == "Scheduled"
 
 
@@ -587,3 +605,30 @@ def test_progress_reports_bound_pods_of_the_total() -> None:
     assert calls[0] == (1, 3)
     assert calls[-1] == (2, 3)  # one pod stays unschedulable
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+class DeliveryOrder:
+    """Bind plugin that writes the binding and reports what the handlers saw meanwhile."""
+
+    name = "DeliveryOrder"
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+        self.assumed_after_write: list[bool] = []
+
+    def bind(self, state: Any, p: Any, node_name: str) -> Status | None:
+        status = self.handle.binder().bind(p, node_name)
+        self.assumed_after_write.append(self.handle._scheduler.cache.is_assumed(p.uid))
+        return status
+
+
+def test_store_writes_reach_the_event_handlers_between_cycles() -> None:
+    binder = DeliveryOrder()
+    sim = build({"DeliveryOrder": binder}, [node("n1")], [pod("a"), pod("b")], "DeliveryOrder")
+    binder.handle = sim.scheduler.handle
+    result = sim.run()
+    # Inside Bind the pod is still only assumed: the store's update is queued, and the
+    # simulation hands it to on_pod_update after the cycle (it is confirmed by the end).
+    assert binder.assumed_after_write == [True, True]
+    assert {o.pod.name: o.result for o in result.outcomes} == {"a": "Scheduled", "b": "Scheduled"}
+    assert not any(sim.scheduler.cache.is_assumed(o.pod.uid) for o in result.outcomes)

@@ -8,7 +8,7 @@ import pytest
 
 from sched_support import pod
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     ASSIGNED_POD_ADD,
     NODE,
     NODE_ADD,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from wasmsched.framework import interfaces as fw
-from wasmsched.queue.events import ActionType, ClusterEvent
+from wasmsched.framework.types import ActionType, ClusterEvent
 from wasmsched.wasm.abi import (
     analyse_exports,
     decode_cluster_events,

@@ -18,7 +18,7 @@ from wasm_support import FakeHandle, make_node, make_pod, node_info
 from wasmsched.framework.interfaces import NodeScore, NodeToStatus, PreFilterResult
 from wasmsched.framework.node_info import PodInfo
 from wasmsched.framework.status import Status
-from wasmsched.queue.events import ClusterEvent
+from wasmsched.framework.types import ClusterEvent
 from wasmsched.wasm import WasmError, WasmPlugin, WasmPluginConfig
 from wasmsched.wasm.encoding import image_states_json, node_list_proto, node_proto, pod_proto
 from wasmsched.wasm.host import klog_text

@@ -25,11 +25,16 @@ import tempfile
 import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 from wasmsched.config import ConfigError
-from wasmsched.errors import ExternalError
+from wasmsched.framework import extender as fx
+from wasmsched.framework.extender import (
+    MAX_EXTENDER_PRIORITY,
+    ExtenderError,
+    NodeLookup,
+    Victims,
+)
 from wasmsched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -37,7 +42,6 @@ if TYPE_CHECKING:
     from wasmsched.config import Extender, SchedulerConfig
     from wasmsched.framework.node_info import NodeInfo
 
-MAX_EXTENDER_PRIORITY = 10
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 
 _HEADERS: Final = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -46,50 +50,8 @@ _TIMEOUT_TEXT: Final = "context deadline exceeded (Client.Timeout exceeded while
 _DECODER: Final = json.JSONDecoder()
 
 
-class ExtenderError(ExternalError):
-    """An extender call failed (transport, HTTP status, or an error in the reply)."""
-
-
-@dataclass
-class Victims:
-    """Pods to preempt on one node and the PodDisruptionBudgets that would break."""
-
-    pods: list[Pod] = field(default_factory=list)
-    num_pdb_violations: int = 0
-
-
-class NodeLookup(Protocol):
-    """What preemption needs to turn pod UIDs back into pods (a Snapshot or a dict)."""
-
-    def get(self, name: str, /) -> NodeInfo | None: ...
-
-
-class ExtenderClient(Protocol):
-    name: str
-    weight: int
-    ignorable: bool
-    has_filter: bool
-    has_prioritize: bool
-    has_bind: bool
-    supports_preemption: bool
-
-    def is_interested(self, pod: Pod) -> bool: ...
-
-    def filter(
-        self, pod: Pod, nodes: list[NodeInfo]
-    ) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]:
-        """(feasible nodes, failed node -> reason, failed-and-unresolvable node -> reason)."""
-        ...
-
-    def prioritize(self, pod: Pod, nodes: list[NodeInfo]) -> list[tuple[str, int]]: ...
-
-    def bind(self, pod: Pod, node_name: str) -> None: ...
-
-    def process_preemption(
-        self, pod: Pod, victims: Mapping[str, Victims], nodes: NodeLookup
-    ) -> dict[str, Victims]: ...
-
-    def close(self) -> None: ...
+# The HTTP client satisfies the framework's Extender protocol; the old name stays.
+ExtenderClient = fx.Extender
 
 
 # ---------------------------------------------------------------------------------------

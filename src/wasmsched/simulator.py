@@ -12,6 +12,7 @@ import heapq
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,8 +97,14 @@ class SimulationResult:
 
 
 class ClusterStore:
-    """The simulator's API server: it holds the objects and tells the scheduler of changes,
-    as informers would after a write."""
+    """The simulator's API server: it holds the objects and queues each change for the
+    scheduler, as informers would after a write.
+
+    The simulation delivers the queued changes between scheduling cycles (``deliver``),
+    the live mode's rule for its inbox: a write made inside a cycle (a Bind, a preemption
+    victim's deletion) reaches the event handlers after that cycle, as kube-scheduler's
+    informers call them on their own goroutine (pkg/scheduler/eventhandlers.go).
+    """
 
     def __init__(self, clock: SimClock) -> None:
         self.clock = clock
@@ -107,7 +114,18 @@ class ClusterStore:
         self.preemptions: list[Preemption] = []
         self.conditions: dict[str, tuple[str, str]] = {}
         self.scheduler: Scheduler | None = None
-        self._preemptor: Pod | None = None
+        self._inbox: deque[Callable[[Scheduler], None]] = deque()
+
+    def _notify(self, change: Callable[[Scheduler], None]) -> None:
+        if self.scheduler is not None:
+            self._inbox.append(change)
+
+    def deliver(self) -> None:
+        """Hands every queued change to the scheduler's event handlers, in order."""
+        sched = self.scheduler
+        inbox = self._inbox
+        while inbox and sched is not None:
+            inbox.popleft()(sched)
 
     # --- ClusterWriter ------------------------------------------------------------------
 
@@ -129,8 +147,7 @@ class ClusterStore:
         bound = current.with_node_name(node_name)
         self.pods[pod.uid] = bound
         self.conditions.pop(pod.uid, None)
-        if self.scheduler is not None:
-            self.scheduler.on_pod_update(current, bound)
+        self._notify(lambda s: s.on_pod_update(current, bound))
         return None
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
@@ -150,8 +167,7 @@ class ClusterStore:
             )
         )
         self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
-        if self.scheduler is not None:
-            self.scheduler.on_pod_delete(current)
+        self._notify(lambda s: s.on_pod_delete(current))
 
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         current = self.pods.get(pod.uid)
@@ -159,8 +175,7 @@ class ClusterStore:
             return
         updated = current.with_nominated_node_name(node_name)
         self.pods[pod.uid] = updated
-        if self.scheduler is not None:
-            self.scheduler.on_pod_update(current, updated)
+        self._notify(lambda s: s.on_pod_update(current, updated))
 
     def set_unschedulable(self, pod: Pod, reason: str, message: str) -> None:
         self.conditions[pod.uid] = (reason, message)
@@ -172,13 +187,11 @@ class ClusterStore:
 
     def add_node(self, node: Node) -> None:
         self.nodes[node.name] = node
-        if self.scheduler is not None:
-            self.scheduler.on_node_add(node)
+        self._notify(lambda s: s.on_node_add(node))
 
     def add_pod(self, pod: Pod) -> None:
         self.pods[pod.uid] = pod
-        if self.scheduler is not None:
-            self.scheduler.on_pod_add(pod)
+        self._notify(lambda s: s.on_pod_add(pod))
 
 
 ProgressFn = Callable[[int, int], None]
@@ -229,16 +242,20 @@ class Simulation:
                 self.store.pods[pod.uid] = pod
                 continue
             self.store.add_pod(pod)
+        self.store.deliver()
         total = len(sched.outcomes)
         stopped = ""
         max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(total, 1)
         cycles_at_last_tick = -1
         while True:
+            self.store.deliver()
             while sched.schedule_one():
+                self.store.deliver()
                 if progress is not None:
                     progress(sched.scheduled_pods, total)
                 if sched.cycles >= max_cycles:
                     break
+            self.store.deliver()
             if sched.cycles >= max_cycles:
                 stopped = f"stopped after {sched.cycles} scheduling cycles"
                 break
@@ -262,6 +279,7 @@ class Simulation:
             while self._arrivals and self._arrivals[0][0] <= self.clock.t:
                 _, _, fn = heapq.heappop(self._arrivals)
                 fn()
+            self.store.deliver()
             sched.tick()
         sched.finalize_outcomes()
         for wp in sched.waiting_pods:

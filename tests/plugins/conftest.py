@@ -7,7 +7,7 @@ from typing import Any
 
 from wasmsched.api.objects import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interfaces import Event, NodeScore, WaitingPod
+from wasmsched.framework.interfaces import AsyncBinder, Event, NodeScore, WaitingPod
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 from wasmsched.framework.status import Status
 
@@ -197,6 +197,9 @@ class FakeHandle:
 
     def binder(self) -> FakeBinder:
         return self._binder
+
+    def async_binder(self) -> AsyncBinder | None:
+        return self._binder if isinstance(self._binder, AsyncBinder) else None
 
 
 def run_scores(

@@ -19,6 +19,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.node_info import PodInfo, Snapshot
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import QueueingHint
 from wasmsched.plugins.inter_pod_affinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -29,7 +30,6 @@ from wasmsched.plugins.inter_pod_affinity import (
     is_schedulable_after_pod_change,
     pod_affinity_terms,
 )
-from wasmsched.queue.events import QueueingHint
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"

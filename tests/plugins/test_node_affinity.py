@@ -14,8 +14,8 @@ from conftest import make_node, make_node_info, make_pod, make_snapshot, run_sco
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import PreFilterResult
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NODE, ActionType, ClusterEvent, QueueingHint
 from wasmsched.plugins.node_affinity import NodeAffinity
-from wasmsched.queue.events import NODE, ActionType, ClusterEvent, QueueingHint
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"

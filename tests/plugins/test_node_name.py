@@ -7,8 +7,8 @@ from conftest import make_node, make_node_info, make_pod
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NODE, ActionType, ClusterEvent, QueueingHint
 from wasmsched.plugins.node_name import NodeName
-from wasmsched.queue.events import NODE, ActionType, ClusterEvent, QueueingHint
 
 REASON = "node(s) didn't match the requested node name"
 

@@ -13,12 +13,12 @@ from conftest import FakeHandle, make_node, make_node_info, make_pod, make_snaps
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NODE, POD, ActionType, ClusterEvent, QueueingHint
 from wasmsched.plugins.node_resources_fit import (
     NodeResourcesFit,
     broken_linear_function,
     fits,
 )
-from wasmsched.queue.events import NODE, POD, ActionType, ClusterEvent, QueueingHint
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"

@@ -9,8 +9,8 @@ from conftest import make_node, make_node_info, make_pod
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NODE, POD, ActionType, ClusterEvent, QueueingHint
 from wasmsched.plugins.node_unschedulable import NodeUnschedulable
-from wasmsched.queue.events import NODE, POD, ActionType, ClusterEvent, QueueingHint
 
 REASON = "node(s) were unschedulable"
 KEY = "node.kubernetes.io/unschedulable"

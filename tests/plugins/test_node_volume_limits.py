@@ -13,13 +13,13 @@ from volume_support import csi_node, handle_for, pv, pvc, storage_class, vol_pod
 from wasmsched.api.objects import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import QueueingHint
 from wasmsched.plugins.node_volume_limits import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     NodeVolumeLimits,
     csi_attach_limit_key,
     is_schedulable_after_pod_deleted,
 )
-from wasmsched.queue.events import QueueingHint
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"

@@ -19,6 +19,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.node_info import PodInfo, Snapshot
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import QueueingHint
 from wasmsched.plugins.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -29,7 +30,6 @@ from wasmsched.plugins.pod_topology_spread import (
     PodTopologySpread,
     round_half_away,
 )
-from wasmsched.queue.events import QueueingHint
 
 DNS = "DoNotSchedule"
 SA = "ScheduleAnyway"

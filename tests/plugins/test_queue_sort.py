@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import make_pod
 
+from wasmsched.framework.types import QueuedPodInfo
 from wasmsched.plugins.queue_sort import PrioritySort
-from wasmsched.queue.types import QueuedPodInfo
 
 
 def info(priority: int | None, timestamp: float, seq: int = 0) -> QueuedPodInfo:

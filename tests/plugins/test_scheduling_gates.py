@@ -8,8 +8,8 @@ import pytest
 from conftest import make_pod
 
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import POD, ActionType, ClusterEvent, QueueingHint
 from wasmsched.plugins.scheduling_gates import SchedulingGates
-from wasmsched.queue.events import POD, ActionType, ClusterEvent, QueueingHint
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from conftest import make_node, make_node_info, make_pod, make_snapshot, run_sco
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NODE, ActionType, ClusterEvent, QueueingHint
+from wasmsched.framework.types import POD as POD_RESOURCE
 from wasmsched.plugins.taint_toleration import TaintToleration
-from wasmsched.queue.events import NODE, ActionType, ClusterEvent, QueueingHint
-from wasmsched.queue.events import POD as POD_RESOURCE
 
 
 def taint(key: str, value: str, effect: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from volume_support import WFFC, handle_for, pv, pvc, storage_class, vol_pod, zo
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import QueueingHint
 from wasmsched.plugins.volume_binding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -25,7 +26,6 @@ from wasmsched.plugins.volume_binding import (
     new,
     topology_terms_match,
 )
-from wasmsched.queue.events import QueueingHint
 
 U3 = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 IMMEDIATE_SC = storage_class("immediate-sc")

@@ -12,6 +12,7 @@ from volume_support import handle_for, pvc, vol_pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.node_info import PodInfo
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import QueueingHint
 from wasmsched.plugins.volume_restrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_RWOP_CONFLICT,
@@ -19,7 +20,6 @@ from wasmsched.plugins.volume_restrictions import (
     is_schedulable_after_pod_deleted,
     is_schedulable_after_pvc_added,
 )
-from wasmsched.queue.events import QueueingHint
 
 SKIP = Status(Code.SKIP)
 DISK_CONFLICT = Status(Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)

@@ -11,6 +11,7 @@ from volume_support import WFFC, handle_for, pv, pvc, storage_class, vol_pod
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import QueueingHint
 from wasmsched.plugins.volume_zone import (
     ERR_REASON_CONFLICT,
     LABEL_BETA_REGION,
@@ -22,7 +23,6 @@ from wasmsched.plugins.volume_zone import (
     is_schedulable_after_storage_class_added,
     label_zones_to_set,
 )
-from wasmsched.queue.events import QueueingHint
 
 CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
 SKIP = Status(Code.SKIP)

@@ -10,7 +10,7 @@ Every method returns ``None`` for Success so that the hot path allocates nothing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -19,9 +19,10 @@ from wasmsched.framework.status import Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.extender import Extender
     from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
-    from wasmsched.queue.events import ClusterEventWithHint
-    from wasmsched.queue.types import QueuedPodInfo
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.framework.types import ClusterEventWithHint, QueuedPodInfo
 
 # Extension point names, as in KubeSchedulerConfiguration's plugin sections.
 PRE_ENQUEUE = "preEnqueue"
@@ -155,6 +156,9 @@ class NodeToStatus:
 
 
 class Plugin(Protocol):
+    """Any plugin: an object with a name (framework.Plugin); what else it serves is found
+    by ``implements``."""
+
     name: str
 
 
@@ -323,42 +327,123 @@ class Event:
 
 
 class WaitingPod(Protocol):
+    """A pod held at Permit, as plugins see it (framework.WaitingPod)."""
+
     pod: Pod
 
-    def allow(self, plugin: str) -> None: ...
+    def allow(self, plugin: str) -> None:
+        """``plugin`` lets the pod go; it is bound once every waiting plugin has allowed."""
+        ...
 
-    def reject(self, plugin: str, message: str) -> None: ...
+    def reject(self, plugin: str, message: str) -> None:
+        """Rejects the pod: its binding cycle fails with an Unschedulable status."""
+        ...
 
-    def pending_plugins(self) -> list[str]: ...
+    def pending_plugins(self) -> list[str]:
+        """The plugins the pod still waits for."""
+        ...
 
 
 class Binder(Protocol):
     """Where a Bind plugin writes a binding: the simulator's store or the API server."""
 
-    def bind(self, pod: Pod, node_name: str) -> Status | None: ...
+    def bind(self, pod: Pod, node_name: str) -> Status | None:
+        """Binds ``pod`` to ``node_name``; a Status on failure."""
+        ...
+
+
+@runtime_checkable
+class AsyncBinder(Protocol):
+    """A binder that binds in the background (the API server's writer).
+
+    ``bind_async`` starts the binding and returns; its answer reaches the scheduler's
+    ``complete_binding`` later, on the scheduling thread, as kube-scheduler's binding
+    goroutine reports back (pkg/scheduler/schedule_one.go: bindingCycle).
+    """
+
+    def bind_async(self, pod: Pod, node_name: str) -> None:
+        """Starts binding ``pod`` to ``node_name``; the outcome comes back later."""
+        ...
 
 
 class Handle(Protocol):
-    """What plugins may use of the scheduler (framework.Handle)."""
+    """Everything plugins may use of the scheduler (framework.Handle).
+
+    kube-scheduler's Handle (pkg/scheduler/framework/interface.go) gives plugins the
+    snapshot, the waiting pods, the event recorder, the binder, the nominator
+    (PodNominator), the framework runners (RunFilterPluginsWithNominatedPods) and the
+    extenders; ``objects`` stands for its informer factory (listers of other kinds).
+    """
 
     parallelism: int
 
-    def snapshot(self) -> Snapshot: ...
+    def snapshot(self) -> Snapshot:
+        """The cluster as the current cycle sees it."""
+        ...
 
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """The scheduler's clock (simulated or real), in seconds."""
+        ...
 
-    def record_event(self, event: Event) -> None: ...
+    def record_event(self, event: Event) -> None:
+        """Records a Kubernetes Event."""
+        ...
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod waiting at Permit with that UID, if any."""
+        ...
 
-    def reject_waiting_pod(self, uid: str) -> bool: ...
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Rejects a waiting pod; False when none has that UID."""
+        ...
 
-    def iterate_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
+    def iterate_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
+        """Calls ``fn`` on every pod waiting at Permit."""
+        ...
 
-    def binder(self) -> Binder: ...
+    def binder(self) -> Binder:
+        """Where bindings are written."""
+        ...
+
+    def async_binder(self) -> AsyncBinder | None:
+        """The binder's background form when it has one (the live mode's), else None."""
+        ...
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        """The framework of the pod's profile (by ``spec.schedulerName``)."""
+        ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """Filters ``pod`` on ``node_info`` counting higher-or-equal priority nominated pods."""
+        ...
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` (by preemption)."""
+        ...
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Deletes a pod (a preemption victim); ``reason`` names the preemptor."""
+        ...
+
+    def set_nominated_node(self, pod: Pod, node_name: str) -> None:
+        """Writes ``status.nominatedNodeName`` ("" clears it)."""
+        ...
+
+    def extenders(self) -> Sequence[Extender]:
+        """The configured extenders."""
+        ...
+
+    def objects(self, kind: str) -> list[Mapping[str, Any]]:
+        """Other cluster objects by kind (PodDisruptionBudget, PersistentVolumeClaim, ...).
+
+        The list is shared until that kind changes: callers must not modify it.
+        """
+        ...
 
 
-PluginFactory = Callable[[dict[str, Any], Handle], Any]
+PluginFactory = Callable[[dict[str, Any], Handle], "Plugin"]
 """Builds a plugin from its ``pluginConfig`` args (possibly empty) and the handle."""
 
 

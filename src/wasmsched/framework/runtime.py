@@ -7,10 +7,8 @@ configuration. Hot loops (Filter, Score) iterate pre-built tuples of bound metho
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from wasmsched.errors import WasmschedError
 from wasmsched.framework import interfaces as fi
@@ -23,86 +21,38 @@ from wasmsched.framework.interfaces import (
     PostFilterResult,
     PreFilterResult,
 )
+from wasmsched.framework.observed import RunTuples, code_of, run_tuples
+from wasmsched.framework.records import (
+    BindingPending,
+    CycleRecord,
+    NodePluginScores,
+    PluginObserver,
+    PluginScore,
+)
 from wasmsched.framework.status import Code, Status, code_name
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.node_info import NodeInfo, PodInfo
+    from wasmsched.framework.types import ClusterEventWithHint, QueuedPodInfo
     from wasmsched.framework.waiting_pods import WaitingPods
-    from wasmsched.queue.events import ClusterEventWithHint
-    from wasmsched.queue.types import QueuedPodInfo
+
+__all__ = [
+    "MAX_PERMIT_TIMEOUT",
+    "BindingPending",
+    "CycleRecord",
+    "Framework",
+    "FrameworkError",
+    "NodePluginScores",
+    "PluginObserver",
+    "PluginScore",
+]
 
 log = logging.getLogger("wasmsched.framework")
 
 
 class FrameworkError(WasmschedError):
     """A profile that cannot be built (bad plugin args, missing queue sort, ...)."""
-
-
-# Called (extension point, plugin name, status code name, seconds) after each plugin call:
-# kube-scheduler's plugin_execution_duration_seconds labels.
-PluginObserver = Callable[[str, str, str, float], None]
-
-
-class BindingPending(Status):
-    """What a Bind plugin returns when it has started a binding that ends later.
-
-    The plugin promises that its outcome reaches ``Scheduler.complete_binding`` on the
-    scheduling thread, after ``bind`` has returned; until then the pod stays assumed.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, message: str = "binding in flight") -> None:
-        super().__init__(Code.SUCCESS, message)
-
-
-@dataclass(slots=True)
-class PluginScore:
-    name: str
-    score: int  # weighted
-
-
-@dataclass(slots=True)
-class NodePluginScores:
-    name: str
-    scores: list[PluginScore]
-    total_score: int
-
-
-@dataclass
-class CycleRecord:
-    """What explain mode keeps of one scheduling cycle (kube-scheduler-simulator style)."""
-
-    pre_filter: dict[str, str] = field(default_factory=dict)
-    # node -> plugin -> "passed" | reason
-    filter: dict[str, dict[str, str]] = field(default_factory=dict)
-    post_filter: dict[str, str] = field(default_factory=dict)
-    pre_score: dict[str, str] = field(default_factory=dict)
-    # node -> plugin -> (raw, normalized, weighted)
-    score: dict[str, dict[str, list[int]]] = field(default_factory=dict)
-    reserve: dict[str, str] = field(default_factory=dict)
-    permit: dict[str, str] = field(default_factory=dict)
-    bind: dict[str, str] = field(default_factory=dict)
-    selected_node: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "preFilter": self.pre_filter,
-            "filter": self.filter,
-            "postFilter": self.post_filter,
-            "preScore": self.pre_score,
-            "score": {
-                node: {
-                    p: {"raw": v[0], "normalized": v[1], "weighted": v[2]} for p, v in ps.items()
-                }
-                for node, ps in self.score.items()
-            },
-            "reserve": self.reserve,
-            "permit": self.permit,
-            "bind": self.bind,
-            "selectedNode": self.selected_node,
-        }
 
 
 def _verdict(status: Status | None) -> str:
@@ -118,90 +68,85 @@ def _with_plugin(status: Status, plugin: str) -> Status:
 
 
 class Framework:
-    """One profile's plugins, ordered per extension point, and the runners for each."""
+    """One profile's plugins, ordered per extension point, and the runners for each.
+
+    A built Framework does not change: what varies per attempt (the explain recorder, the
+    plugin observer) travels in the CycleState, as kube-scheduler's
+    ``CycleState.SetRecordPluginMetrics`` does (pkg/scheduler/framework/cycle_state.go).
+    """
 
     def __init__(
         self,
         profile_name: str,
-        points: Mapping[str, Sequence[tuple[Any, int]]],
+        points: Mapping[str, Sequence[tuple[fi.Plugin, int]]],
         percentage_of_nodes_to_score: int | None = None,
-        enqueue_extensions: Sequence[Any] = (),
+        enqueue_extensions: Sequence[fi.Plugin] = (),
         waiting_pods: WaitingPods | None = None,
     ) -> None:
         self.profile_name = profile_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
 
         def plugins(point: str) -> tuple[Any, ...]:
+            # Capabilities were found when the profile was expanded (fi.implements); the
+            # annotations below state what each point's plugins provide.
             return tuple(p for p, _ in points.get(point, ()))
 
-        self.pre_enqueue_plugins = plugins(fi.PRE_ENQUEUE)
-        queue_sort = plugins(fi.QUEUE_SORT)
+        self.pre_enqueue_plugins: tuple[fi.PreEnqueuePlugin, ...] = plugins(fi.PRE_ENQUEUE)
+        queue_sort: tuple[fi.QueueSortPlugin, ...] = plugins(fi.QUEUE_SORT)
         if len(queue_sort) != 1:
             raise FrameworkError(
                 f"profile {profile_name!r}: exactly one queue sort plugin must be enabled, "
                 f"got {[p.name for p in queue_sort]}"
             )
-        self.queue_sort = queue_sort[0]
-        self.pre_filter_plugins = plugins(fi.PRE_FILTER)
-        self.filter_plugins = plugins(fi.FILTER)
-        self.post_filter_plugins = plugins(fi.POST_FILTER)
-        self.pre_score_plugins = plugins(fi.PRE_SCORE)
-        self.score_plugins = tuple(points.get(fi.SCORE, ()))
-        self.reserve_plugins = plugins(fi.RESERVE)
-        self.permit_plugins = plugins(fi.PERMIT)
-        self.pre_bind_plugins = plugins(fi.PRE_BIND)
-        self.bind_plugins = plugins(fi.BIND)
-        self.post_bind_plugins = plugins(fi.POST_BIND)
+        self.queue_sort: fi.QueueSortPlugin = queue_sort[0]
+        self.pre_filter_plugins: tuple[fi.PreFilterPlugin, ...] = plugins(fi.PRE_FILTER)
+        self.filter_plugins: tuple[fi.FilterPlugin, ...] = plugins(fi.FILTER)
+        self.post_filter_plugins: tuple[fi.PostFilterPlugin, ...] = plugins(fi.POST_FILTER)
+        self.pre_score_plugins: tuple[fi.PreScorePlugin, ...] = plugins(fi.PRE_SCORE)
+        self.score_plugins: tuple[tuple[fi.ScorePlugin, int], ...] = tuple(
+            (cast(fi.ScorePlugin, p), weight) for p, weight in points.get(fi.SCORE, ())
+        )
+        self.reserve_plugins: tuple[fi.ReservePlugin, ...] = plugins(fi.RESERVE)
+        self.permit_plugins: tuple[fi.PermitPlugin, ...] = plugins(fi.PERMIT)
+        self.pre_bind_plugins: tuple[fi.PreBindPlugin, ...] = plugins(fi.PRE_BIND)
+        self.bind_plugins: tuple[fi.BindPlugin, ...] = plugins(fi.BIND)
+        self.post_bind_plugins: tuple[fi.PostBindPlugin, ...] = plugins(fi.POST_BIND)
         if not self.bind_plugins:
             raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
-        self.enqueue_extensions = tuple(enqueue_extensions)
+        self.enqueue_extensions: tuple[fi.Plugin, ...] = tuple(enqueue_extensions)
         self.waiting_pods = waiting_pods
-        # What the runners iterate: the plugins themselves, or observed stand-ins while an
-        # observer is set. (name, bound filter) pairs: the per-node loop touches nothing else.
-        self._plain = _run_tuples(self)
-        self._pre_filter, self._filters, self._post_filter, self._pre_score = self._plain[:4]
-        self._scores, self._reserve, self._permit = self._plain[4:7]
-        self._pre_bind, self._bind, self._post_bind = self._plain[7:]
-        self._observer: PluginObserver | None = None
-        self._observed: tuple[PluginObserver, _RunTuples] | None = None
-        self.recorder: CycleRecord | None = None
-        seen: dict[int, Any] = {}
+        # What the runners iterate: (name, bound filter) pairs and the like, so that the
+        # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
+        self._plain = run_tuples(self)
+        self._filters = self._plain[1]
+        # The stand-ins of the last observer seen (one observer serves every sampled cycle).
+        self._observed: tuple[PluginObserver, RunTuples] | None = None
+        seen: dict[int, fi.Plugin] = {}
         for point_plugins in points.values():
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
-        self.all_plugins: tuple[Any, ...] = tuple(seen.values())
+        self.all_plugins: tuple[fi.Plugin, ...] = tuple(seen.values())
 
     # --- observation ------------------------------------------------------------------
 
-    @property
-    def observer(self) -> PluginObserver | None:
-        return self._observer
-
-    def set_observer(self, observer: PluginObserver | None) -> None:
-        """Reports every plugin call to ``observer`` until it is cleared with None.
-
-        The runners then iterate timed stand-ins built once per observer (kept for the
-        last one set, so the same observer can be set and cleared every cycle cheaply);
-        without an observer they call the plugins directly, at no extra cost.
-        """
-        if observer is self._observer:
-            return
-        self._observer = observer
+    def _run(self, state: CycleState) -> RunTuples:
+        """The tuples to iterate for this cycle: plain, or timed for its observer."""
+        observer = state.observer
         if observer is None:
-            tuples = self._plain
-        elif self._observed is not None and self._observed[0] is observer:
-            tuples = self._observed[1]
-        else:
-            tuples = _run_tuples(self, observer)
-            self._observed = (observer, tuples)
-        self._pre_filter, self._filters, self._post_filter, self._pre_score = tuples[:4]
-        self._scores, self._reserve, self._permit = tuples[4:7]
-        self._pre_bind, self._bind, self._post_bind = tuples[7:]
+            return self._plain
+        cached = self._observed
+        if cached is not None and cached[0] is observer:
+            return cached[1]
+        tuples = run_tuples(self, observer)
+        self._observed = (observer, tuples)
+        return tuples
 
-    def observe(self, point: str, plugin: str, status: Status | None, seconds: float) -> None:
+    def observe(
+        self, state: CycleState, point: str, plugin: str, status: Status | None, seconds: float
+    ) -> None:
         """Reports a plugin call made outside the runners (an asynchronous Bind's answer)."""
-        if self._observer is not None:
-            self._observer(point, plugin, _code(status), seconds)
+        if state.observer is not None:
+            state.observer(point, plugin, code_of(status), seconds)
 
     # --- queue --------------------------------------------------------------------
 
@@ -244,8 +189,8 @@ class Framework:
         plugins_with_nodes: set[str] = set()
         skip: set[str] = set()
         return_status: Status | None = None
-        rec = self.recorder
-        for plugin in self._pre_filter:
+        rec = state.recorder
+        for plugin in self._run(state)[0]:
             try:
                 res, status = plugin.pre_filter(state, pod, nodes)
             except Exception as err:
@@ -306,7 +251,7 @@ class Framework:
     def _run_pre_filter_extension(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str
     ) -> Status | None:
-        for plugin in self._pre_filter:
+        for plugin in self._run(state)[0]:
             if plugin.name in state.skip_filter_plugins:
                 continue
             ext = plugin.pre_filter_extensions()
@@ -327,8 +272,9 @@ class Framework:
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """k8s RunFilterPlugins: the first non-success status wins; non-rejections are errors."""
         skip = state.skip_filter_plugins
-        rec = self.recorder
-        for name, filter_fn in self._filters:
+        rec = state.recorder
+        filters = self._filters if state.observer is None else self._run(state)[1]
+        for name, filter_fn in filters:
             if skip and name in skip:
                 continue
             status: Status | None
@@ -339,7 +285,7 @@ class Framework:
             if rec is not None:
                 rec.filter.setdefault(node_info.name, {})[name] = _verdict(status)
             if status is not None and status.code != Code.SUCCESS:
-                if status.code not in (2, 3, 6):
+                if not status.is_rejected():
                     return _with_plugin(
                         Status(Code.ERROR, f"running {name!r} filter plugin: {status.message}"),
                         name,
@@ -367,8 +313,8 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         result: PostFilterResult | None = None
-        rec = self.recorder
-        for plugin in self._post_filter:
+        rec = state.recorder
+        for plugin in self._run(state)[2]:
             try:
                 r, status = plugin.post_filter(state, pod, node_to_status)
             except Exception as err:
@@ -379,7 +325,7 @@ class Framework:
                 return r, status
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, _with_plugin(status, plugin.name)
-            if status.code not in (2, 6):
+            if status.code not in (Code.UNSCHEDULABLE, Code.PENDING):
                 return None, _with_plugin(
                     Status(
                         Code.ERROR, f"running PostFilter plugin {plugin.name!r}: {status.message}"
@@ -396,8 +342,8 @@ class Framework:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
         skip: set[str] = set()
-        rec = self.recorder
-        for plugin in self._pre_score:
+        rec = state.recorder
+        for plugin in self._run(state)[3]:
             try:
                 status = plugin.pre_score(state, pod, nodes)
             except Exception as err:
@@ -422,11 +368,11 @@ class Framework:
     ) -> tuple[list[NodePluginScores], Status | None]:
         """Score, NormalizeScore, range check and weights; returns per-node totals."""
         skip = state.skip_score_plugins
-        active = [s for s in self._scores if s[0] not in skip]
+        active = [s for s in self._run(state)[4] if s[0] not in skip]
         totals = [NodePluginScores(ni.name, [], 0) for ni in nodes]
         if not active:
             return totals, None
-        rec = self.recorder
+        rec = state.recorder
         for name, score_fn, weight, extensions in active:
             scores: list[NodeScore] = []
             for node_info in nodes:
@@ -475,8 +421,8 @@ class Framework:
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
-        rec = self.recorder
-        for plugin in self._reserve:
+        rec = state.recorder
+        for plugin in self._run(state)[5]:
             try:
                 status = plugin.reserve(state, pod, node_name)
             except Exception as err:
@@ -484,7 +430,7 @@ class Framework:
             if rec is not None:
                 rec.reserve[plugin.name] = _verdict(status)
             if status is not None and status.code != Code.SUCCESS:
-                if status.code in (2, 3, 6):
+                if status.is_rejected():
                     return _with_plugin(status, plugin.name)
                 return _with_plugin(
                     Status(Code.ERROR, f"running Reserve plugin {plugin.name!r}: {status.message}"),
@@ -494,7 +440,7 @@ class Framework:
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve runs on every reserve plugin, in reverse order; it cannot fail."""
-        for plugin in reversed(self._reserve):
+        for plugin in reversed(self._run(state)[5]):
             try:
                 plugin.unreserve(state, pod, node_name)
             except Exception:
@@ -505,8 +451,8 @@ class Framework:
     ) -> tuple[Status | None, dict[str, float]]:
         """Returns (status, plugin -> wait timeout); a Wait status means the pod must wait."""
         waiting: dict[str, float] = {}
-        rec = self.recorder
-        for plugin in self._permit:
+        rec = state.recorder
+        for plugin in self._run(state)[6]:
             try:
                 status, timeout = plugin.permit(state, pod, node_name)
             except Exception as err:
@@ -515,7 +461,7 @@ class Framework:
                 rec.permit[plugin.name] = _verdict(status)
             if status is None or status.code == Code.SUCCESS:
                 continue
-            if status.code in (2, 3, 6):
+            if status.is_rejected():
                 return _with_plugin(status, plugin.name), {}
             if status.code == Code.WAIT:
                 # Wait is honoured only if no later plugin rejects; keep the timeout.
@@ -537,13 +483,13 @@ class Framework:
     # --- binding cycle ----------------------------------------------------------------
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for plugin in self._pre_bind:
+        for plugin in self._run(state)[7]:
             try:
                 status = plugin.pre_bind(state, pod, node_name)
             except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
-                if status.code in (2, 3, 6):
+                if status.is_rejected():
                     return _with_plugin(status, plugin.name)
                 return _with_plugin(
                     Status(Code.ERROR, f"running PreBind plugin {plugin.name!r}: {status.message}"),
@@ -556,8 +502,8 @@ class Framework:
 
         A ``BindingPending`` answer is returned as it is: the binding goes on elsewhere.
         """
-        rec = self.recorder
-        for plugin in self._bind:
+        rec = state.recorder
+        for plugin in self._run(state)[8]:
             try:
                 status = plugin.bind(state, pod, node_name)
             except Exception as err:
@@ -569,7 +515,7 @@ class Framework:
             if status is not None and status.code == Code.SKIP:
                 continue
             if status is not None and status.code != Code.SUCCESS:
-                if status.code in (2, 3, 6):
+                if status.is_rejected():
                     return _with_plugin(status, plugin.name)
                 return _with_plugin(
                     Status(Code.ERROR, f"running Bind plugin {plugin.name!r}: {status.message}"),
@@ -579,7 +525,7 @@ class Framework:
         return Status(Code.SKIP)
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in self._post_bind:
+        for plugin in self._run(state)[9]:
             try:
                 plugin.post_bind(state, pod, node_name)
             except Exception:
@@ -605,140 +551,6 @@ class Framework:
 # Permit timeouts are capped like kube-scheduler's maxTimeout (15 minutes).
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
-# pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
-# post_bind: what the runners iterate.
-_RunTuples = tuple[tuple[Any, ...], ...]
 
-
-def _run_tuples(fwk: Framework, observer: PluginObserver | None = None) -> _RunTuples:
-    """The runners' tuples over the plugins, or over timed stand-ins reporting to observer."""
-    if observer is None:
-
-        def wrap(plugin: Any) -> Any:
-            return plugin
-
-    else:
-        stand_ins: dict[int, _Observed] = {}
-
-        def wrap(plugin: Any) -> Any:
-            found = stand_ins.get(id(plugin))
-            if found is None:
-                found = stand_ins[id(plugin)] = _Observed(plugin, plugin.name, observer)
-            return found
-
-    def each(plugins: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(wrap(p) for p in plugins)
-
-    return (
-        each(fwk.pre_filter_plugins),
-        tuple((p.name, wrap(p).filter) for p in fwk.filter_plugins),
-        each(fwk.post_filter_plugins),
-        each(fwk.pre_score_plugins),
-        tuple(
-            (p.name, wrap(p).score, weight, wrap(p).score_extensions())
-            for p, weight in fwk.score_plugins
-        ),
-        each(fwk.reserve_plugins),
-        each(fwk.permit_plugins),
-        each(fwk.pre_bind_plugins),
-        each(fwk.bind_plugins),
-        each(fwk.post_bind_plugins),
-    )
-
-
-def _code(status: Status | None) -> str:
-    return "Success" if status is None else code_name(status.code)
-
-
-def _same(r: Any) -> Any:
-    return r
-
-
-def _first(r: Any) -> Any:
-    return r[0]
-
-
-def _second(r: Any) -> Any:
-    return r[1]
-
-
-def _nothing(r: Any) -> None:
-    return None
-
-
-class _Observed:
-    """A plugin (or its extensions) stand-in that times each call and reports it."""
-
-    __slots__ = ("_observer", "_plugin", "name")
-
-    def __init__(self, plugin: Any, name: str, observer: PluginObserver) -> None:
-        self._plugin = plugin
-        self._observer = observer
-        self.name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._plugin, attr)
-
-    def _call(
-        self, point: str, fn: Callable[..., Any], status_of: Callable[[Any], Any], *args: Any
-    ) -> Any:
-        start = time.perf_counter()
-        try:
-            result = fn(*args)
-        except Exception:
-            self._observer(point, self.name, "Error", time.perf_counter() - start)
-            raise
-        status = status_of(result)
-        if not isinstance(status, BindingPending):  # reported when it completes
-            self._observer(point, self.name, _code(status), time.perf_counter() - start)
-        return result
-
-    def pre_filter(self, *args: Any) -> Any:
-        return self._call("PreFilter", self._plugin.pre_filter, _second, *args)
-
-    def filter(self, *args: Any) -> Any:
-        return self._call("Filter", self._plugin.filter, _same, *args)
-
-    def post_filter(self, *args: Any) -> Any:
-        return self._call("PostFilter", self._plugin.post_filter, _second, *args)
-
-    def pre_score(self, *args: Any) -> Any:
-        return self._call("PreScore", self._plugin.pre_score, _same, *args)
-
-    def score(self, *args: Any) -> Any:
-        return self._call("Score", self._plugin.score, _second, *args)
-
-    def reserve(self, *args: Any) -> Any:
-        return self._call("Reserve", self._plugin.reserve, _same, *args)
-
-    def unreserve(self, *args: Any) -> Any:
-        return self._call("Unreserve", self._plugin.unreserve, _nothing, *args)
-
-    def permit(self, *args: Any) -> Any:
-        return self._call("Permit", self._plugin.permit, _first, *args)
-
-    def pre_bind(self, *args: Any) -> Any:
-        return self._call("PreBind", self._plugin.pre_bind, _same, *args)
-
-    def bind(self, *args: Any) -> Any:
-        return self._call("Bind", self._plugin.bind, _same, *args)
-
-    def post_bind(self, *args: Any) -> Any:
-        return self._call("PostBind", self._plugin.post_bind, _nothing, *args)
-
-    def pre_filter_extensions(self) -> Any:
-        ext = self._plugin.pre_filter_extensions()
-        return None if ext is None else _Observed(ext, self.name, self._observer)
-
-    def score_extensions(self) -> Any:
-        ext = self._plugin.score_extensions()
-        return None if ext is None else _Observed(ext, self.name, self._observer)
-
-    def add_pod(self, *args: Any) -> Any:
-        return self._call("PreFilterExtensionAddPod", self._plugin.add_pod, _same, *args)
-
-    def remove_pod(self, *args: Any) -> Any:
-        return self._call("PreFilterExtensionRemovePod", self._plugin.remove_pod, _same, *args)
-
-    def normalize_score(self, *args: Any) -> Any:
-        return self._call("ScoreExtensionNormalize", self._plugin.normalize_score, _same, *args)
+# Permit timeouts are capped like kube-scheduler's maxTimeout (15 minutes).
+MAX_PERMIT_TIMEOUT = 15 * 60.0

@@ -1,4 +1,5 @@
-"""LiveScheduler: the Scheduler with kube-scheduler's live-cluster behaviour and metrics.
+"""LiveScheduler: a Scheduler composed with kube-scheduler's live-cluster behaviour and
+metrics.
 
 It uses only the Scheduler's public seams:
 
@@ -10,13 +11,14 @@ It uses only the Scheduler's public seams:
   binding-failure path). A failed pod is requeued with its latest informer version, and
   not at all once it is gone or bound (the base Scheduler's rule, via
   ``writer.current_pod``).
-* metrics: ``on_attempt_start``/``on_attempt_end`` time attempts by result; on a 10%
-  sample of attempts ``on_attempt_start`` returns an observer that the Framework calls for
-  every plugin call (nothing is observed, nor costs anything, in the other attempts).
+* metrics: it is the Scheduler's AttemptObserver: ``attempt_started``/``attempt_ended``
+  time attempts by result; on a 10% sample of attempts ``attempt_started`` returns an
+  observer that the attempt's CycleState carries to the Framework's runners for every
+  plugin call (nothing is observed, nor costs anything, in the other attempts).
 
 It also follows kube-scheduler's event handlers where the live cluster differs from the
 simulator: pods being deleted or terminal leave the queue; nominations written by another
-replica are honoured; per-pod records are dropped once a pod is bound or deleted.
+replica are honoured (by the base's nominator); per-pod records are dropped once a pod is bound or deleted.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.config import SchedulerConfig
     from wasmsched.framework.runtime import Framework, PluginObserver
+    from wasmsched.framework.types import QueuedPodInfo
     from wasmsched.live.writer import BindResult
-    from wasmsched.queue.types import QueuedPodInfo
 
 log = logging.getLogger("wasmsched.live.scheduler")
 
@@ -54,7 +56,10 @@ PLUGIN_METRICS_SAMPLE_PERCENT = 10
 _RESULTS = {SCHEDULED: ops.SCHEDULED, UNSCHEDULABLE: ops.UNSCHEDULABLE, ERROR: ops.ERROR}
 
 
-class LiveScheduler(Scheduler):
+class LiveScheduler:
+    """A Scheduler (composed, not subclassed) with the live cluster's event rules, attempt
+    metrics and asynchronous binding answers; it is the Scheduler's AttemptObserver."""
+
     def __init__(
         self,
         config: SchedulerConfig,
@@ -66,74 +71,97 @@ class LiveScheduler(Scheduler):
         seed: int = 0,
         sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
     ) -> None:
-        super().__init__(config, registry, writer, now, seed)
         self.metrics = metrics
         self.sample_percent = sample_percent
         self._attempt_start: dict[str, float] = {}
         self._metrics_rng = random.Random(seed ^ 0x5EED)
         # One observer object for every sampled attempt: the Framework keeps its timed
-        # stand-ins for the last observer set.
+        # stand-ins for the last observer seen.
         self._plugin_observer: PluginObserver = self._observe_plugin
         self.bind_conflicts = 0
+        self.scheduler = Scheduler(config, registry, writer, now, seed, attempts=self)
+        s = self.scheduler
+        # What the runner and the tests use of the Scheduler, unchanged.
+        self.config = s.config
+        self.writer = s.writer
+        self.cache = s.cache
+        self.queue = s.queue
+        self.frameworks = s.frameworks
+        self.extenders = s.extenders
+        self.handle = s.handle
+        self.nominator = s.nominator
+        self.waiting_pods = s.waiting_pods
+        self.outcomes = s.outcomes
+        self.schedule_one = s.schedule_one
+        self.tick = s.tick
+        self.next_wakeup = s.next_wakeup
+        self.pending_timers = s.pending_timers
+        self.close = s.close
+        self.on_node_add = s.on_node_add
+        self.on_node_update = s.on_node_update
+        self.on_node_delete = s.on_node_delete
+        self.on_object_add = s.on_object_add
+        self.on_object_delete = s.on_object_delete
+
+    @property
+    def cycles(self) -> int:
+        """Scheduling cycles run so far."""
+        return self.scheduler.cycles
+
+    @property
+    def binds_in_flight(self) -> int:
+        """Asynchronous bindings awaiting their answer."""
+        return self.scheduler.binds_in_flight
 
     # --- informer events ----------------------------------------------------------------
 
     def on_pod_add(self, pod: Pod) -> None:
-        if not pod.node_name and (pod.deletion_timestamp or pod.is_terminal):
-            return
-        super().on_pod_add(pod)
-        if not pod.node_name and pod.uid in self.outcomes and pod.nominated_node_name:
-            # Nominated by an earlier leader: count it on that node (PriorityQueue.Add).
-            self.nominator.add(pod, pod.nominated_node_name)
+        """A pod appeared (the base skips pending pods being deleted or finished)."""
+        self.scheduler.on_pod_add(pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
-        uid = new.uid
+        """A pod changed: a pending pod being deleted or finished leaves the queue."""
         if not new.node_name and (new.deletion_timestamp or new.is_terminal):
             self._drop_pending(new)
             return
-        super().on_pod_update(old, new)
+        self.scheduler.on_pod_update(old, new)
         if new.node_name:
-            self._done_with(uid)
-            return
-        if uid in self.outcomes:
-            # UpdateNominatedPod: follow the API's nomination unless neither version has one,
-            # in which case a nomination made in memory (not yet written back) stays.
-            if old.nominated_node_name or new.nominated_node_name:
-                self.nominator.add(new, new.nominated_node_name)
-            else:
-                node = self.nominator.node_of(uid)
-                if node:
-                    self.nominator.add(new, node)
+            self._done_with(new.uid)
 
     def on_pod_delete(self, pod: Pod) -> None:
-        super().on_pod_delete(pod)
+        """A pod is gone."""
+        self.scheduler.on_pod_delete(pod)
         self._done_with(pod.uid)
 
     def _drop_pending(self, pod: Pod) -> None:
         """A pending pod being deleted (or finished) is not scheduled any more."""
         uid = pod.uid
-        self.queue.delete(pod)
-        self.nominator.delete(uid)
-        wp = self.waiting_pods.get(uid)
+        s = self.scheduler
+        s.queue.delete(pod)
+        s.nominator.delete(uid)
+        wp = s.waiting_pods.get(uid)
         if wp is not None:
             wp.reject("", "pod is being deleted")
         self._done_with(uid)
 
     def _done_with(self, uid: str) -> None:
         # Live pods come and go: forget per-pod bookkeeping the simulator keeps for its report.
-        self.release_pod(uid)
-        if not self.binding_in_flight(uid) and self.waiting_pods.get(uid) is None:
+        s = self.scheduler
+        s.release_pod(uid)
+        if not s.binding_in_flight(uid) and s.waiting_pods.get(uid) is None:
             self._attempt_start.pop(uid, None)
 
-    # --- attempts and plugin metrics -------------------------------------------------------
+    # --- attempts and plugin metrics (AttemptObserver) ---------------------------------------
 
-    def on_attempt_start(self, fwk: Framework, info: QueuedPodInfo) -> PluginObserver | None:
+    def attempt_started(self, fwk: Framework, info: QueuedPodInfo) -> PluginObserver | None:
+        """Times the attempt; on a sample of attempts, observes its plugin calls."""
         self._attempt_start[info.pod.uid] = time.perf_counter()
         if self._metrics_rng.randrange(100) < self.sample_percent:
             return self._plugin_observer
         return None
 
-    def on_attempt_end(self, fwk: Framework, pod: Pod, outcome: PodOutcome) -> None:
+    def attempt_ended(self, fwk: Framework, pod: Pod, outcome: PodOutcome) -> None:
+        """Records the attempt's duration by result and logs it."""
         start = self._attempt_start.pop(pod.uid, None)
         if start is not None:
             self.metrics.attempt(
@@ -159,7 +187,7 @@ class LiveScheduler(Scheduler):
     def finish_binding(self, result: BindResult) -> None:
         """The answer to a binding POST, on the scheduling thread."""
         status = None if result.ok else Status(Code.ERROR, result.message)
-        if not self.complete_binding(
+        if not self.scheduler.complete_binding(
             result.uid, result.node, status, conflict=result.conflict, seconds=result.seconds
         ):
             return

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import Handle
     from wasmsched.framework.status import Status
-    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.framework.types import ClusterEventWithHint
 
 NAME = "DefaultBinder"
 
@@ -25,15 +25,14 @@ class DefaultBinder:
         self.handle = handle
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        writer = self.handle.binder()
         try:
             # A writer that can bind in the background (the API server's) lets the next
             # pod be scheduled meanwhile, as kube-scheduler's binding goroutine does.
-            bind_async = getattr(writer, "bind_async", None)
-            if bind_async is not None:
-                bind_async(pod, node_name)
+            background = self.handle.async_binder()
+            if background is not None:
+                background.bind_async(pod, node_name)
                 return BindingPending()
-            return writer.bind(pod, node_name)
+            return self.handle.binder().bind(pod, node_name)
         except Exception as e:  # a failed API call is an Error status, as k8s AsStatus(err)
             return as_status(e)
 

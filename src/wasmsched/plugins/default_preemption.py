@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.preemption import (
     Evaluator,
     PodDisruptionBudget,
-    PreemptionHandle,
     filter_pods_with_pdb_violation,
     importance_key,
 )
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.interfaces import Handle, NodeToStatus, PostFilterResult
     from wasmsched.framework.node_info import NodeInfo, PodInfo
     from wasmsched.framework.runtime import Framework
-    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.framework.types import ClusterEventWithHint
 
 NAME = "DefaultPreemption"
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -47,7 +46,7 @@ def pod_terminating_by_preemption(pod: Pod) -> bool:
 class DefaultPreemption:
     name = NAME
 
-    def __init__(self, min_percentage: int, min_absolute: int, handle: PreemptionHandle) -> None:
+    def __init__(self, min_percentage: int, min_absolute: int, handle: Handle) -> None:
         self.min_candidate_nodes_percentage = min_percentage
         self.min_candidate_nodes_absolute = min_absolute
         self.handle = handle
@@ -172,4 +171,4 @@ class DefaultPreemption:
 def new(args: dict[str, Any], handle: Handle) -> DefaultPreemption:
     pct = args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
     absolute = args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
-    return DefaultPreemption(int(pct), int(absolute), cast("PreemptionHandle", handle))
+    return DefaultPreemption(int(pct), int(absolute), handle)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from wasmsched.queue.events import WILDCARD, ActionType, ClusterEvent, ClusterEventWithHint
+from wasmsched.framework.types import WILDCARD, ActionType, ClusterEvent, ClusterEventWithHint
 
 if TYPE_CHECKING:
     from wasmsched.framework.interfaces import NodeScore

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.interfaces import Handle
     from wasmsched.framework.node_info import ImageStateSummary, NodeInfo
     from wasmsched.framework.status import Status
-    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.framework.types import ClusterEventWithHint
 
 NAME = "ImageLocality"
 MB = 1024 * 1024

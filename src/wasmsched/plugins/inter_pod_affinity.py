@@ -26,7 +26,7 @@ from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expe
 from wasmsched.api.selectors import IN, NOT_IN, LabelSelector
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     POD,
     ActionType,

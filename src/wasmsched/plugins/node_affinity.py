@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.api.selectors import NodeSelector, PreferredSchedulingTerms, SelectorError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, PreFilterResult
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.helpers import default_normalize_score
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     POD,
     ActionType,

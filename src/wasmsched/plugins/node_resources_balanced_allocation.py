@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import Handle
     from wasmsched.framework.node_info import NodeInfo
-    from wasmsched.queue.events import ClusterEventWithHint
+    from wasmsched.framework.types import ClusterEventWithHint
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_KEY = "PreScore" + NAME

@@ -14,6 +14,14 @@ from wasmsched.api.resources import is_scalar_resource_name
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from wasmsched.plugins.helpers import go_div, is_extended_resource_name
 from wasmsched.plugins.resource_allocation import (
     KIND_CPU,
@@ -23,14 +31,6 @@ from wasmsched.plugins.resource_allocation import (
     go_round,
     parse_resource_specs,
     pod_request_list,
-)
-from wasmsched.queue.events import (
-    NODE,
-    POD,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
 )
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.taints import Taint, tolerates
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     POD,
     ActionType,

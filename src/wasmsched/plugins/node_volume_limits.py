@@ -13,6 +13,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import (
+    CSI_NODE,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from wasmsched.plugins.volume_binding import (
     StorageObjects,
     ephemeral_owner_error,
@@ -22,15 +31,6 @@ from wasmsched.plugins.volume_binding import (
     pvc_not_found,
     pvc_volume_name,
     storage_for,
-)
-from wasmsched.queue.events import (
-    CSI_NODE,
-    PERSISTENT_VOLUME_CLAIM,
-    POD,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
 )
 
 if TYPE_CHECKING:

@@ -26,8 +26,7 @@ from wasmsched.api.selectors import IN, LabelSelector, LabelSelectorRequirement
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.taint_toleration import DO_NOT_SCHEDULE_EFFECTS
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     POD,
     ActionType,
@@ -35,6 +34,7 @@ from wasmsched.queue.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.taint_toleration import DO_NOT_SCHEDULE_EFFECTS
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod

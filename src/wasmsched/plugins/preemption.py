@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wasmsched.api.selectors import LabelSelector, SelectorError
-from wasmsched.extenders import ExtenderClient, ExtenderError, Victims
 from wasmsched.framework.diagnosis import Diagnosis, FitError
+from wasmsched.framework.extender import ExtenderError, Victims
 from wasmsched.framework.interfaces import (
     MODE_OVERRIDE,
     NodeToStatus,
@@ -28,7 +28,8 @@ from wasmsched.framework.status import Code, Status
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+    from wasmsched.framework.interfaces import Handle
+    from wasmsched.framework.node_info import NodeInfo, PodInfo
     from wasmsched.framework.runtime import Framework
 
 log = logging.getLogger("wasmsched.preemption")
@@ -36,30 +37,6 @@ log = logging.getLogger("wasmsched.preemption")
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 # int64(math.MaxInt32 + 1): added to every priority so that sums compare correctly.
 _PRIORITY_OFFSET = 2**31
-
-
-class PreemptionHandle(Protocol):
-    """What the evaluator needs of the scheduler (SchedulerHandle provides it)."""
-
-    def snapshot(self) -> Snapshot: ...
-
-    def framework_for(self, pod: Pod) -> Framework | None: ...
-
-    def run_filter_plugins_with_nominated_pods(
-        self, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
-    ) -> Status | None: ...
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
-
-    def delete_pod(self, pod: Pod, reason: str) -> None: ...
-
-    def set_nominated_node(self, pod: Pod, node_name: str) -> None: ...
-
-    def objects(self, kind: str) -> list[Mapping[str, Any]]: ...
-
-    def extenders(self) -> list[ExtenderClient]: ...
-
-    def get_waiting_pod(self, uid: str) -> Any: ...
 
 
 class PreemptionPolicy(Protocol):
@@ -254,7 +231,7 @@ def _aggregate(errors: Sequence[str]) -> str:
 class Evaluator:
     """Runs one preemption attempt (k8s Evaluator.Preempt) for a PostFilter plugin."""
 
-    def __init__(self, plugin_name: str, handle: PreemptionHandle, policy: PreemptionPolicy):
+    def __init__(self, plugin_name: str, handle: Handle, policy: PreemptionPolicy):
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
@@ -432,7 +409,6 @@ __all__ = [
     "Candidate",
     "Evaluator",
     "PodDisruptionBudget",
-    "PreemptionHandle",
     "PreemptionPolicy",
     "filter_pods_with_pdb_violation",
     "importance_key",

@@ -8,8 +8,7 @@ from wasmsched.plugins.helpers import ALL_EVENTS
 
 if TYPE_CHECKING:
     from wasmsched.framework.interfaces import Handle
-    from wasmsched.queue.events import ClusterEventWithHint
-    from wasmsched.queue.types import QueuedPodInfo
+    from wasmsched.framework.types import ClusterEventWithHint, QueuedPodInfo
 
 NAME = "PrioritySort"
 

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_untolerated_taint
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.helpers import default_normalize_score
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     POD,
     ActionType,
@@ -20,6 +19,7 @@ from wasmsched.queue.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.api.quantity import QuantityError, parse_quantity
 from wasmsched.api.selectors import LabelSelector, NodeSelector, SelectorError
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     CSI_DRIVER,
     CSI_NODE,
     CSI_STORAGE_CAPACITY,

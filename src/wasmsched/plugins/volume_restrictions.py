@@ -9,14 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.volume_binding import (
-    access_modes,
-    name_of,
-    namespace_of,
-    pvc_not_found,
-    storage_for,
-)
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     NODE,
     PERSISTENT_VOLUME_CLAIM,
     POD,
@@ -24,6 +17,13 @@ from wasmsched.queue.events import (
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
+)
+from wasmsched.plugins.volume_binding import (
+    access_modes,
+    name_of,
+    namespace_of,
+    pvc_not_found,
+    storage_for,
 )
 
 if TYPE_CHECKING:

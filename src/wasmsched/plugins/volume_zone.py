@@ -7,6 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import (
+    NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from wasmsched.plugins.volume_binding import (
     WAIT_FOR_FIRST_CONSUMER,
     StorageObjects,
@@ -19,16 +29,6 @@ from wasmsched.plugins.volume_binding import (
     storage_for,
 )
 from wasmsched.plugins.volume_restrictions import claim_names
-from wasmsched.queue.events import (
-    NODE,
-    PERSISTENT_VOLUME,
-    PERSISTENT_VOLUME_CLAIM,
-    STORAGE_CLASS,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
-)
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod

@@ -14,14 +14,14 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Status
-from wasmsched.queue.events import (
+from wasmsched.framework.types import (
     FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,
     WILDCARD,
     ClusterEvent,
+    QueuedPodInfo,
     QueueingHint,
 )
-from wasmsched.queue.types import QueuedPodInfo
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod

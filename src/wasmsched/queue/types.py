@@ -1,40 +1,8 @@
-"""QueuedPodInfo: a pod as the scheduling queue keeps it."""
+"""QueuedPodInfo: re-exported from ``wasmsched.framework.types`` (its home, as in
+kube-scheduler's framework/types.go) so that the old import path keeps working."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from wasmsched.framework.types import QueuedPodInfo
 
-if TYPE_CHECKING:
-    from wasmsched.api.objects import Pod
-
-
-class QueuedPodInfo:
-    """A pending pod with its queue bookkeeping (framework.QueuedPodInfo)."""
-
-    __slots__ = (
-        "attempts",
-        "backoff_expiry",
-        "gated",
-        "gated_message",
-        "initial_attempt_timestamp",
-        "pending_plugins",
-        "pod",
-        "seq",
-        "timestamp",
-        "unschedulable_plugins",
-    )
-
-    def __init__(self, pod: Pod, timestamp: float, seq: int = 0) -> None:
-        self.pod = pod
-        self.timestamp = timestamp  # last time it was added to the queue
-        self.initial_attempt_timestamp: float | None = None
-        self.attempts = 0
-        self.unschedulable_plugins: set[str] = set()
-        self.pending_plugins: set[str] = set()
-        self.gated = False
-        self.gated_message = ""  # the PreEnqueue rejection while gated
-        self.backoff_expiry = 0.0
-        self.seq = seq  # insertion order, for stable heap ordering
-
-    def __repr__(self) -> str:
-        return f"QueuedPodInfo({self.pod.key}, attempts={self.attempts})"
+__all__ = ["QueuedPodInfo"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from wasmsched.framework import interfaces as fw
-from wasmsched.queue import events as ev
+from wasmsched.framework import types as ev
 
 __all__ = [
     "EXPORT_RESULTS",

@@ -34,7 +34,7 @@ from wasmsched.framework.interfaces import (
     PreFilterResult,
 )
 from wasmsched.framework.status import Code, Status
-from wasmsched.queue.events import ClusterEventWithHint
+from wasmsched.framework.types import ClusterEventWithHint
 from wasmsched.wasm._fastpath import GuestTrap
 from wasmsched.wasm.abi import EXPORT_RESULTS, default_events, signed32, split_high_low
 from wasmsched.wasm.cache import load_module

@@ -1,0 +1,157 @@
+"""What the framework's runners iterate: the plugins, or timed stand-ins for an observer.
+
+kube-scheduler times plugin calls only in sampled cycles (pkg/scheduler/framework/
+runtime/framework.go: runFilterPlugin and the others check ``state.ShouldRecordPluginMetrics``);
+here a sampled cycle's CycleState carries the observer and the runners switch to stand-ins
+built once per observer, so unsampled cycles pay nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.records import BindingPending, PluginObserver
+from wasmsched.framework.status import Status, code_name
+
+if TYPE_CHECKING:
+    from wasmsched.framework.runtime import Framework
+
+# pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
+# post_bind: what the runners iterate.
+RunTuples = tuple[tuple[Any, ...], ...]
+
+
+def run_tuples(fwk: Framework, observer: PluginObserver | None = None) -> RunTuples:
+    """The runners' tuples over the plugins, or over timed stand-ins reporting to observer."""
+    if observer is None:
+
+        def wrap(plugin: Any) -> Any:
+            return plugin
+
+    else:
+        stand_ins: dict[int, _Observed] = {}
+
+        def wrap(plugin: Any) -> Any:
+            found = stand_ins.get(id(plugin))
+            if found is None:
+                found = stand_ins[id(plugin)] = _Observed(plugin, plugin.name, observer)
+            return found
+
+    def each(plugins: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(wrap(p) for p in plugins)
+
+    return (
+        each(fwk.pre_filter_plugins),
+        tuple((p.name, wrap(p).filter) for p in fwk.filter_plugins),
+        each(fwk.post_filter_plugins),
+        each(fwk.pre_score_plugins),
+        tuple(
+            (p.name, wrap(p).score, weight, wrap(p).score_extensions())
+            for p, weight in fwk.score_plugins
+        ),
+        each(fwk.reserve_plugins),
+        each(fwk.permit_plugins),
+        each(fwk.pre_bind_plugins),
+        each(fwk.bind_plugins),
+        each(fwk.post_bind_plugins),
+    )
+
+
+def code_of(status: Status | None) -> str:
+    return "Success" if status is None else code_name(status.code)
+
+
+def _same(r: Any) -> Any:
+    return r
+
+
+def _first(r: Any) -> Any:
+    return r[0]
+
+
+def _second(r: Any) -> Any:
+    return r[1]
+
+
+def _nothing(r: Any) -> None:
+    return None
+
+
+class _Observed:
+    """A plugin (or its extensions) stand-in that times each call and reports it."""
+
+    __slots__ = ("_observer", "_plugin", "name")
+
+    def __init__(self, plugin: Any, name: str, observer: PluginObserver) -> None:
+        self._plugin = plugin
+        self._observer = observer
+        self.name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._plugin, attr)
+
+    def _call(
+        self, point: str, fn: Callable[..., Any], status_of: Callable[[Any], Any], *args: Any
+    ) -> Any:
+        start = time.perf_counter()
+        try:
+            result = fn(*args)
+        except Exception:
+            self._observer(point, self.name, "Error", time.perf_counter() - start)
+            raise
+        status = status_of(result)
+        if not isinstance(status, BindingPending):  # reported when it completes
+            self._observer(point, self.name, code_of(status), time.perf_counter() - start)
+        return result
+
+    def pre_filter(self, *args: Any) -> Any:
+        return self._call("PreFilter", self._plugin.pre_filter, _second, *args)
+
+    def filter(self, *args: Any) -> Any:
+        return self._call("Filter", self._plugin.filter, _same, *args)
+
+    def post_filter(self, *args: Any) -> Any:
+        return self._call("PostFilter", self._plugin.post_filter, _second, *args)
+
+    def pre_score(self, *args: Any) -> Any:
+        return self._call("PreScore", self._plugin.pre_score, _same, *args)
+
+    def score(self, *args: Any) -> Any:
+        return self._call("Score", self._plugin.score, _second, *args)
+
+    def reserve(self, *args: Any) -> Any:
+        return self._call("Reserve", self._plugin.reserve, _same, *args)
+
+    def unreserve(self, *args: Any) -> Any:
+        return self._call("Unreserve", self._plugin.unreserve, _nothing, *args)
+
+    def permit(self, *args: Any) -> Any:
+        return self._call("Permit", self._plugin.permit, _first, *args)
+
+    def pre_bind(self, *args: Any) -> Any:
+        return self._call("PreBind", self._plugin.pre_bind, _same, *args)
+
+    def bind(self, *args: Any) -> Any:
+        return self._call("Bind", self._plugin.bind, _same, *args)
+
+    def post_bind(self, *args: Any) -> Any:
+        return self._call("PostBind", self._plugin.post_bind, _nothing, *args)
+
+    def pre_filter_extensions(self) -> Any:
+        ext = self._plugin.pre_filter_extensions()
+        return None if ext is None else _Observed(ext, self.name, self._observer)
+
+    def score_extensions(self) -> Any:
+        ext = self._plugin.score_extensions()
+        return None if ext is None else _Observed(ext, self.name, self._observer)
+
+    def add_pod(self, *args: Any) -> Any:
+        return self._call("PreFilterExtensionAddPod", self._plugin.add_pod, _same, *args)
+
+    def remove_pod(self, *args: Any) -> Any:
+        return self._call("PreFilterExtensionRemovePod", self._plugin.remove_pod, _same, *args)
+
+    def normalize_score(self, *args: Any) -> Any:
+        return self._call("ScoreExtensionNormalize", self._plugin.normalize_score, _same, *args)

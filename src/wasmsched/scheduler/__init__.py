@@ -1,0 +1,26 @@
+"""The scheduler, cut as kube-scheduler's pkg/scheduler is: the algorithm and the
+scheduling cycle (``schedule_one``), the binding cycle (``binding``), the informer
+callbacks (``eventhandlers``) and the ``Scheduler`` that composes them."""
+
+from wasmsched.scheduler.schedule_one import num_feasible_nodes_to_find
+from wasmsched.scheduler.scheduler import Scheduler, SchedulerHandle
+from wasmsched.scheduler.types import (
+    ERROR,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    AttemptObserver,
+    ClusterWriter,
+    PodOutcome,
+)
+
+__all__ = [
+    "ERROR",
+    "SCHEDULED",
+    "UNSCHEDULABLE",
+    "AttemptObserver",
+    "ClusterWriter",
+    "PodOutcome",
+    "Scheduler",
+    "SchedulerHandle",
+    "num_feasible_nodes_to_find",
+]

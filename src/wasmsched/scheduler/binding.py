@@ -1,0 +1,221 @@
+"""The binding cycle and bindings in flight (pkg/scheduler/schedule_one.go: bindingCycle,
+handleBindingCycleError).
+
+A Bind plugin may answer ``BindingPending``: the binding goes on elsewhere (the live
+mode's API call on a worker) and ``complete_binding`` finishes the cycle when its answer
+arrives, on the scheduling thread, while the pod stays assumed in the cache.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from wasmsched.framework import types as ev
+from wasmsched.framework.extender import ExtenderError
+from wasmsched.framework.interfaces import MODE_OVERRIDE, NominatingInfo
+from wasmsched.framework.records import BindingPending
+from wasmsched.framework.status import Code, Status
+from wasmsched.scheduler.schedule_one import handle_failure, rejection
+from wasmsched.scheduler.types import ERROR, SCHEDULED, PodOutcome, pod_event
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.diagnosis import Diagnosis
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.framework.types import QueuedPodInfo
+    from wasmsched.framework.waiting_pods import WaitingPod
+    from wasmsched.scheduler.scheduler import Scheduler
+
+
+@dataclass(slots=True)
+class BindingInFlight:
+    """A binding cycle parked while a Bind plugin's asynchronous binding runs."""
+
+    fwk: Framework
+    state: CycleState
+    info: QueuedPodInfo
+    assumed: Pod
+    host: str
+    outcome: PodOutcome
+    pods_to_activate: dict[str, Pod]
+    plugin: str
+    started: float
+
+
+class BindingCycles:
+    """Runs binding cycles for one Scheduler and keeps the asynchronous ones in flight."""
+
+    def __init__(self, sched: Scheduler) -> None:
+        self._sched = sched
+        self.in_flight: dict[str, BindingInFlight] = {}
+
+    def binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        host: str,
+        outcome: PodOutcome,
+        wp: WaitingPod | None,
+        pods_to_activate: dict[str, Pod],
+    ) -> None:
+        """k8s bindingCycle: WaitOnPermit's verdict, PreBind, extenders' or plugins' Bind."""
+        if wp is not None and wp.status is not None and wp.status.code != Code.SUCCESS:
+            failure, diagnosis = rejection(host, wp.status)
+            self.binding_failure(fwk, state, info, assumed, host, failure, diagnosis, outcome)
+            return
+        status = fwk.run_pre_bind_plugins(state, assumed, host)
+        if status is None:
+            bound, status = self._extenders_bind(assumed, host)
+            if not bound:
+                status = fwk.run_bind_plugins(state, assumed, host)
+                if isinstance(status, BindingPending):
+                    # Finished by complete_binding; the pod stays assumed meanwhile.
+                    self.in_flight[assumed.uid] = BindingInFlight(
+                        fwk,
+                        state,
+                        info,
+                        assumed,
+                        host,
+                        outcome,
+                        pods_to_activate,
+                        status.plugin,
+                        time.perf_counter(),
+                    )
+                    return
+            if status is not None and status.code == Code.SKIP:
+                status = Status(Code.ERROR, "no bind plugin bound the pod (all returned Skip)")
+        if status is not None:
+            self.binding_failure(fwk, state, info, assumed, host, status, None, outcome)
+            return
+        self.bound(fwk, state, assumed, host, outcome, pods_to_activate)
+
+    def complete_binding(
+        self,
+        uid: str,
+        node_name: str,
+        status: Status | None,
+        *,
+        conflict: bool = False,
+        seconds: float | None = None,
+    ) -> bool:
+        """The answer to a Bind plugin's ``BindingPending`` (see Scheduler.complete_binding)."""
+        p = self.in_flight.get(uid)
+        if p is None or p.host != node_name:
+            return False
+        del self.in_flight[uid]
+        sched = self._sched
+        fwk, state, assumed, host = p.fwk, p.state, p.assumed, p.host
+        if seconds is None:
+            seconds = time.perf_counter() - p.started
+        failed = status is not None or conflict
+        fwk.observe(
+            state, "Bind", p.plugin, status or (Status(Code.ERROR) if failed else None), seconds
+        )
+        if not failed:
+            self.bound(fwk, state, assumed, host, p.outcome, p.pods_to_activate)
+        elif conflict:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            sched.cache.forget_pod(assumed)
+            fwk.forget_pod(assumed.uid)
+            sched.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None, lambda q: q.uid != uid)
+            sched.queue.done(uid)
+            p.outcome.result = ERROR
+            p.outcome.node = None
+            p.outcome.message = status.message if status is not None else "binding conflict"
+            sched.attempt_ended(fwk, assumed, p.outcome)
+        else:
+            assert status is not None
+            failure = Status(
+                Code.ERROR,
+                f"running Bind plugin {p.plugin!r}: {status.message}",
+                plugin=p.plugin,
+            )
+            self.binding_failure(fwk, state, p.info, assumed, host, failure, None, p.outcome)
+        return True
+
+    def bound(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        assumed: Pod,
+        host: str,
+        outcome: PodOutcome,
+        pods_to_activate: dict[str, Pod],
+    ) -> None:
+        """The end of a successful binding cycle: PostBind, the Scheduled event, done."""
+        sched = self._sched
+        fwk.run_post_bind_plugins(state, assumed, host)
+        fwk.forget_pod(assumed.uid)
+        outcome.result = SCHEDULED
+        sched.scheduled_pods += 1
+        outcome.node = host
+        outcome.message = ""
+        outcome.scheduled_at = sched.now()
+        sched.nominator.delete(assumed.uid)
+        sched.writer.record_event(
+            pod_event(
+                sched.now(),
+                assumed,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+            )
+        )
+        if pods_to_activate:
+            sched.queue.activate(pods_to_activate.values())
+            pods_to_activate.clear()
+        sched.queue.done(assumed.uid)
+        sched.attempt_ended(fwk, assumed, outcome)
+
+    def _extenders_bind(self, pod: Pod, host: str) -> tuple[bool, Status | None]:
+        """An interested binder extender binds instead of the Bind plugins."""
+        sched = self._sched
+        for extender in sched.extenders:
+            if not extender.has_bind or not extender.is_interested(pod):
+                continue
+            try:
+                extender.bind(pod, host)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    continue
+                return True, Status(Code.ERROR, str(err))
+            # The extender wrote the binding to its API server; the simulator's store
+            # has to be told (a live writer sees it through its watch).
+            return True, sched.writer.extender_bound(pod, host)
+        return False, None
+
+    def binding_failure(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        host: str,
+        status: Status,
+        diagnosis: Diagnosis | None,
+        outcome: PodOutcome,
+    ) -> None:
+        """k8s handleBindingCycleError: Unreserve, forget, wake pods that waited for the
+        room, requeue."""
+        sched = self._sched
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        sched.cache.forget_pod(assumed)
+        fwk.forget_pod(assumed.uid)
+        # No cluster generation change: the pod was only assumed, never bound.
+        uid = assumed.uid
+        if status.is_rejected():
+            sched.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid)
+        else:
+            sched.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None)
+        handle_failure(
+            sched, fwk, info, status, diagnosis, NominatingInfo("", MODE_OVERRIDE), outcome
+        )
+
+
+__all__ = ["BindingCycles", "BindingInFlight"]

@@ -1,0 +1,469 @@
+"""The scheduling algorithm and the scheduling cycle (pkg/scheduler/schedule_one.go).
+
+The algorithm is a set of functions over a framework, a snapshot and the extenders:
+``schedule_pod`` finds the nodes that fit (``find_nodes_that_fit``), scores them
+(``prioritize_nodes``) and picks one (``select_host``). ``scheduling_cycle`` runs it for
+one pod, then Reserve and Permit, and hands over to the binding cycle; ``handle_failure``
+is kube-scheduler's handleSchedulingFailure.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from wasmsched.errors import InternalError
+from wasmsched.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
+from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
+from wasmsched.framework.records import NodePluginScores, PluginScore
+from wasmsched.framework.status import Code, Status
+from wasmsched.framework.waiting_pods import WaitingPod
+from wasmsched.scheduler.types import ERROR, UNSCHEDULABLE, PodOutcome, pod_event
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.node_info import NodeInfo, Snapshot
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.framework.types import QueuedPodInfo
+    from wasmsched.queue.nominator import Nominator
+    from wasmsched.scheduler.scheduler import Scheduler
+
+log = logging.getLogger("wasmsched.scheduler")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (k8s numFeasibleNodesToFind)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Algorithm:
+    """What the algorithm uses besides the framework and the snapshot: the extenders, the
+    nominator, the tie-breaking generator, and where the next node search starts
+    (schedule_one.go's ``sched.nextStartNodeIndex``)."""
+
+    extenders: Sequence[Extender]
+    nominator: Nominator
+    rng: random.Random
+    percentage_of_nodes_to_score: int
+    next_start_node_index: int = 0
+
+
+@dataclass
+class ScheduleResult:
+    """The chosen node and how many nodes were looked at (k8s ScheduleResult)."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    top: list[NodePluginScores] = field(default_factory=list)
+
+
+class NoNodes(InternalError):
+    """The snapshot has no node at all (k8s ErrNoNodesAvailable)."""
+
+
+class CycleError(InternalError):
+    """A plugin or extender error that ends the scheduling cycle with its status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+# --- the algorithm -----------------------------------------------------------------------
+
+
+def schedule_pod(
+    alg: Algorithm, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+) -> ScheduleResult:
+    """k8s schedulePod: fit, score, select; FitError when no node fits."""
+    if len(snapshot) == 0:
+        raise NoNodes()
+    feasible, diagnosis = find_nodes_that_fit(alg, fwk, state, pod, snapshot)
+    if not feasible:
+        raise FitError(len(snapshot), diagnosis)
+    evaluated = diagnosis.evaluated_nodes
+    if len(feasible) == 1:
+        return ScheduleResult(feasible[0].name, evaluated, 1)
+    priorities = prioritize_nodes(alg.extenders, fwk, state, pod, feasible)
+    host = select_host(priorities, alg.rng)
+    return ScheduleResult(host, evaluated, len(feasible))
+
+
+def find_nodes_that_fit(
+    alg: Algorithm, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+) -> tuple[list[NodeInfo], Diagnosis]:
+    """k8s findNodesThatFitPod: PreFilter, the nominated node first, Filter, extenders."""
+    diagnosis = Diagnosis()
+    all_nodes = snapshot.node_infos
+    pre_result, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+    diagnosis.unschedulable_plugins = set(plugins)
+    if status is not None and status.code != Code.SUCCESS:
+        if not status.is_rejected():
+            raise CycleError(status)
+        diagnosis.node_to_status.absent_nodes_status = status
+        diagnosis.pre_filter_msg = status.message
+        diagnosis.add_plugin_status(status)
+        return [], diagnosis
+
+    nominated = pod.nominated_node_name
+    if nominated:
+        node_info = snapshot.get(nominated)
+        if node_info is not None:
+            feasible = find_nodes_that_pass_filters(
+                alg, fwk, state, pod, diagnosis, [node_info], all_nodes
+            )
+            if feasible:
+                return feasible, diagnosis
+
+    nodes: Sequence[NodeInfo] = all_nodes
+    if pre_result is not None and pre_result.node_names is not None:
+        names = pre_result.node_names
+        nodes = [ni for ni in all_nodes if ni.name in names]
+        diagnosis.node_to_status.absent_nodes_status = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
+        )
+    feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, nodes, all_nodes)
+    if alg.extenders and feasible:
+        feasible = find_nodes_that_pass_extenders(alg.extenders, pod, feasible, diagnosis)
+    return feasible, diagnosis
+
+
+def find_nodes_that_pass_extenders(
+    extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+) -> list[NodeInfo]:
+    """k8s findNodesThatPassExtenders: extenders filter in turn; unresolvable wins."""
+    nts = diagnosis.node_to_status
+    for extender in extenders:
+        if not feasible:
+            break
+        if not extender.has_filter or not extender.is_interested(pod):
+            continue
+        try:
+            feasible, failed, unresolvable = extender.filter(pod, feasible)
+        except ExtenderError as err:
+            if extender.ignorable:
+                log.info("skipping ignorable extender %s: %s", extender.name, err)
+                continue
+            raise CycleError(Status(Code.ERROR, str(err))) from None
+        for node_name, msg in unresolvable.items():
+            nts.set(node_name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg))
+        for node_name, msg in failed.items():
+            if node_name not in unresolvable:
+                nts.set(node_name, Status(Code.UNSCHEDULABLE, msg))
+    return feasible
+
+
+def find_nodes_that_pass_filters(
+    alg: Algorithm,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: Diagnosis,
+    nodes: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+) -> list[NodeInfo]:
+    """k8s findNodesThatPassFilters: round-robin from the last start, stop at enough."""
+    num_nodes = len(nodes)
+    percentage = fwk.percentage_of_nodes_to_score
+    if percentage is None:
+        percentage = alg.percentage_of_nodes_to_score
+    to_find = num_feasible_nodes_to_find(percentage, num_nodes)
+    if not fwk.has_score_plugins and not any(
+        e.has_filter or e.has_prioritize for e in alg.extenders
+    ):
+        to_find = min(to_find, 1) if num_nodes else 0
+    start = alg.next_start_node_index
+    span = max(len(all_nodes), 1)
+    if not fwk.has_filter_plugins:
+        chosen = [nodes[(start + i) % num_nodes] for i in range(min(to_find, num_nodes))]
+        alg.next_start_node_index = (start + len(chosen)) % span
+        diagnosis.evaluated_nodes = len(chosen)
+        return chosen
+    feasible: list[NodeInfo] = []
+    nts = diagnosis.node_to_status
+    run_filters = fwk.run_filter_plugins
+    nominator = alg.nominator
+    processed = 0
+    for i in range(num_nodes):
+        node_info = nodes[(start + i) % num_nodes]
+        processed += 1
+        if nominator:
+            status = run_filter_plugins_with_nominated_pods(nominator, fwk, state, pod, node_info)
+        else:
+            status = run_filters(state, pod, node_info)
+        if status is None:
+            feasible.append(node_info)
+            if len(feasible) >= to_find:
+                break
+            continue
+        if not status.is_rejected():
+            alg.next_start_node_index = (start + processed) % span
+            raise CycleError(status)
+        nts.set(node_info.name, status)
+        diagnosis.add_plugin_status(status)
+    alg.next_start_node_index = (start + processed) % span
+    diagnosis.evaluated_nodes = processed
+    return feasible
+
+
+def run_filter_plugins_with_nominated_pods(
+    nominator: Nominator, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
+) -> Status | None:
+    """k8s RunFilterPluginsWithNominatedPods: filter with and without nominated pods."""
+    nominated = [
+        pi
+        for pi in nominator.pods_for_node(node_info.name)
+        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
+    ]
+    if not nominated:
+        return fwk.run_filter_plugins(state, pod, node_info)
+    state_with = state.clone()
+    info_with = node_info.clone()
+    for pi in nominated:
+        info_with.add_pod_info(pi)
+        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
+        if status is not None:
+            return status
+    status = fwk.run_filter_plugins(state_with, pod, info_with)
+    if status is not None:
+        return status
+    return fwk.run_filter_plugins(state, pod, node_info)
+
+
+def prioritize_nodes(
+    extenders: Sequence[Extender],
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: list[NodeInfo],
+) -> list[NodePluginScores]:
+    """k8s prioritizeNodes: PreScore, Score (normalized, weighted), extender scores."""
+    prioritizers = [e for e in extenders if e.has_prioritize]
+    if not fwk.has_score_plugins and not prioritizers:
+        return [NodePluginScores(ni.name, [], 1) for ni in nodes]
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if status is not None:
+        raise CycleError(status)
+    scores, status = fwk.run_score_plugins(state, pod, nodes)
+    if status is not None:
+        raise CycleError(status)
+    if prioritizers:
+        add_extender_scores(prioritizers, pod, nodes, scores)
+    return scores
+
+
+def add_extender_scores(
+    extenders: Sequence[Extender],
+    pod: Pod,
+    nodes: list[NodeInfo],
+    scores: list[NodePluginScores],
+) -> None:
+    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10)."""
+    by_name = {entry.name: entry for entry in scores}
+    for extender in extenders:
+        if not extender.is_interested(pod):
+            continue
+        try:
+            priorities = extender.prioritize(pod, nodes)
+        except ExtenderError as err:
+            # kube-scheduler ignores prioritization errors: other scores decide.
+            log.info("extender %s prioritize failed: %s", extender.name, err)
+            continue
+        for node_name, score in priorities:
+            entry = by_name.get(node_name)
+            if entry is None:
+                continue
+            final = score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+            entry.scores.append(PluginScore(extender.name, final))
+            entry.total_score += final
+
+
+def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
+    """The highest total; ties broken by reservoir sampling with the seeded generator."""
+    best = scores[0]
+    count = 1
+    for entry in scores[1:]:
+        if entry.total_score > best.total_score:
+            best = entry
+            count = 1
+        elif entry.total_score == best.total_score:
+            count += 1
+            if rng.randrange(count) == 0:
+                best = entry
+    return best.name
+
+
+# --- the scheduling cycle ---------------------------------------------------------------
+
+
+def scheduling_cycle(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    info: QueuedPodInfo,
+    outcome: PodOutcome,
+    pods_to_activate: dict[str, Pod],
+) -> None:
+    """k8s schedulingCycle: the algorithm (PostFilter on a FitError), Reserve, Permit;
+    then the binding cycle, now or once the pod stops waiting at Permit."""
+    pod = info.pod
+    override = NominatingInfo("", MODE_OVERRIDE)
+    try:
+        snapshot = sched.current_snapshot = sched.cache.snapshot()
+        result = schedule_pod(sched.algorithm, fwk, state, pod, snapshot)
+    except FitError as fit:
+        nominating: NominatingInfo | None = None
+        if fwk.has_post_filter_plugins:
+            pf_result, pf_status = fwk.run_post_filter_plugins(
+                state, pod, fit.diagnosis.node_to_status
+            )
+            if pf_status is not None:
+                fit.diagnosis.post_filter_msg = pf_status.message
+            if pf_result is not None:
+                nominating = pf_result.nominating_info
+        failure = Status(Code.UNSCHEDULABLE, str(fit))
+        handle_failure(sched, fwk, info, failure, fit.diagnosis, nominating, outcome)
+        return
+    except NoNodes:
+        no_nodes = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE)
+        handle_failure(sched, fwk, info, no_nodes, Diagnosis(), override, outcome)
+        return
+    except CycleError as err:
+        handle_failure(sched, fwk, info, err.status, None, override, outcome)
+        return
+
+    host = result.suggested_host
+    if state.recorder is not None:
+        state.recorder.selected_node = host
+    assumed = sched.cache.assume_pod(pod, host)
+    status = fwk.run_reserve_plugins_reserve(state, assumed, host)
+    if status is None:
+        status, waits = fwk.run_permit_plugins(state, assumed, host)
+        if status is not None and status.code == Code.WAIT:
+            if pods_to_activate:
+                sched.queue.activate(pods_to_activate.values())
+                pods_to_activate.clear()
+            _wait_at_permit(
+                sched, fwk, state, info, assumed, host, outcome, waits, pods_to_activate
+            )
+            return
+    if status is not None:
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        sched.cache.forget_pod(assumed)
+        fwk.forget_pod(assumed.uid)
+        failure, diagnosis = rejection(host, status)
+        handle_failure(sched, fwk, info, failure, diagnosis, override, outcome)
+        return
+    if pods_to_activate:
+        sched.queue.activate(pods_to_activate.values())
+        pods_to_activate.clear()
+    sched.binding.binding_cycle(fwk, state, info, assumed, host, outcome, None, pods_to_activate)
+
+
+def _wait_at_permit(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    info: QueuedPodInfo,
+    assumed: Pod,
+    host: str,
+    outcome: PodOutcome,
+    waits: dict[str, float],
+    pods_to_activate: dict[str, Pod],
+) -> None:
+    """The pod waits at Permit: its binding cycle runs once it is allowed, rejected or
+    timed out (k8s WaitOnPermit, here a timer on the scheduler's clock)."""
+    now = sched.now()
+    deadlines = {plugin: now + timeout for plugin, timeout in waits.items()}
+    waited = dict(waits)
+
+    def decided(wp: WaitingPod) -> None:
+        sched.waiting_pods.remove(wp.pod.uid)
+        sched.run_soon(
+            lambda: sched.binding.binding_cycle(
+                fwk, state, info, assumed, host, outcome, wp, pods_to_activate
+            )
+        )
+
+    wp = WaitingPod(assumed, host, deadlines, decided)
+    sched.waiting_pods.add(wp)
+    sched.add_timer(
+        min(deadlines.values()),
+        lambda: wp.expire(sched.now(), lambda p: waited.get(p, 0.0)),
+    )
+
+
+def rejection(host: str, status: Status) -> tuple[Status, Diagnosis | None]:
+    """A rejection on the chosen node becomes a one-node FitError, as in kube-scheduler."""
+    if not status.is_rejected():
+        return status, None
+    diagnosis = Diagnosis()
+    diagnosis.node_to_status.set(host, status)
+    diagnosis.add_plugin_status(status)
+    return Status(status.code, str(FitError(1, diagnosis)), plugin=status.plugin), diagnosis
+
+
+def handle_failure(
+    sched: Scheduler,
+    fwk: Framework,
+    info: QueuedPodInfo,
+    status: Status,
+    diagnosis: Diagnosis | None,
+    nominating: NominatingInfo | None,
+    outcome: PodOutcome,
+) -> None:
+    """k8s handleSchedulingFailure: requeue (as the cluster has the pod now), nominate,
+    record the FailedScheduling event and the PodScheduled condition."""
+    pod = info.pod
+    rejected = status.is_rejected()
+    latest = sched.writer.current_pod(pod.uid)
+    if latest is None or latest.node_name:
+        # A pod gone meanwhile, or bound (by another replica, an extender), is not
+        # requeued, and nothing is written about it.
+        fwk.forget_pod(pod.uid)
+        outcome.result = UNSCHEDULABLE if rejected else ERROR
+        outcome.node = None
+        outcome.message = status.message
+        sched.queue.done(pod.uid)
+        sched.attempt_ended(fwk, pod, outcome)
+        return
+    # Requeued as the cluster has it now (its latest labels, nomination...).
+    info.pod = pod = latest
+    if diagnosis is not None and rejected:
+        info.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+        info.pending_plugins = set(diagnosis.pending_plugins)
+    else:
+        info.unschedulable_plugins = set()
+        info.pending_plugins = set()
+    message = status.message
+    fwk.forget_pod(pod.uid)
+    outcome.result = UNSCHEDULABLE if rejected else ERROR
+    outcome.node = None
+    outcome.message = message
+    sched.queue.add_unschedulable(info)
+    if nominating is not None and nominating.mode == MODE_OVERRIDE:
+        sched.nominator.add(pod, nominating.nominated_node_name)
+        if nominating.nominated_node_name or outcome.nominated_node:
+            outcome.nominated_node = nominating.nominated_node_name or None
+            sched.writer.set_nominated_node(pod, nominating.nominated_node_name)
+    sched.writer.record_event(
+        pod_event(sched.now(), pod, "Warning", "FailedScheduling", "Scheduling", message)
+    )
+    sched.writer.set_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message)
+    sched.attempt_ended(fwk, pod, outcome)
