@@ -7,7 +7,8 @@ from typing import Final
 
 
 class Code(IntEnum):
-    """framework.Code; values are part of the wasm ABI (abi.md section 3.4)."""
+    """framework.Code (pkg/scheduler/framework/interface.go); guests return the same values
+    (kube-scheduler-wasm-extension guest/api/status.go: Code)."""
 
     SUCCESS = 0
     ERROR = 1
@@ -18,17 +19,20 @@ class Code(IntEnum):
     PENDING = 6
 
 
-_CODE_NAMES: Final = {
-    0: "Success",
-    1: "Error",
-    2: "Unschedulable",
-    3: "UnschedulableAndUnresolvable",
-    4: "Wait",
-    5: "Skip",
-    6: "Pending",
+_CODE_NAMES: Final[dict[int, str]] = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
 }
 
-_REJECTED: Final = frozenset((2, 3, 6))
+_REJECTED: Final[frozenset[int]] = frozenset(
+    (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+)
+_NOT_ERRORS: Final[frozenset[int]] = frozenset(_CODE_NAMES) - {Code.ERROR}
 
 
 def code_name(code: int) -> str:
@@ -66,9 +70,10 @@ class Status:
     def is_error(self) -> bool:
         """Anything that is neither success-like nor a rejection is an error.
 
-        Codes a guest invents (above 6 or negative) are generic errors (framework.md 1.2).
+        Codes a guest invents (above 6 or negative) are generic errors, as Go's
+        Status.IsRejected and IsSuccess treat any other Code.
         """
-        return self.code not in (0, 2, 3, 4, 5, 6)
+        return self.code not in _NOT_ERRORS
 
     def with_plugin(self, plugin: str) -> Status:
         self.plugin = plugin
