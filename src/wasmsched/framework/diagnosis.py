@@ -14,6 +14,8 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 @dataclass
 class Diagnosis:
+    """Why a pod fits no node (framework.Diagnosis): per-node statuses and the plugins that rejected it."""
+
     node_to_status: NodeToStatus = field(
         default_factory=lambda: NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
     )
@@ -24,6 +26,7 @@ class Diagnosis:
     evaluated_nodes: int = 0
 
     def add_plugin_status(self, status: Status) -> None:
+        """Counts the status's plugin among the unschedulable (or pending) plugins."""
         if not status.plugin:
             return
         if status.code == Code.PENDING:

@@ -67,6 +67,7 @@ def implements(plugin: object, point: str) -> bool:
 
 
 def has_enqueue_extensions(plugin: object) -> bool:
+    """Whether ``plugin`` registers cluster events (framework.EnqueueExtensions)."""
     return callable(getattr(plugin, "events_to_register", None))
 
 
@@ -81,6 +82,7 @@ class PreFilterResult:
         )
 
     def all_nodes(self) -> bool:
+        """Whether the result allows every node."""
         return self.node_names is None
 
     def merge(self, other: PreFilterResult | None) -> PreFilterResult:
@@ -120,12 +122,16 @@ MODE_OVERRIDE = 1
 
 @dataclass(slots=True)
 class NominatingInfo:
+    """Where PostFilter nominates the pod (framework.NominatingInfo); MODE_OVERRIDE replaces any earlier nomination."""
+
     nominated_node_name: str = ""
     mode: int = MODE_NOOP
 
 
 @dataclass(slots=True)
 class PostFilterResult:
+    """What a PostFilter plugin answers (framework.PostFilterResult): usually a nomination."""
+
     nominating_info: NominatingInfo | None = None
 
 
@@ -139,13 +145,16 @@ class NodeToStatus:
         self.absent_nodes_status = absent_nodes_status
 
     def set(self, node_name: str, status: Status) -> None:
+        """Records a node's status."""
         self.statuses[node_name] = status
 
     def get(self, node_name: str) -> Status | None:
+        """A node's status, or ``absent_nodes_status`` when none was recorded."""
         status = self.statuses.get(node_name)
         return status if status is not None else self.absent_nodes_status
 
     def explicit(self) -> dict[str, Status]:
+        """The statuses recorded node by node."""
         return self.statuses
 
     def __len__(self) -> int:
@@ -164,97 +173,147 @@ class Plugin(Protocol):
 
 @runtime_checkable
 class PreEnqueuePlugin(Protocol):
+    """Decides whether a pod may enter the active queue (framework.PreEnqueuePlugin)."""
+
     name: str
 
-    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """None to admit the pod; a Status keeps it out (gated)."""
+        ...
 
 
 @runtime_checkable
 class QueueSortPlugin(Protocol):
+    """Orders the active queue (framework.QueueSortPlugin)."""
+
     name: str
 
-    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """Whether ``a`` is scheduled before ``b``."""
+        ...
 
 
 @runtime_checkable
 class EnqueueExtensions(Protocol):
-    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+    """The cluster events that may make a pod this plugin rejected schedulable."""
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """The events, each with an optional queueing hint."""
+        ...
 
 
 class PreFilterExtensions(Protocol):
+    """Incremental updates of PreFilter state when preemption adds or removes pods."""
+
     def add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
+    ) -> Status | None:
+        """Updates the state as if ``pod_info_to_add`` ran on ``node_info``."""
+        ...
 
     def remove_pod(
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
+    ) -> Status | None:
+        """Updates the state as if ``pod_info_to_remove`` left ``node_info``."""
+        ...
 
 
 @runtime_checkable
 class PreFilterPlugin(Protocol):
+    """Runs once per cycle before Filter (framework.PreFilterPlugin)."""
+
     name: str
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]: ...
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """(the nodes allowed, or None for all; None or a Status)."""
+        ...
 
-    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """The plugin's AddPod/RemovePod, or None."""
+        ...
 
 
 @runtime_checkable
 class FilterPlugin(Protocol):
+    """Rejects nodes that cannot run the pod (framework.FilterPlugin)."""
+
     name: str
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """None when the pod fits ``node_info``; a rejection or error Status otherwise."""
+        ...
 
 
 @runtime_checkable
 class PostFilterPlugin(Protocol):
+    """Runs when no node fits, e.g. preemption (framework.PostFilterPlugin)."""
+
     name: str
 
     def post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
-    ) -> tuple[PostFilterResult | None, Status | None]: ...
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """(a result, usually a nomination; None or a Status)."""
+        ...
 
 
 @runtime_checkable
 class PreScorePlugin(Protocol):
+    """Runs once per cycle before Score (framework.PreScorePlugin)."""
+
     name: str
 
-    def pre_score(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status | None: ...
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """None, Skip (do not call this plugin's Score) or an error Status."""
+        ...
 
 
 class ScoreExtensions(Protocol):
+    """Normalization of a Score plugin's scores (framework.ScoreExtensions)."""
+
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
-    ) -> Status | None: ...
+    ) -> Status | None:
+        """Rescales ``scores`` in place into [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+        ...
 
 
 @runtime_checkable
 class ScorePlugin(Protocol):
+    """Ranks the feasible nodes (framework.ScorePlugin)."""
+
     name: str
 
-    def score(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo
-    ) -> tuple[int, Status | None]: ...
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """(score, None or an error Status) of the pod on ``node_info``."""
+        ...
 
-    def score_extensions(self) -> ScoreExtensions | None: ...
+    def score_extensions(self) -> ScoreExtensions | None:
+        """The plugin's NormalizeScore, or None."""
+        ...
 
 
 @runtime_checkable
 class ReservePlugin(Protocol):
+    """Reserves resources for the chosen node and undoes it on failure (framework.ReservePlugin)."""
+
     name: str
 
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """None when reserved; a Status fails the cycle (then Unreserve runs)."""
+        ...
 
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Undoes ``reserve`` (it cannot fail)."""
+        ...
 
 
 @runtime_checkable
 class PermitPlugin(Protocol):
+    """Allows, rejects or delays the binding (framework.PermitPlugin)."""
+
     name: str
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
@@ -264,23 +323,35 @@ class PermitPlugin(Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Protocol):
+    """Prepares the binding, e.g. volumes (framework.PreBindPlugin)."""
+
     name: str
 
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """None when ready; a Status fails the binding cycle."""
+        ...
 
 
 @runtime_checkable
 class BindPlugin(Protocol):
+    """Binds the pod to the node (framework.BindPlugin)."""
+
     name: str
 
-    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """None when bound, Skip to let the next Bind plugin do it, or an error Status."""
+        ...
 
 
 @runtime_checkable
 class PostBindPlugin(Protocol):
+    """Informed after a successful binding (framework.PostBindPlugin)."""
+
     name: str
 
-    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Called once the pod is bound."""
+        ...
 
 
 # --- what plugins may ask of the scheduler --------------------------------------
@@ -288,6 +359,8 @@ class PostBindPlugin(Protocol):
 
 @dataclass(slots=True)
 class ObjectReference:
+    """The object an Event is about (core/v1 ObjectReference)."""
+
     kind: str = ""
     api_version: str = ""
     name: str = ""
@@ -454,6 +527,7 @@ class Registry:
     factories: dict[str, PluginFactory] = field(default_factory=dict)
 
     def register(self, name: str, factory: PluginFactory) -> None:
+        """Adds a factory under ``name``, the name a KubeSchedulerConfiguration enables."""
         if name in self.factories:
             raise ValueError(f"plugin {name!r} is registered twice")
         self.factories[name] = factory
@@ -462,4 +536,5 @@ class Registry:
         return name in self.factories
 
     def names(self) -> list[str]:
+        """The registered plugin names."""
         return list(self.factories)

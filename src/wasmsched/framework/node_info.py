@@ -89,17 +89,20 @@ class NodeInfo:
         self.generation = 0
 
     def set_node(self, node: Node) -> None:
+        """Sets (or replaces) the node."""
         self.node = node
         self.name = node.name
         self.allocatable = node.allocatable
         self.generation += 1
 
     def add_pod(self, pod: Pod) -> PodInfo:
+        """Accounts a pod on the node; returns its PodInfo."""
         info = PodInfo(pod)
         self.add_pod_info(info)
         return info
 
     def add_pod_info(self, info: PodInfo) -> None:
+        """Accounts an already built PodInfo on the node."""
         pod = info.pod
         self.pods.append(info)
         if info.has_affinity:
@@ -151,6 +154,7 @@ class NodeInfo:
         return False
 
     def clone(self) -> NodeInfo:
+        """An independent copy (preemption's what-if runs change it)."""
         copy = NodeInfo.__new__(NodeInfo)
         copy.node = self.node
         copy.name = self.name
@@ -190,15 +194,18 @@ class Snapshot:
         self.refresh_affinity_lists()
 
     def refresh_affinity_lists(self) -> None:
+        """Recomputes the lists of nodes with (anti-)affinity pods."""
         self.with_affinity = [ni for ni in self.node_infos if ni.pods_with_affinity]
         self.with_required_anti_affinity = [
             ni for ni in self.node_infos if ni.pods_with_required_anti_affinity
         ]
 
     def get(self, name: str) -> NodeInfo | None:
+        """The NodeInfo of a node by name, or None."""
         return self._by_name.get(name)
 
     def list(self) -> list[NodeInfo]:
+        """Every NodeInfo, in snapshot order."""
         return self.node_infos
 
     def __len__(self) -> int:

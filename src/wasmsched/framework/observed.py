@@ -60,6 +60,7 @@ def run_tuples(fwk: Framework, observer: PluginObserver | None = None) -> RunTup
 
 
 def code_of(status: Status | None) -> str:
+    """The observer's status label: a code name, Success for None."""
     return "Success" if status is None else code_name(status.code)
 
 

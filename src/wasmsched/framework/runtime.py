@@ -151,9 +151,11 @@ class Framework:
     # --- queue --------------------------------------------------------------------
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """The queue sort plugin's order."""
         return bool(self.queue_sort.less(a, b))
 
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        """k8s RunPreEnqueuePlugins: the first rejection keeps the pod out."""
         for plugin in self.pre_enqueue_plugins:
             status: Status | None = plugin.pre_enqueue(pod)
             if status is not None and status.code != Code.SUCCESS:
@@ -241,11 +243,13 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """k8s RunPreFilterExtensionAddPod on every PreFilter plugin not skipped."""
         return self._run_pre_filter_extension(state, pod, pod_info, node_info, "add_pod")
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """k8s RunPreFilterExtensionRemovePod on every PreFilter plugin not skipped."""
         return self._run_pre_filter_extension(state, pod, pod_info, node_info, "remove_pod")
 
     def _run_pre_filter_extension(
@@ -296,14 +300,17 @@ class Framework:
 
     @property
     def has_filter_plugins(self) -> bool:
+        """Whether the profile has Filter plugins."""
         return bool(self.filter_plugins)
 
     @property
     def has_score_plugins(self) -> bool:
+        """Whether the profile has Score plugins."""
         return bool(self.score_plugins)
 
     @property
     def has_post_filter_plugins(self) -> bool:
+        """Whether the profile has PostFilter plugins."""
         return bool(self.post_filter_plugins)
 
     def run_post_filter_plugins(
@@ -341,6 +348,7 @@ class Framework:
     def run_pre_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
+        """k8s RunPreScorePlugins: Skips are remembered, errors end the cycle."""
         skip: set[str] = set()
         rec = state.recorder
         for plugin in self._run(state)[3]:
@@ -421,6 +429,7 @@ class Framework:
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
+        """k8s RunReservePluginsReserve: the first failure wins."""
         rec = state.recorder
         for plugin in self._run(state)[5]:
             try:
@@ -483,6 +492,7 @@ class Framework:
     # --- binding cycle ----------------------------------------------------------------
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """k8s RunPreBindPlugins: the first failure wins."""
         for plugin in self._run(state)[7]:
             try:
                 status = plugin.pre_bind(state, pod, node_name)
@@ -525,6 +535,7 @@ class Framework:
         return Status(Code.SKIP)
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """k8s RunPostBindPlugins: failures are logged only."""
         for plugin in self._run(state)[9]:
             try:
                 plugin.post_bind(state, pod, node_name)
@@ -539,6 +550,7 @@ class Framework:
                 forget(uid)
 
     def close(self) -> None:
+        """Closes every plugin that has a ``close`` (wasm instances)."""
         for plugin in self.all_plugins:
             close = getattr(plugin, "close", None)
             if close is not None:

@@ -52,15 +52,19 @@ class Status:
 
     @property
     def message(self) -> str:
+        """The reasons joined with ", " (Status.Message())."""
         return ", ".join(self.reasons)
 
     def is_success(self) -> bool:
+        """Whether the code is Success."""
         return self.code == Code.SUCCESS
 
     def is_skip(self) -> bool:
+        """Whether the code is Skip."""
         return self.code == Code.SKIP
 
     def is_wait(self) -> bool:
+        """Whether the code is Wait."""
         return self.code == Code.WAIT
 
     def is_rejected(self) -> bool:
@@ -76,6 +80,7 @@ class Status:
         return self.code not in _NOT_ERRORS
 
     def with_plugin(self, plugin: str) -> Status:
+        """Sets the plugin that produced the status; returns it."""
         self.plugin = plugin
         return self
 
@@ -93,24 +98,30 @@ class Status:
 
 
 def is_success(status: Status | None) -> bool:
+    """Whether ``status`` is None or Success."""
     return status is None or status.code == Code.SUCCESS
 
 
 def code_of(status: Status | None) -> int:
+    """The code of ``status`` (Success for None)."""
     return 0 if status is None else status.code
 
 
 def as_status(err: BaseException, plugin: str = "") -> Status:
+    """An Error status from an exception (k8s AsStatus)."""
     return Status(Code.ERROR, str(err) or type(err).__name__, plugin=plugin)
 
 
 def error(message: str) -> Status:
+    """An Error status."""
     return Status(Code.ERROR, message)
 
 
 def unschedulable(*reasons: str) -> Status:
+    """An Unschedulable status."""
     return Status(Code.UNSCHEDULABLE, *reasons)
 
 
 def unresolvable(*reasons: str) -> Status:
+    """An UnschedulableAndUnresolvable status."""
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)

@@ -35,12 +35,15 @@ class WaitingPod:
 
     @property
     def decided(self) -> bool:
+        """Whether the pod was allowed, rejected or timed out."""
         return self.status is not None
 
     def pending_plugins(self) -> list[str]:
+        """The plugins still to allow the pod."""
         return list(self.deadlines)
 
     def allow(self, plugin: str) -> None:
+        """``plugin`` allows the pod; once all have, it is bound."""
         if self.decided:
             return
         self.deadlines.pop(plugin, None)
@@ -48,11 +51,13 @@ class WaitingPod:
             self._decide(Status(Code.SUCCESS))
 
     def reject(self, plugin: str, message: str) -> None:
+        """Rejects the pod; its binding cycle fails as Unschedulable."""
         if self.decided:
             return
         self._decide(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
 
     def next_deadline(self) -> float | None:
+        """The earliest deadline still pending, or None."""
         return min(self.deadlines.values()) if self.deadlines else None
 
     def expire(self, now: float, waited: Callable[[str], float]) -> bool:
@@ -78,12 +83,15 @@ class WaitingPods:
         self._pods: dict[str, WaitingPod] = {}
 
     def add(self, wp: WaitingPod) -> None:
+        """Holds a waiting pod."""
         self._pods[wp.pod.uid] = wp
 
     def remove(self, uid: str) -> None:
+        """Releases a pod (decided or gone)."""
         self._pods.pop(uid, None)
 
     def get(self, uid: str) -> WaitingPod | None:
+        """The waiting pod with that UID, or None."""
         return self._pods.get(uid)
 
     def __iter__(self) -> Iterator[WaitingPod]:
