@@ -51,6 +51,9 @@ class Preemption:
 
 @dataclass
 class SimulationResult:
+    """What a simulation reports: each pod's outcome, the events and preemptions it
+    recorded, and its counters (``summary()`` is ``simulate --output json``'s summary)."""
+
     outcomes: list[PodOutcome]
     other_scheduler_pods: list[Pod]
     events: list[Event]
