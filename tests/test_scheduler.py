@@ -632,3 +632,44 @@ def test_store_writes_reach_the_event_handlers_between_cycles() -> None:
     assert binder.assumed_after_write == [True, True]
     assert {o.pod.name: o.result for o in result.outcomes} == {"a": "Scheduled", "b": "Scheduled"}
     assert not any(sim.scheduler.cache.is_assumed(o.pod.uid) for o in result.outcomes)
+
+
+class WaitForA:
+    """Permit: pod "a" waits (and times out); the others pass."""
+
+    name = "WaitForA"
+
+    def reserve(self, state: Any, p: Any, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: Any, p: Any, node_name: str) -> None:
+        return None
+
+    def permit(self, state: Any, p: Any, node_name: str) -> tuple[Status | None, float]:
+        return (Status(Code.WAIT), 5.0) if p.name == "a" else (None, 0.0)
+
+
+def test_a_waiting_pods_binding_cycle_keeps_its_attempts_observer() -> None:
+    sim = build({"WaitForA": WaitForA()}, [node("n1")], [pod("a", priority=10), pod("b")])
+    started: list[str] = []
+    seen: list[tuple[str, str, str]] = []  # (point, plugin, attempt started last)
+
+    def observer(point: str, plugin: str, code: str, seconds: float) -> None:
+        seen.append((point, plugin, started[-1]))
+
+    class OnlyA:
+        def attempt_started(self, f: Any, info: Any) -> Any:
+            started.append(info.pod.name)
+            return observer if info.pod.name == "a" else None
+
+        def attempt_ended(self, f: Any, p: Any, outcome: Any) -> None:
+            return None
+
+    sim.scheduler.attempts = OnlyA()
+    sim.run()
+    assert started[:2] == ["a", "b"]
+    # a's Permit timed out after b's attempt began; its Unreserve is still reported to
+    # a's observer (the state carries it), and none of b's calls are.
+    assert ("Unreserve", "WaitForA", "b") in seen
+    assert all(point != "Permit" or last == "a" for point, _, last in seen)
+    assert ("Bind", "DefaultBinder", "b") not in seen

@@ -50,10 +50,6 @@ _TIMEOUT_TEXT: Final = "context deadline exceeded (Client.Timeout exceeded while
 _DECODER: Final = json.JSONDecoder()
 
 
-# The HTTP client satisfies the framework's Extender protocol; the old name stays.
-ExtenderClient = fx.Extender
-
-
 # ---------------------------------------------------------------------------------------
 # Transport
 
@@ -607,14 +603,14 @@ class HTTPExtender:
 # Building
 
 
-def build_extenders(configs: Sequence[Extender], source: str | None = None) -> list[ExtenderClient]:
+def build_extenders(configs: Sequence[Extender], source: str | None = None) -> list[fx.Extender]:
     """The configured extenders, ignorable ones last (kube-scheduler's buildExtenders).
 
     A TLS configuration that cannot be loaded raises ConfigError, as kube-scheduler fails
     to start on it.
     """
-    required: list[ExtenderClient] = []
-    ignorable: list[ExtenderClient] = []
+    required: list[fx.Extender] = []
+    ignorable: list[fx.Extender] = []
     for i, cfg in enumerate(configs):
         try:
             extender = HTTPExtender(cfg)
@@ -653,7 +649,6 @@ def apply_ignored_resources(config: SchedulerConfig) -> None:
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
-    "ExtenderClient",
     "ExtenderError",
     "HTTPExtender",
     "NodeLookup",
