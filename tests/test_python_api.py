@@ -93,3 +93,33 @@ def test_errors_of_bad_inputs_are_wasmsched_errors(tmp_path: Path) -> None:
         wasmsched.load_configuration(missing)
     with pytest.raises(wasmsched.WasmschedError):
         wasmsched.load_cluster(missing)
+
+
+def mypy_strict(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_examples_type_check_and_a_wrong_plugin_signature_does_not(tmp_path: Path) -> None:
+    code = "\n\n".join(
+        f"def example_{i}() -> None:\n" + "".join(f"    {line}\n" for line in c.splitlines())
+        for i, (c, _) in enumerate(EXAMPLES)
+    )
+    good = tmp_path / "examples.py"
+    good.write_text(code)
+    proc = mypy_strict(good)
+    assert proc.returncode == 0, proc.stdout
+    # The plugin example's conformance lines are what catch a wrong signature.
+    plugin_code = next(c for c, _ in EXAMPLES if "registry.register(" in c)
+    signature = "def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo)"
+    assert signature in plugin_code
+    bad = tmp_path / "bad_plugin.py"
+    bad.write_text(plugin_code.replace(signature, "def filter(self, state: CycleState, pod: Pod)"))
+    proc = mypy_strict(bad)
+    assert proc.returncode != 0 and '"FilterPlugin"' in proc.stdout, proc.stdout
