@@ -63,7 +63,12 @@ if TYPE_CHECKING:
     from wasmsched.framework.node_info import NodeInfo, PodInfo
     from wasmsched.framework.records import CycleRecord
     from wasmsched.framework.status import Code, Status
-    from wasmsched.framework.types import ActionType, ClusterEvent, ClusterEventWithHint
+    from wasmsched.framework.types import (
+        ActionType,
+        ClusterEvent,
+        ClusterEventWithHint,
+        QueueingHint,
+    )
     from wasmsched.scheduler.types import PodOutcome
     from wasmsched.simulator import Simulation, SimulationResult
 
@@ -88,6 +93,7 @@ _HOMES: dict[str, str] = {
     "ActionType": "wasmsched.framework.types",
     "ClusterEvent": "wasmsched.framework.types",
     "ClusterEventWithHint": "wasmsched.framework.types",
+    "QueueingHint": "wasmsched.framework.types",
     "PodOutcome": "wasmsched.scheduler.types",
     "Simulation": "wasmsched.simulator",
     "SimulationResult": "wasmsched.simulator",
@@ -254,6 +260,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "QueueSortPlugin",
+    "QueueingHint",
     "Registry",
     "ReservePlugin",
     "SchedulerConfig",
