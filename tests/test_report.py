@@ -266,3 +266,60 @@ def test_diff_and_sweep_reports_render(browser: Any, tmp_path: Path) -> None:
     assert errors == [] and outside == []
     assert _charts(page)["metric-scheduled"] > 0
     page.close()
+
+
+def test_replay_report_renders_its_time_charts(browser: Any, tmp_path: Path) -> None:
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}"},
+            "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}},
+        }
+        for i in range(2)
+    ]
+    records = [{"at": 0, "node": n} for n in nodes] + [
+        {
+            "at": 5 * i,
+            "duration": 40,
+            "create": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "d"},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}
+                    ]
+                },
+            },
+        }
+        for i in range(8)
+    ]
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in records))
+    report = tmp_path / "replay.html"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wasmsched",
+            "replay",
+            "--trace",
+            str(trace),
+            "--report",
+            str(report),
+            "--output",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    page, errors, outside = _open(browser, report, "replay-report.png")
+    assert errors == [] and outside == []
+    charts = _charts(page)
+    for section in ("allocated-over-time", "pods-over-time", "queueing-delay", "results"):
+        assert charts[section] > 0, section
+    assert "Top" in page.inner_text("#top-waiting")
+    page.close()

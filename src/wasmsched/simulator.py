@@ -108,6 +108,10 @@ class ClusterStore:
         self.conditions: dict[str, tuple[str, str]] = {}
         self.scheduler: Scheduler | None = None
         self._preemptor: Pod | None = None
+        # Callbacks for a driver of the run (trace replay): a pod was bound; a pod was
+        # deleted (reason: the preemptor's key, or "" for a plain deletion).
+        self.bound_hooks: list[Callable[[Pod], None]] = []
+        self.deleted_hooks: list[Callable[[Pod, str], None]] = []
 
     # --- ClusterWriter ------------------------------------------------------------------
 
@@ -131,6 +135,8 @@ class ClusterStore:
         self.conditions.pop(pod.uid, None)
         if self.scheduler is not None:
             self.scheduler.on_pod_update(current, bound)
+        for hook in self.bound_hooks:
+            hook(bound)
         return None
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
@@ -152,6 +158,8 @@ class ClusterStore:
         self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
         if self.scheduler is not None:
             self.scheduler.on_pod_delete(current)
+        for hook in self.deleted_hooks:
+            hook(current, reason)
 
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         current = self.pods.get(pod.uid)
@@ -179,6 +187,37 @@ class ClusterStore:
         self.pods[pod.uid] = pod
         if self.scheduler is not None:
             self.scheduler.on_pod_add(pod)
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        """A plain API deletion (a finished or deleted pod, not a preemption)."""
+        current = self.pods.pop(uid, None)
+        if current is None:
+            return None
+        self.conditions.pop(uid, None)
+        if self.scheduler is not None:
+            self.scheduler.on_pod_delete(current)
+        for hook in self.deleted_hooks:
+            hook(current, "")
+        return current
+
+    def update_node(self, node: Node) -> None:
+        old = self.nodes.get(node.name)
+        self.nodes[node.name] = node
+        if self.scheduler is not None:
+            if old is None:
+                self.scheduler.on_node_add(node)
+            else:
+                self.scheduler.on_node_update(old, node)
+
+    def remove_node(self, name: str) -> list[Pod]:
+        """Deletes a node and, as the pod garbage collector would, the pods bound to it."""
+        gone = [p for p in self.pods.values() if p.node_name == name]
+        for pod in gone:
+            self.remove_pod(pod.uid)
+        node = self.nodes.pop(name, None)
+        if node is not None and self.scheduler is not None:
+            self.scheduler.on_node_delete(node)
+        return gone
 
 
 ProgressFn = Callable[[int, int], None]
@@ -231,9 +270,10 @@ class Simulation:
             self.store.add_pod(pod)
         total = len(sched.outcomes)
         stopped = ""
-        max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(total, 1)
         cycles_at_last_tick = -1
         while True:
+            # Pods may arrive during the run (a trace): the cap grows with them.
+            max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(len(sched.outcomes), 1)
             while sched.schedule_one():
                 if progress is not None:
                     progress(sched.scheduled_pods, total)
