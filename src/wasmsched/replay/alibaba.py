@@ -8,8 +8,9 @@ deletion time means the pod was still there when the trace ended).
 
 Mapping onto Kubernetes objects:
 
-- a node gets ``cpu``, ``memory`` and ``nvidia.com/gpu`` allocatable and its GPU model in
-  the label ``alibaba.com/gpu-model``;
+- a node gets ``cpu``, ``memory`` and its GPUs (``nvidia.com/gpu``, or 1000
+  ``alibaba.com/gpu-milli`` per GPU in milli mode) allocatable, and its GPU model in the
+  label ``alibaba.com/gpu-model``;
 - a pod requests ``cpu`` and ``memory``; with ``gpu_share="whole"`` (the default) it asks
   for ``max(num_gpu, 1 if gpu_milli > 0 else 0)`` whole ``nvidia.com/gpu``; with
   ``"milli"`` it asks for ``num_gpu * gpu_milli`` of the node-level extended resource
@@ -103,17 +104,19 @@ def _dns_name(text: str) -> str:
     return out[:253] or "x"
 
 
-def node_manifest(row: Mapping[str, str], where: str) -> dict[str, Any]:
-    """The Node of one row of the node list."""
+def node_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> dict[str, Any]:
+    """The Node of one row of the node list (GPUs as the pods of ``gpu_share`` ask)."""
     name = _dns_name((row.get("sn") or "").strip())
     gpus = _int(row, "gpu", where, 0)
     allocatable = {
         "cpu": f"{_int(row, 'cpu_milli', where)}m",
         "memory": f"{_int(row, 'memory_mib', where)}Mi",
         "pods": "110",
-        GPU_RESOURCE: str(gpus),
-        GPU_MILLI_RESOURCE: str(1000 * gpus),
     }
+    if gpu_share == "whole":
+        allocatable[GPU_RESOURCE] = str(gpus)
+    else:
+        allocatable[GPU_MILLI_RESOURCE] = str(1000 * gpus)
     labels = {"kubernetes.io/hostname": name}
     model = (row.get("model") or "").strip()
     if model:
@@ -187,7 +190,7 @@ def import_alibaba_gpu(
     events: list[TraceEvent] = []
     seen_nodes: set[str] = set()
     for where, row in _rows(nodes_csv, NODE_COLUMNS):
-        manifest = node_manifest(row, where)
+        manifest = node_manifest(row, where, gpu_share)
         name = manifest["metadata"]["name"]
         if name in seen_nodes:
             raise TraceError(f"{where}: sn: duplicate node {name!r}")
