@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import SchedulerConfig
@@ -140,7 +141,7 @@ class Replay:
         self._created: dict[int, list[Pod]] = {}
         for event in later:
             if isinstance(event, CreateObject):
-                pods = self._created[id(event)] = self.expand(event)
+                pods = self._created[id(event)] = admit_pods(self.expand(event), start.others)
                 for pod in pods:
                     trace_pods.append(pod)
                     self._track(pod, event.duration, event.delete_at, at=None)
