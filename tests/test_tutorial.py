@@ -22,14 +22,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from doc_pages import Block, Run, missing_lines, parse, run_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "tutorial.md"
@@ -37,70 +37,11 @@ TUTORIAL = ROOT / "examples" / "tutorial"
 DEBIAN_TOOLS = (Path("/usr/bin/cargo"), Path("/usr/bin/rustc"))
 BLOCK_TIMEOUT = 300  # seconds; the whole page takes about 15 s
 
-_FENCE = re.compile(r"^```(\w*)\s*$")
-_MARKER = re.compile(r"^<!--\s*(skip|file|excerpt):\s*(.*?)\s*-->\s*$")
-
-
-@dataclass
-class Block:
-    """One fenced block of the page."""
-
-    lang: str
-    text: str
-    line: int  # 1-based line of the opening fence
-    skip: str | None = None  # reason, for ```sh blocks not run
-    file: str | None = None  # repository path this block (or part of it) reproduces
-    excerpt: tuple[str, str] | None = None  # (start, end) regexes, for output blocks
-    output: Block | None = None  # the ```text block showing this command's output
-
-
-def parse(markdown: str) -> list[Block]:
-    """The fenced blocks, with their markers and each command's output block attached."""
-    blocks: list[Block] = []
-    lines = markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        m = _FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        start = i
-        i += 1
-        body: list[str] = []
-        while i < len(lines) and lines[i] != "```":
-            body.append(lines[i])
-            i += 1
-        assert i < len(lines), f"docs/tutorial.md:{start + 1}: unclosed code fence"
-        i += 1
-        block = Block(m.group(1), "".join(f"{line}\n" for line in body), start + 1)
-        marker = _MARKER.match(lines[start - 1]) if start > 0 else None
-        if marker and marker.group(1) == "skip":
-            block.skip = marker.group(2)
-        elif marker and marker.group(1) == "file":
-            block.file = marker.group(2)
-        elif marker:
-            start_re, sep, end_re = marker.group(2).partition(" -- ")
-            assert sep, f"docs/tutorial.md:{start}: excerpt needs 'START -- END'"
-            block.excerpt = (start_re, end_re)
-        # Output shown for a command: the next block, if it is ```text.
-        if block.lang == "text" and blocks and blocks[-1].lang == "sh":
-            blocks[-1].output = block
-        blocks.append(block)
-    return blocks
-
-
-BLOCKS = parse(DOC.read_text())
+BLOCKS = parse(DOC.read_text(), "docs/tutorial.md")
 COMMANDS = [b for b in BLOCKS if b.lang == "sh" and b.skip is None]
 
 
 # --- running the page -------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    block: Block
-    returncode: int | None  # None: not run because an earlier block failed
-    output: str  # stdout and stderr, interleaved
 
 
 def make_scratch(dest: Path) -> None:
@@ -135,55 +76,7 @@ def command_env(scratch: Path) -> dict[str, str]:
 def run_page(scratch: Path) -> list[Run]:
     """Runs every command block in order; stops at the first failure."""
     make_scratch(scratch)
-    env = command_env(scratch)
-    cwd = scratch
-    cwd_file = scratch / ".cwd"
-    runs: list[Run] = []
-    for block in COMMANDS:
-        if runs and runs[-1].returncode != 0:
-            runs.append(Run(block, None, ""))
-            continue
-        script = f"cd {_quote(cwd)}\n{block.text}\npwd > {_quote(cwd_file)}\n"
-        proc = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", script],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=BLOCK_TIMEOUT,
-        )
-        runs.append(Run(block, proc.returncode, proc.stdout))
-        if proc.returncode == 0:
-            cwd = Path(cwd_file.read_text().strip())
-    return runs
-
-
-def _quote(path: Path) -> str:
-    return "'" + str(path).replace("'", "'\\''") + "'"
-
-
-# What varies between runs and machines: timings and other decimals, sizes, hashes, paths.
-_VOLATILE = (
-    (re.compile(r"\d+\.\d+"), "<N>"),
-    (re.compile(r"\b[0-9a-f]{64}\b"), "<SHA256>"),
-    (re.compile(r"-[0-9a-f]{16}\b"), "-<HASH>"),
-    (re.compile(r"\(/[^)]*\)"), "(<PATH>)"),
-    (re.compile(r"\b\d+ bytes\b"), "<N> bytes"),
-    (re.compile(r"\s+"), " "),
-)
-
-
-def normalize(line: str) -> str:
-    line = line.strip()
-    for pattern, repl in _VOLATILE:
-        line = pattern.sub(repl, line)
-    return line
-
-
-def missing_lines(shown: str, actual: str) -> list[str]:
-    """Lines of a snippet that the command did not print (after normalising both)."""
-    printed = {normalize(line) for line in actual.splitlines()}
-    return [line for line in shown.splitlines() if line.strip() and normalize(line) not in printed]
+    return run_commands(COMMANDS, scratch, command_env(scratch), BLOCK_TIMEOUT)
 
 
 def shown_output(run: Run, scratch: Path) -> str:
@@ -343,11 +236,11 @@ def test_skipped_blocks_are_few_and_justified() -> None:
     ],
 )
 def test_parse(markdown: str, want: list[tuple[str, str, str | None, str | None]]) -> None:
-    assert [(b.lang, b.text, b.skip, b.file) for b in parse(markdown)] == want
+    assert [(b.lang, b.text, b.skip, b.file) for b in parse(markdown, "page.md")] == want
 
 
 def test_parse_attaches_output_to_the_command_before_it() -> None:
-    blocks = parse("```sh\nls\n```\nprose\n```text\na\n```\n```text\nb\n```\n")
+    blocks = parse("```sh\nls\n```\nprose\n```text\na\n```\n```text\nb\n```\n", "page.md")
     assert blocks[0].output is blocks[1]
     assert blocks[1].output is None
 
@@ -371,7 +264,7 @@ def test_update_page_replaces_outputs_and_keeps_excerpts(tmp_path: Path) -> None
         "```sh\none\n```\n```text\nold\n```\n"
         "```sh\ntwo\n```\n<!-- excerpt: ^b -- ^d -->\n```text\nold\nold\n```\nend\n"
     )
-    one, _, two, _ = parse(page)
+    one, _, two, _ = parse(page, "page.md")
     runs = [Run(one, 0, f"x {tmp_path}/y  \n"), Run(two, 0, "a\nb\nc\nd\n")]
     assert update_page(page, runs, tmp_path) == (
         f"```sh\none\n```\n```text\nx {ROOT}/y\n```\n"

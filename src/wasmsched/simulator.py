@@ -118,6 +118,10 @@ class ClusterStore:
         self.conditions: dict[str, tuple[str, str]] = {}
         self.scheduler: Scheduler | None = None
         self._inbox: deque[Callable[[Scheduler], None]] = deque()
+        # Callbacks for a driver of the run (trace replay, capacity): a pod was bound; a
+        # pod was deleted (reason: the preemptor's key, or "" for a plain deletion).
+        self.bound_hooks: list[Callable[[Pod], None]] = []
+        self.deleted_hooks: list[Callable[[Pod, str], None]] = []
 
     def _notify(self, change: Callable[[Scheduler], None]) -> None:
         if self.scheduler is not None:
@@ -151,6 +155,8 @@ class ClusterStore:
         self.pods[pod.uid] = bound
         self.conditions.pop(pod.uid, None)
         self._notify(lambda s: s.on_pod_update(current, bound))
+        for hook in self.bound_hooks:
+            hook(bound)
         return None
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
@@ -171,6 +177,8 @@ class ClusterStore:
         )
         self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
         self._notify(lambda s: s.on_pod_delete(current))
+        for hook in self.deleted_hooks:
+            hook(current, reason)
 
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         current = self.pods.get(pod.uid)
@@ -195,6 +203,36 @@ class ClusterStore:
     def add_pod(self, pod: Pod) -> None:
         self.pods[pod.uid] = pod
         self._notify(lambda s: s.on_pod_add(pod))
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        """A plain API deletion (a finished or deleted pod, not a preemption)."""
+        current = self.pods.pop(uid, None)
+        if current is None:
+            return None
+        self.conditions.pop(uid, None)
+        self._notify(lambda s: s.on_pod_delete(current))
+        for hook in self.deleted_hooks:
+            hook(current, "")
+        return current
+
+    def update_node(self, node: Node) -> None:
+        old = self.nodes.get(node.name)
+        self.nodes[node.name] = node
+        if old is None:
+            self._notify(lambda s: s.on_node_add(node))
+        else:
+            self._notify(lambda s: s.on_node_update(old, node))
+
+    def remove_node(self, name: str) -> list[Pod]:
+        """Deletes a node and, as the pod garbage collector would, the pods bound to it."""
+        gone = [p for p in self.pods.values() if p.node_name == name]
+        for pod in gone:
+            self.remove_pod(pod.uid)
+        node = self.nodes.pop(name, None)
+        if node is not None:
+            gone_node = node
+            self._notify(lambda s: s.on_node_delete(gone_node))
+        return gone
 
 
 ProgressFn = Callable[[int, int], None]
@@ -248,10 +286,11 @@ class Simulation:
         self.store.deliver()
         total = len(sched.outcomes)
         stopped = ""
-        max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(total, 1)
         cycles_at_last_tick = -1
         while True:
             self.store.deliver()
+            # Pods may arrive during the run (a trace): the cap grows with them.
+            max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(len(sched.outcomes), 1)
             while sched.schedule_one():
                 self.store.deliver()
                 if progress is not None:

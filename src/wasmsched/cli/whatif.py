@@ -1,0 +1,261 @@
+"""Commands: capacity (how much more fits), diff (what a configuration change changes)
+and sweep (many runs, locally or on Ray)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from wasmsched.cli.app import OutputFormat, _fail, app
+from wasmsched.errors import WasmschedError
+
+EXIT_CHANGED = 3
+
+
+class Order(StrEnum):
+    sequential = "sequential"
+    round_robin = "round-robin"
+
+
+def _known_plugins() -> tuple[Any, set[str]]:
+    from wasmsched.config import DEFAULT_PLUGINS
+    from wasmsched.plugins.registry import in_tree_registry
+
+    registry = in_tree_registry()
+    return registry, set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+
+
+def _templates(paths: list[Path], replicas: list[int]) -> list[Any]:
+    from wasmsched.config.loader import load_yaml
+    from wasmsched.whatif.capacity import CapacityError, template_from_manifest
+
+    if replicas and len(replicas) != len(paths):
+        raise CapacityError(
+            f"--replicas: give one per --pod ({len(paths)} templates, {len(replicas)} counts)"
+        )
+    out = []
+    for i, path in enumerate(paths):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise CapacityError(f"{path}: {e.strerror or e}") from None
+        doc = load_yaml(text, str(path))
+        if not isinstance(doc, dict):
+            raise CapacityError(f"{path}: expected one Pod or workload manifest")
+        template = template_from_manifest(doc, str(path))
+        if replicas:
+            if replicas[i] < 0:
+                raise CapacityError(f"--replicas: must be >= 0, got {replicas[i]}")
+            template.replicas = replicas[i]
+        out.append(template)
+    names = [t.name for t in out]
+    if len(set(names)) != len(names):
+        raise CapacityError(f"--pod: two templates are named the same: {names}")
+    return out
+
+
+@app.command()
+def capacity(
+    cluster: Annotated[Path, typer.Option("--cluster", help="Nodes and running pods (YAML).")],
+    pod: Annotated[
+        list[Path], typer.Option("--pod", help="A Pod or workload manifest to copy (repeatable).")
+    ],
+    replicas: Annotated[
+        list[int] | None,
+        typer.Option("--replicas", help="Desired copies, one per --pod (default: as many as fit)."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
+    ] = None,
+    max_copies: Annotated[
+        int | None, typer.Option("--max", help="Stop each template after this many copies.", min=0)
+    ] = None,
+    order: Annotated[Order, typer.Option("--order")] = Order.sequential,
+    allow_preemption: Annotated[
+        bool, typer.Option("--allow-preemption", help="Let copies preempt lower-priority pods.")
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+) -> None:
+    """How many copies of each pod template still fit on the cluster, and where."""
+    from wasmsched.api.manifests import load_manifests
+    from wasmsched.config import default_config, load_config
+    from wasmsched.whatif.capacity import Capacity
+
+    try:
+        registry, known = _known_plugins()
+        templates = _templates(pod, replicas or [])
+        objects = load_manifests(cluster)
+        sched_config = load_config(config, known) if config is not None else default_config()
+        result = Capacity(
+            objects,
+            templates,
+            sched_config,
+            registry,
+            order=order.value,  # type: ignore[arg-type]
+            max_copies=max_copies,
+            allow_preemption=allow_preemption,
+            seed=seed,
+        ).run()
+    except WasmschedError as err:
+        _fail(str(err))
+    if output is OutputFormat.json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    console = Console()
+    table = Table(title="Capacity")
+    for column in ("template", "copies", "desired", "fits", "stopped because"):
+        table.add_column(column)
+    for t in result["templates"]:
+        table.add_row(
+            escape(t["name"]),
+            str(t["replicas"]),
+            "" if t["desired"] is None else str(t["desired"]),
+            "yes" if t["fits"] else "no",
+            escape(t["stopReason"] or ""),
+        )
+    console.print(table)
+    nodes = result["summary"]["nodes"]
+    if nodes:
+        console.print("copies per node: " + escape(", ".join(f"{k} {v}" for k, v in nodes.items())))
+
+
+@app.command()
+def diff(
+    cluster: Annotated[Path, typer.Option("--cluster", help="Nodes and pods (YAML).")],
+    config: Annotated[
+        list[Path],
+        typer.Option("--config", help="Two KubeSchedulerConfiguration files: A, then B."),
+    ],
+    trace: Annotated[
+        Path | None, typer.Option("--trace", help="Replay this trace under both instead.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report.")] = None,
+    fail_on_change: Annotated[
+        bool, typer.Option("--fail-on-change", help="Exit 3 when any pod's node or result changed.")
+    ] = False,
+) -> None:
+    """Run the same cluster (or trace) under two configurations and show what changed."""
+    from wasmsched.whatif.diff import diff_runs
+    from wasmsched.whatif.execute import run_document
+
+    if len(config) != 2:
+        _fail(f"--config: give exactly two configurations (A and B), got {len(config)}")
+    traces = [trace] if trace is not None else None
+    try:
+        a = run_document(cluster, config[0], trace=traces, seed=seed)
+        b = run_document(cluster, config[1], trace=traces, seed=seed)
+    except WasmschedError as err:
+        _fail(str(err))
+    result = diff_runs(a, b)
+    if report is not None:
+        from wasmsched.report import diff_report, write_report
+
+        write_report(report, diff_report(result, a, b, labels=(config[0].name, config[1].name)))
+    if output is OutputFormat.json:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        _print_diff(Console(), result, config[0].name, config[1].name)
+    if fail_on_change and result["changed"]:
+        raise typer.Exit(EXIT_CHANGED)
+
+
+def _print_diff(console: Console, result: dict[str, Any], name_a: str, name_b: str) -> None:
+    changed = result["changed"]
+    if changed:
+        table = Table(title=f"{len(changed)} pods changed")
+        for column in ("pod", f"{name_a}", f"{name_b}"):
+            table.add_column(escape(column))
+        for c in changed:
+            table.add_row(
+                escape(f"{c['namespace']}/{c['name']}"),
+                escape(f"{c['a']['node'] or '-'} ({c['a']['result']})"),
+                escape(f"{c['b']['node'] or '-'} ({c['b']['result']})"),
+            )
+        console.print(table)
+    else:
+        console.print("No pod changed node or result.")
+    summary = result["summary"]
+    deltas = Table(title="Summary")
+    for column in ("metric", name_a, name_b, "delta"):
+        deltas.add_column(escape(column))
+    for key in sorted(set(summary["a"]) | set(summary["b"])):
+        deltas.add_row(
+            escape(key),
+            escape(str(summary["a"].get(key, ""))),
+            escape(str(summary["b"].get(key, ""))),
+            escape(str(summary["delta"].get(key, ""))),
+        )
+    console.print(deltas)
+
+
+@app.command()
+def sweep(
+    cluster: Annotated[Path, typer.Option("--cluster", help="Nodes and pods (YAML).")],
+    config: Annotated[
+        list[Path], typer.Option("--config", help="A KubeSchedulerConfiguration (repeatable).")
+    ],
+    trace: Annotated[
+        list[Path] | None, typer.Option("--trace", help="A trace to replay (repeatable).")
+    ] = None,
+    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: N, N-M or a list.")] = "0",
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Local worker processes (default: CPUs).", min=1)
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", help="Run on Ray: 'auto' (or a local cluster) or a head address."),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for per-run results (resumable).")
+    ] = Path("sweep-results"),
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report.")] = None,
+) -> None:
+    """Run every (configuration, trace, seed) combination and aggregate per configuration."""
+    from wasmsched.whatif.runs import config_bundle, file_bundle
+    from wasmsched.whatif.sweep import aggregate, parse_seeds, plan, run_sweep
+
+    try:
+        seed_list = parse_seeds(seeds)
+        configs = [(str(c), config_bundle(c)) for c in config]
+        traces = [file_bundle(t) for t in trace] if trace else [None]
+        specs = plan(configs, file_bundle(cluster), traces, seed_list)
+        records = run_sweep(
+            specs,
+            out,
+            workers=workers or os.cpu_count() or 1,
+            ray_address=ray,
+        )
+    except WasmschedError as err:
+        _fail(str(err))
+    summary = aggregate(records)
+    if report is not None:
+        from wasmsched.report import sweep_report, write_report
+
+        write_report(report, sweep_report(records))
+    if output is OutputFormat.json:
+        typer.echo(json.dumps({"runs": records, "aggregate": summary}, indent=2))
+        return
+    console = Console()
+    for name, metrics in summary.items():
+        table = Table(title=escape(name))
+        for column in ("metric", "mean", "stdev", "min", "max", "n"):
+            table.add_column(column)
+        for key, stats in metrics.items():
+            table.add_row(
+                escape(key), *(str(stats[c]) for c in ("mean", "stdev", "min", "max", "n"))
+            )
+        console.print(table)
+    print(f"{len(records)} runs; per-run results in {out}", file=sys.stderr)

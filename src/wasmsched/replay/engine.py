@@ -1,0 +1,365 @@
+"""Trace replay: a workload over simulated time through the real scheduler.
+
+Each pod is created at its arrival time and goes through the same queue, framework,
+preemption and binding as in ``simulate``; once bound it runs for its duration (or until
+the trace deletes it), then it is deleted, which frees capacity and emits the cluster
+events that requeue waiting pods. Nodes may be added, cordoned and deleted on the way
+(a deleted node's pods are deleted with it). Nothing sleeps: the simulated clock jumps
+from one due thing to the next.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from wasmsched.api.admission import admit_pods
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, Pod
+from wasmsched.config import SchedulerConfig
+from wasmsched.framework.interfaces import Registry
+from wasmsched.replay.metrics import ClusterMetrics, median_requests, percentiles, qos_class
+from wasmsched.replay.trace import (
+    AddNode,
+    CordonNode,
+    CreateObject,
+    DeleteNode,
+    DeletePod,
+    TraceError,
+    TraceEvent,
+    sort_events,
+)
+from wasmsched.simulator import Simulation
+
+# Results of a replayed pod, beside simulate's Scheduled / Unschedulable / Error.
+COMPLETED = "Completed"  # ran and was deleted (its duration ended, or the trace deleted it)
+RUNNING = "Running"  # bound and still running when the replay ended
+DELETED = "Deleted"  # deleted by the trace (or with its node) before it was bound
+PREEMPTED = "Preempted"
+NOT_CREATED = "NotCreated"  # its arrival is after --until
+
+ProgressFn = Callable[[float, float, int], None]  # (simulated now, end, events so far)
+
+
+@dataclass
+class ReplayPod:
+    """One pod of the trace and what happened to it."""
+
+    pod: Pod
+    created_at: float | None = None
+    scheduled_at: float | None = None
+    deleted_at: float | None = None
+    node: str | None = None
+    result: str = NOT_CREATED
+    message: str = ""
+    duration: float | None = None
+    delete_at: float | None = None
+    preempted_by: str | None = None
+
+    @property
+    def wait_seconds(self) -> float | None:
+        if self.created_at is None or self.scheduled_at is None:
+            return None
+        return round(self.scheduled_at - self.created_at, 6)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "namespace": self.pod.namespace,
+            "name": self.pod.name,
+            "node": self.node,
+            "result": self.result,
+            "message": self.message,
+            "createdAt": self.created_at,
+            "scheduledAt": self.scheduled_at,
+            "deletedAt": self.deleted_at,
+            "waitSeconds": self.wait_seconds,
+        }
+        if self.preempted_by:
+            data["preemptedBy"] = self.preempted_by
+        return data
+
+
+@dataclass
+class ReplayResult:
+    """The output of a replay: every pod once, the series, and the summary."""
+
+    pods: list[ReplayPod]
+    series: list[dict[str, Any]]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pods": [p.to_dict() for p in self.pods],
+            "series": self.series,
+            "summary": self.summary,
+        }
+
+
+class Replay:
+    """Replays trace events on a cluster with one scheduler configuration."""
+
+    def __init__(
+        self,
+        cluster: ClusterObjects,
+        events: Iterable[TraceEvent],
+        config: SchedulerConfig,
+        registry: Registry,
+        *,
+        seed: int = 0,
+        until: float | None = None,
+        expand: Callable[[CreateObject], list[Pod]] | None = None,
+    ) -> None:
+        self.events = sort_events(events)
+        self.until = until if until is not None else math.inf
+        self.expand = expand or _only_pods
+        # Nodes that a trace adds at time 0 are part of the starting cluster.
+        start = ClusterObjects(list(cluster.nodes), list(cluster.pods), list(cluster.others))
+        later: list[TraceEvent] = []
+        for event in self.events:
+            if isinstance(event, AddNode) and event.at <= 0:
+                start.nodes.append(Node(event.manifest))
+            else:
+                later.append(event)
+        if not start.nodes and not any(isinstance(e, AddNode) for e in later):
+            raise TraceError("replay: no nodes: give --cluster or node events in the trace")
+        self.sim = Simulation(start, config, registry, seed=seed, max_simulated_seconds=self.until)
+        self.store = self.sim.store
+        self.pods: dict[str, ReplayPod] = {}  # by namespace/name
+        self._order: list[ReplayPod] = []
+        self._counts = {"pending": 0, "running": 0, "completed": 0, "failedToSchedule": 0}
+        self.preemptions = 0
+        self.series: list[dict[str, Any]] = []
+        self._events_done = 0
+        trace_pods: list[Pod] = []
+        for pod in start.pods:
+            self._track(pod, None, None, at=0.0, running=bool(pod.node_name))
+        # Workloads expand once, here, so that every pod is known (and reported) from the
+        # start and its generated name is the same when it arrives.
+        self._created: dict[int, list[Pod]] = {}
+        for event in later:
+            if isinstance(event, CreateObject):
+                pods = self._created[id(event)] = admit_pods(self.expand(event), start.others)
+                for pod in pods:
+                    trace_pods.append(pod)
+                    self._track(pod, event.duration, event.delete_at, at=None)
+        self.metrics = ClusterMetrics(median_requests([*start.pods, *trace_pods]))
+        for node in start.nodes:
+            self.metrics.add_node(node)
+        for pod in start.pods:
+            if pod.node_name and not pod.is_terminal:
+                self.metrics.pod_changed(pod, +1)
+        self.store.bound_hooks.append(self._bound)
+        self.store.deleted_hooks.append(self._deleted)
+        self._schedule(later)
+
+    # --- bookkeeping --------------------------------------------------------------------
+
+    def _track(
+        self,
+        pod: Pod,
+        duration: float | None,
+        delete_at: float | None,
+        *,
+        at: float | None,
+        running: bool = False,
+    ) -> ReplayPod:
+        if pod.key in self.pods:
+            raise TraceError(f"replay: pod {pod.key} is created twice")
+        rp = ReplayPod(pod, duration=duration, delete_at=delete_at)
+        if at is not None:
+            rp.created_at = at
+            if running:
+                rp.scheduled_at, rp.node, rp.result = None, pod.node_name, RUNNING
+                self._counts["running"] += 1
+            else:
+                rp.result = "Pending"
+                self._counts["pending"] += 1
+        self.pods[pod.key] = rp
+        self._order.append(rp)
+        return rp
+
+    def _now(self) -> float:
+        return self.sim.clock.now()
+
+    def _sample(self) -> None:
+        point = self.metrics.point(self._now(), self._counts)
+        if self.series and self.series[-1]["t"] == point["t"]:
+            self.series[-1] = point  # several changes at one instant: keep the last state
+        else:
+            self.series.append(point)
+
+    def _bound(self, pod: Pod) -> None:
+        rp = self.pods.get(pod.key)
+        if rp is None:
+            return
+        now = self._now()
+        rp.scheduled_at, rp.node, rp.result, rp.message = now, pod.node_name, RUNNING, ""
+        self._counts["pending"] -= 1
+        self._counts["running"] += 1
+        self.metrics.pod_changed(pod, +1)
+        ends = []
+        if rp.duration is not None:
+            ends.append(now + rp.duration)
+        if rp.delete_at is not None:
+            ends.append(max(rp.delete_at, now))
+        if ends:
+            uid = pod.uid
+            self.sim.at(min(ends), lambda: self._finish(uid))
+        self._sample()
+
+    def _deleted(self, pod: Pod, reason: str) -> None:
+        rp = self.pods.get(pod.key)
+        if rp is None or rp.deleted_at is not None:
+            return
+        rp.deleted_at = self._now()
+        if pod.node_name:
+            self._counts["running"] -= 1
+            self.metrics.pod_changed(pod, -1)
+            if reason:
+                rp.result, rp.preempted_by = PREEMPTED, reason
+                self.preemptions += 1
+            else:
+                rp.result = COMPLETED
+                self._counts["completed"] += 1
+        else:
+            self._counts["pending"] -= 1
+            rp.result = DELETED
+        self._sample()
+
+    def _finish(self, uid: str) -> None:
+        self.store.remove_pod(uid)
+
+    # --- trace events -------------------------------------------------------------------
+
+    def _schedule(self, events: list[TraceEvent]) -> None:
+        for event in events:
+            if event.at > self.until:
+                continue
+            self.sim.at(event.at, self._handler(event))
+
+    def _handler(self, event: TraceEvent) -> Callable[[], None]:
+        def run() -> None:
+            self._events_done += 1
+            self._apply(event)
+            self._sample()
+
+        return run
+
+    def _apply(self, event: TraceEvent) -> None:
+        store = self.store
+        if isinstance(event, CreateObject):
+            for pod in self._created.pop(id(event), []):
+                rp = self.pods[pod.key]
+                rp.created_at = self._now()
+                if pod.node_name:  # created bound (a trace of running pods)
+                    rp.result, rp.node, rp.scheduled_at = RUNNING, pod.node_name, self._now()
+                    self._counts["running"] += 1
+                    store.add_pod(pod)
+                    self.metrics.pod_changed(pod, +1)
+                    self._bound_end(rp)
+                else:
+                    rp.result = "Pending"
+                    self._counts["pending"] += 1
+                    store.add_pod(pod)
+        elif isinstance(event, DeletePod):
+            target = self.pods.get(event.key)
+            if target is not None:
+                store.remove_pod(target.pod.uid)
+        elif isinstance(event, AddNode):
+            node = Node(event.manifest)
+            store.update_node(node)
+            self.metrics.add_node(node)
+        elif isinstance(event, CordonNode):
+            old = store.nodes.get(event.node)
+            if old is not None:
+                node = _cordoned(old)
+                store.update_node(node)
+                self.metrics.add_node(node)
+        elif isinstance(event, DeleteNode):
+            store.remove_node(event.node)
+            self.metrics.remove_node(event.node)
+
+    def _bound_end(self, rp: ReplayPod) -> None:
+        if rp.duration is not None:
+            uid = rp.pod.uid
+            self.sim.at(self._now() + rp.duration, lambda: self._finish(uid))
+
+    # --- the run ------------------------------------------------------------------------
+
+    def run(self, progress: ProgressFn | None = None) -> ReplayResult:
+        """Runs the replay to the end of the trace (or ``until``) and collects the result."""
+        started = time.perf_counter()
+        end = (
+            self.until
+            if math.isfinite(self.until)
+            else max((e.at for e in self.events), default=0.0)
+        )
+
+        def on_progress(done: int, total: int) -> None:
+            if progress is not None:
+                progress(self._now(), end, self._events_done)
+
+        self._sample()
+        result = self.sim.run(on_progress)
+        outcomes = {o.pod.uid: o for o in result.outcomes}
+        for rp in self._order:
+            if rp.result == "Pending":
+                outcome = outcomes.get(rp.pod.uid)
+                if outcome is not None and outcome.result in ("Unschedulable", "Error"):
+                    rp.result, rp.message = outcome.result, outcome.message
+                    self._counts["failedToSchedule"] += 1
+        self._sample()
+        wall = time.perf_counter() - started
+        return ReplayResult(
+            self._order, self.series, self._summary(result.simulated_seconds, wall, result)
+        )
+
+    def _summary(self, simulated: float, wall: float, result: Any) -> dict[str, Any]:
+        by_result: dict[str, int] = {}
+        for rp in self._order:
+            by_result[rp.result] = by_result.get(rp.result, 0) + 1
+        waits = [w for rp in self._order if (w := rp.wait_seconds) is not None]
+        by_priority: dict[str, list[float]] = {}
+        by_qos: dict[str, list[float]] = {}
+        for rp in self._order:
+            w = rp.wait_seconds
+            if w is None:
+                continue
+            by_priority.setdefault(rp.pod.priority_class_name or str(rp.pod.priority), []).append(w)
+            by_qos.setdefault(qos_class(rp.pod), []).append(w)
+        peak = {
+            name: max((p["allocated"].get(name, 0.0) for p in self.series), default=0.0)
+            for name in self.metrics.allocatable
+        }
+        return {
+            "pods": len(self._order),
+            "results": dict(sorted(by_result.items())),
+            "nodes": len(self.store.nodes),
+            "preemptions": self.preemptions,
+            "schedulingCycles": result.cycles,
+            "simulatedSeconds": round(simulated, 3),
+            "wallSeconds": round(wall, 3),
+            "events": self._events_done,
+            "waitSeconds": percentiles(waits),
+            "waitSecondsByPriority": {k: percentiles(v) for k, v in sorted(by_priority.items())},
+            "waitSecondsByQoS": {k: percentiles(v) for k, v in sorted(by_qos.items())},
+            "peakAllocation": peak,
+            "stoppedEarly": result.stopped_early or None,
+        }
+
+
+def _only_pods(event: CreateObject) -> list[Pod]:
+    if event.manifest.get("kind") != "Pod":
+        raise TraceError(
+            f"replay: {event.manifest.get('kind')} at {event.at}: only Pods can be created"
+        )
+    return [Pod(event.manifest)]
+
+
+def _cordoned(node: Node) -> Node:
+    manifest = dict(node.manifest)
+    manifest["spec"] = {**(manifest.get("spec") or {}), "unschedulable": True}
+    return Node(manifest)

@@ -1,0 +1,82 @@
+"""Running one simulation or replay from files and returning its JSON document: the one
+path that ``diff``, ``sweep`` and their workers share, so that a run gives the same
+result whichever process executes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from wasmsched.api.manifests import ClusterObjects, load_manifests
+from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, default_config, load_config
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.replay.engine import Replay
+from wasmsched.replay.sources import read_trace
+from wasmsched.simulator import Simulation, outcome_to_dict
+from wasmsched.whatif.diff import placement_metrics, summary_metrics
+from wasmsched.whatif.runs import RunSpec, placements_digest
+
+
+def _config(path: Path | None, known: set[str]) -> SchedulerConfig:
+    return load_config(path, known) if path is not None else default_config()
+
+
+def run_document(
+    cluster: Path | None,
+    config: Path | None,
+    *,
+    trace: list[Path] | None = None,
+    seed: int = 0,
+    gpu_share: str = "whole",
+) -> dict[str, Any]:
+    """``simulate --output json`` (or ``replay`` with a trace) plus final placement
+    metrics (allocation per resource, pods per zone)."""
+    registry = in_tree_registry()
+    known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+    sched_config = _config(config, known)
+    objects = load_manifests(cluster) if cluster is not None else ClusterObjects()
+    if trace:
+        events, standing = read_trace(trace, gpu_share)
+        objects.nodes.extend(standing.nodes)
+        objects.pods.extend(standing.pods)
+        objects.others.extend(standing.others)
+        run = Replay(objects, events, sched_config, registry, seed=seed)
+        try:
+            doc = run.run().to_json()
+        finally:
+            run.sim.close()
+        store = run.store
+    else:
+        sim = Simulation(objects, sched_config, registry, seed=seed)
+        try:
+            result = sim.run()
+        finally:
+            sim.close()
+        doc = {
+            "pods": [outcome_to_dict(o) for o in result.outcomes],
+            "summary": result.summary(),
+        }
+        store = sim.store
+    doc["metrics"] = placement_metrics(store.nodes.values(), store.pods.values())
+    return doc
+
+
+def execute(spec: RunSpec) -> dict[str, Any]:
+    """Runs one sweep run from its shipped files; the record of ``runs.jsonl``."""
+    cluster = spec.cluster.materialize() if spec.cluster is not None else None
+    config = spec.config.materialize() if spec.config is not None else None
+    trace = [spec.trace.materialize()] if spec.trace is not None else None
+    doc = run_document(cluster, config, trace=trace, seed=spec.seed)
+    return record(spec, doc)
+
+
+def record(spec: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
+    """The per-run line: identity, comparable summary, and a digest of every placement."""
+    return {
+        "id": spec.id,
+        "config": spec.config_name,
+        "trace": spec.trace.name if spec.trace is not None else None,
+        "seed": spec.seed,
+        "summary": summary_metrics(doc),
+        "placements": placements_digest(doc),
+    }
