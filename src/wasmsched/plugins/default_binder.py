@@ -43,3 +43,14 @@ class DefaultBinder:
 
 def new(args: dict[str, Any], handle: Handle) -> DefaultBinder:
     return DefaultBinder(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import BindPlugin, EnqueueExtensions
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.BindPlugin = &DefaultBinder{}`
+    # (pkg/scheduler/framework/plugins/defaultbinder/default_binder.go).
+    _bind: type[BindPlugin] = DefaultBinder
+    _enqueue_extensions: type[EnqueueExtensions] = DefaultBinder

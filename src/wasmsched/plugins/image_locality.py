@@ -94,3 +94,14 @@ class ImageLocality:
 
 def new(args: dict[str, Any], handle: Handle) -> ImageLocality:
     return ImageLocality(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, ScorePlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.ScorePlugin = &ImageLocality{}`
+    # (pkg/scheduler/framework/plugins/imagelocality/image_locality.go).
+    _score: type[ScorePlugin] = ImageLocality
+    _enqueue_extensions: type[EnqueueExtensions] = ImageLocality

@@ -223,3 +223,23 @@ def _pod_preferred(pod: Pod) -> tuple[PreferredSchedulingTerms | None, Status | 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeAffinity:
     return NodeAffinity(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodeAffinity{}`
+    # (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go).
+    _pre_filter: type[PreFilterPlugin] = NodeAffinity
+    _filter: type[FilterPlugin] = NodeAffinity
+    _pre_score: type[PreScorePlugin] = NodeAffinity
+    _score: type[ScorePlugin] = NodeAffinity
+    _enqueue_extensions: type[EnqueueExtensions] = NodeAffinity

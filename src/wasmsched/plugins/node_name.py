@@ -55,3 +55,14 @@ def is_schedulable_after_node_add(pod: Pod, old_obj: Any, new_obj: Any) -> Queue
 
 def new(args: dict[str, Any], handle: Handle) -> NodeName:
     return NodeName()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.FilterPlugin = &NodeName{}`
+    # (pkg/scheduler/framework/plugins/nodename/node_name.go).
+    _filter: type[FilterPlugin] = NodeName
+    _enqueue_extensions: type[EnqueueExtensions] = NodeName

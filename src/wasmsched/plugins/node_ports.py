@@ -110,3 +110,15 @@ def _nominated_node_name(pod: Pod) -> str:
 
 def new(args: dict[str, Any], handle: Handle) -> NodePorts:
     return NodePorts()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodePorts{}`
+    # (pkg/scheduler/framework/plugins/nodeports/node_ports.go).
+    _pre_filter: type[PreFilterPlugin] = NodePorts
+    _filter: type[FilterPlugin] = NodePorts
+    _enqueue_extensions: type[EnqueueExtensions] = NodePorts

@@ -140,3 +140,15 @@ class NodeResourcesBalancedAllocation:
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesBalancedAllocation:
     return NodeResourcesBalancedAllocation(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, PreScorePlugin, ScorePlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreScorePlugin = &NodeResourcesBalancedAllocation{}`
+    # (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go).
+    _pre_score: type[PreScorePlugin] = NodeResourcesBalancedAllocation
+    _score: type[ScorePlugin] = NodeResourcesBalancedAllocation
+    _enqueue_extensions: type[EnqueueExtensions] = NodeResourcesBalancedAllocation

@@ -531,3 +531,23 @@ def _requested_resources_increased(pod: Pod, original: Node, modified: Node) -> 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:
     return NodeResourcesFit(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodeResourcesFit{}`
+    # (pkg/scheduler/framework/plugins/noderesources/fit.go).
+    _pre_filter: type[PreFilterPlugin] = NodeResourcesFit
+    _filter: type[FilterPlugin] = NodeResourcesFit
+    _pre_score: type[PreScorePlugin] = NodeResourcesFit
+    _score: type[ScorePlugin] = NodeResourcesFit
+    _enqueue_extensions: type[EnqueueExtensions] = NodeResourcesFit

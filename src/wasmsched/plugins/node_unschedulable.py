@@ -91,3 +91,14 @@ def is_schedulable_after_pod_toleration_change(
 
 def new(args: dict[str, Any], handle: Handle) -> NodeUnschedulable:
     return NodeUnschedulable()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.FilterPlugin = &NodeUnschedulable{}`
+    # (pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go).
+    _filter: type[FilterPlugin] = NodeUnschedulable
+    _enqueue_extensions: type[EnqueueExtensions] = NodeUnschedulable

@@ -302,3 +302,15 @@ def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> Queu
 
 def new(args: dict[str, Any], handle: Handle) -> NodeVolumeLimits:
     return NodeVolumeLimits(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodeVolumeLimits{}`
+    # (pkg/scheduler/framework/plugins/nodevolumelimits/csi.go).
+    _pre_filter: type[PreFilterPlugin] = NodeVolumeLimits
+    _filter: type[FilterPlugin] = NodeVolumeLimits
+    _enqueue_extensions: type[EnqueueExtensions] = NodeVolumeLimits

@@ -35,3 +35,14 @@ class PrioritySort:
 
 def new(args: dict[str, Any], handle: Handle) -> PrioritySort:
     return PrioritySort()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, QueueSortPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.QueueSortPlugin = &PrioritySort{}`
+    # (pkg/scheduler/framework/plugins/queuesort/priority_sort.go).
+    _queue_sort: type[QueueSortPlugin] = PrioritySort
+    _enqueue_extensions: type[EnqueueExtensions] = PrioritySort

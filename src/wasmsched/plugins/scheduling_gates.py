@@ -51,3 +51,14 @@ def is_schedulable_after_gates_eliminated(pod: Pod, old_obj: Any, new_obj: Any) 
 
 def new(args: dict[str, Any], handle: Handle) -> SchedulingGates:
     return SchedulingGates()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreEnqueuePlugin = &SchedulingGates{}`
+    # (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go).
+    _pre_enqueue: type[PreEnqueuePlugin] = SchedulingGates
+    _enqueue_extensions: type[EnqueueExtensions] = SchedulingGates

@@ -136,3 +136,21 @@ def is_schedulable_after_pod_toleration_change(
 
 def new(args: dict[str, Any], handle: Handle) -> TaintToleration:
     return TaintToleration(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.FilterPlugin = &TaintToleration{}`
+    # (pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go).
+    _filter: type[FilterPlugin] = TaintToleration
+    _pre_score: type[PreScorePlugin] = TaintToleration
+    _score: type[ScorePlugin] = TaintToleration
+    _enqueue_extensions: type[EnqueueExtensions] = TaintToleration

@@ -252,3 +252,15 @@ def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> Queu
 
 def new(args: dict[str, Any], handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &VolumeRestrictions{}`
+    # (pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go).
+    _pre_filter: type[PreFilterPlugin] = VolumeRestrictions
+    _filter: type[FilterPlugin] = VolumeRestrictions
+    _enqueue_extensions: type[EnqueueExtensions] = VolumeRestrictions

@@ -208,3 +208,15 @@ def is_schedulable_after_pv_change(pod: Pod, old_obj: Any, new_obj: Any) -> Queu
 
 def new(args: dict[str, Any], handle: Handle) -> VolumeZone:
     return VolumeZone(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &VolumeZone{}`
+    # (pkg/scheduler/framework/plugins/volumezone/volume_zone.go).
+    _pre_filter: type[PreFilterPlugin] = VolumeZone
+    _filter: type[FilterPlugin] = VolumeZone
+    _enqueue_extensions: type[EnqueueExtensions] = VolumeZone

@@ -134,3 +134,23 @@ def is_schedulable_after_node_change(
 
 def new(args: dict[str, Any], handle: Handle) -> InterPodAffinity:
     return InterPodAffinity(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &InterPodAffinity{}`
+    # (pkg/scheduler/framework/plugins/interpodaffinity/plugin.go).
+    _pre_filter: type[PreFilterPlugin] = InterPodAffinity
+    _filter: type[FilterPlugin] = InterPodAffinity
+    _pre_score: type[PreScorePlugin] = InterPodAffinity
+    _score: type[ScorePlugin] = InterPodAffinity
+    _enqueue_extensions: type[EnqueueExtensions] = InterPodAffinity

@@ -162,3 +162,23 @@ def _not_found(key: str) -> Status:
 
 def new(args: dict[str, Any], handle: Handle) -> PodTopologySpread:
     return PodTopologySpread(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &PodTopologySpread{}`
+    # (pkg/scheduler/framework/plugins/podtopologyspread/plugin.go).
+    _pre_filter: type[PreFilterPlugin] = PodTopologySpread
+    _filter: type[FilterPlugin] = PodTopologySpread
+    _pre_score: type[PreScorePlugin] = PodTopologySpread
+    _score: type[ScorePlugin] = PodTopologySpread
+    _enqueue_extensions: type[EnqueueExtensions] = PodTopologySpread

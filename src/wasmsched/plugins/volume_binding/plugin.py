@@ -269,3 +269,23 @@ def new(args: dict[str, Any], handle: Handle) -> VolumeBinding:
     # bindTimeoutSeconds and shape configure waiting on the PV controller and the
     # VolumeCapacityPriority score (alpha, off): neither applies in the simulator.
     return VolumeBinding(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreBindPlugin,
+        PreFilterPlugin,
+        ReservePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &VolumeBinding{}`
+    # (pkg/scheduler/framework/plugins/volumebinding/volume_binding.go).
+    _pre_filter: type[PreFilterPlugin] = VolumeBinding
+    _filter: type[FilterPlugin] = VolumeBinding
+    _reserve: type[ReservePlugin] = VolumeBinding
+    _pre_bind: type[PreBindPlugin] = VolumeBinding
+    _enqueue_extensions: type[EnqueueExtensions] = VolumeBinding
