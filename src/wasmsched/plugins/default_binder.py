@@ -19,12 +19,21 @@ NAME = "DefaultBinder"
 
 
 class DefaultBinder:
+    """The default Bind plugin (pkg/scheduler/framework/plugins/defaultbinder/default_binder.go:
+    DefaultBinder): writes the pod's Binding through the handle's binder.
+    """
+
     name = NAME
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Bind (default_binder.go: DefaultBinder.Bind): binds the pod to ``node_name``.
+
+        A binder with ``bind_async`` (the API server writer) binds in the background and the
+        call returns a pending status; an exception from the binder becomes an Error status.
+        """
         writer = self.handle.binder()
         try:
             # A writer that can bind in the background (the API server's) lets the next
@@ -38,10 +47,14 @@ class DefaultBinder:
             return as_status(e)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
+        EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
+        """
         return list(ALL_EVENTS)
 
 
 def new(args: dict[str, Any], handle: Handle) -> DefaultBinder:
+    """The registry factory (default_binder.go: New); DefaultBinder takes no args."""
     return DefaultBinder(handle)
 
 

@@ -53,6 +53,8 @@ def ports_conflict(wanted: Sequence[HostPort], used: Sequence[HostPort]) -> bool
 
 
 class NodePorts:
+    """The NodePorts plugin (pkg/scheduler/framework/plugins/nodeports/node_ports.go: NodePorts)."""
+
     name = NAME
 
     def __init__(self) -> None:
@@ -63,6 +65,7 @@ class NodePorts:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (node_ports.go: NodePorts.PreFilter): the pod's host ports, Skip when none."""
         ports = tuple(pod.host_ports)
         if not ports:
             return None, self._skip
@@ -70,9 +73,13 @@ class NodePorts:
         return None, None
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (node_ports.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (node_ports.go: NodePorts.Filter): rejects a node where one of the pod's host
+        ports (protocol, host IP, port) is in use.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return Status(Code.ERROR, f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
@@ -82,6 +89,9 @@ class NodePorts:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Pod ports are immutable, so only deletions free them; Node/Add has no hint.
+        """EventsToRegister (node_ports.go): Pod/Delete with isSchedulableAfterPodDeleted and
+        Node/Add.
+        """
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.DELETE), is_schedulable_after_pod_deleted
@@ -109,6 +119,7 @@ def _nominated_node_name(pod: Pod) -> str:
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodePorts:
+    """The registry factory (node_ports.go: New); NodePorts takes no args."""
     return NodePorts()
 
 

@@ -20,6 +20,7 @@ class PrioritySort:
     name = NAME
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """Less (queuesort/priority_sort.go: PrioritySort.Less): whether ``a`` goes before ``b``."""
         p1 = a.pod.priority
         p2 = b.pod.priority
         if p1 != p2:
@@ -30,10 +31,14 @@ class PrioritySort:
         return a.seq < b.seq
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
+        EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
+        """
         return list(ALL_EVENTS)
 
 
 def new(args: dict[str, Any], handle: Handle) -> PrioritySort:
+    """The registry factory (priority_sort.go: New); PrioritySort takes no args."""
     return PrioritySort()
 
 

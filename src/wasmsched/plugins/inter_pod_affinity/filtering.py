@@ -132,6 +132,10 @@ class Filtering(AffinityBase):
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[None, Status | None]:
+        """PreFilter (interpodaffinity/filtering.go: InterPodAffinity.PreFilter): the three
+        count maps Filter reads; Skip when no existing pod has required anti-affinity and the
+        pod has no required terms.
+        """
         terms = pod_affinity_terms(pod)
         if terms.error:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
@@ -177,11 +181,15 @@ class Filtering(AffinityBase):
         return None, None
 
     def pre_filter_extensions(self) -> Filtering:
+        """PreFilterExtensions (filtering.go): the plugin itself (AddPod/RemovePod)."""
         return self
 
     def add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """AddPod (filtering.go: InterPodAffinity.AddPod): counts a pod placed on ``node_info``
+        (preFilterState.updateWithPod).
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return _not_found(PRE_FILTER_KEY)
@@ -191,6 +199,9 @@ class Filtering(AffinityBase):
     def remove_pod(
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """RemovePod (filtering.go: InterPodAffinity.RemovePod): uncounts a pod removed from
+        ``node_info`` (preFilterState.updateWithPod).
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return _not_found(PRE_FILTER_KEY)
@@ -198,6 +209,9 @@ class Filtering(AffinityBase):
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (filtering.go: InterPodAffinity.Filter): satisfyPodAffinity,
+        satisfyPodAntiAffinity and satisfyExistingPodsAntiAffinity on the node's topology pairs.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return _not_found(PRE_FILTER_KEY)

@@ -71,6 +71,9 @@ class InterPodAffinity(Filtering, Scoring):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Node UpdateNodeTaint catches nodes that were added while not ready (k8s #110175).
+        """EventsToRegister (interpodaffinity/plugin.go: InterPodAffinity.EventsToRegister):
+        Pod Add/UpdatePodLabel/Delete and Node Add/UpdateNodeLabel/UpdateNodeTaint.
+        """
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
@@ -133,6 +136,7 @@ def is_schedulable_after_node_change(
 
 
 def new(args: dict[str, Any], handle: Handle) -> InterPodAffinity:
+    """The registry factory (plugin.go: New), from InterPodAffinityArgs."""
     return InterPodAffinity(args, handle)
 
 

@@ -48,6 +48,9 @@ class Scoring(AffinityBase):
     """InterPodAffinity's PreScore, Score and NormalizeScore (scoring.go)."""
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (interpodaffinity/scoring.go: InterPodAffinity.PreScore): the summed term
+        weights per topology pair; Skip when no node contributes.
+        """
         affinity = pod.spec.get("affinity") or {}
         has_constraints = bool(
             ((affinity.get("podAffinity") or {}).get(_PREFERRED))
@@ -112,6 +115,7 @@ class Scoring(AffinityBase):
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (scoring.go: InterPodAffinity.Score): the sum of the node's topology pairs."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return 0, _not_found(PRE_SCORE_KEY)
@@ -126,6 +130,9 @@ class Scoring(AffinityBase):
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
+        """NormalizeScore (scoring.go: InterPodAffinity.NormalizeScore): min-max scaling onto
+        [0, MaxNodeScore].
+        """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return _not_found(PRE_SCORE_KEY)
@@ -140,6 +147,7 @@ class Scoring(AffinityBase):
         return None
 
     def score_extensions(self) -> Scoring:
+        """ScoreExtensions (scoring.go): the plugin itself (NormalizeScore)."""
         return self
 
 

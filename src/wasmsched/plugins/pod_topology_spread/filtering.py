@@ -51,6 +51,9 @@ class CriticalPaths:
         self.n1 = _MAX_INT32
 
     def update(self, value: str, num: int) -> None:
+        """criticalPaths.update (podtopologyspread/filtering.go): records ``num`` pods in
+        domain ``value``, keeping the two smallest domains in order.
+        """
         if value == self.v0:
             self.n0 = num
         elif value == self.v1:
@@ -66,11 +69,13 @@ class CriticalPaths:
             self.v0, self.n0, self.v1, self.n1 = self.v1, self.n1, self.v0, self.n0
 
     def copy(self) -> CriticalPaths:
+        """A copy, for preFilterState.Clone."""
         c = CriticalPaths()
         c.v0, c.n0, c.v1, c.n1 = self.v0, self.n0, self.v1, self.n1
         return c
 
     def as_tuple(self) -> tuple[tuple[str, int], tuple[str, int]]:
+        """((value, count), (value, count)) of the two smallest domains."""
         return (self.v0, self.n0), (self.v1, self.n1)
 
 
@@ -114,6 +119,9 @@ class Filtering(SpreadBase):
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[None, Status | None]:
+        """PreFilter (podtopologyspread/filtering.go: PodTopologySpread.PreFilter): the pod's
+        DoNotSchedule constraints and the per-domain counts (calPreFilterState); Skip when none.
+        """
         try:
             constraints = self.constraints(pod, DO_NOT_SCHEDULE)
         except ValueError as e:
@@ -169,16 +177,19 @@ class Filtering(SpreadBase):
         return _PreFilterState(constraints, counts, paths, self_match)
 
     def pre_filter_extensions(self) -> Filtering:
+        """PreFilterExtensions (filtering.go): the plugin itself (AddPod/RemovePod)."""
         return self
 
     def add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """AddPod (filtering.go: PodTopologySpread.AddPod): counts a pod placed on ``node_info``."""
         return self._update_with_pod(state, pod, pod_info_to_add.pod, node_info, 1)
 
     def remove_pod(
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """RemovePod (filtering.go: PodTopologySpread.RemovePod): uncounts a removed pod."""
         return self._update_with_pod(state, pod, pod_info_to_remove.pod, node_info, -1)
 
     def _update_with_pod(
@@ -208,6 +219,9 @@ class Filtering(SpreadBase):
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (filtering.go: PodTopologySpread.Filter): rejects a node missing a topology
+        label, or one where the pod would make a domain's skew exceed maxSkew.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return _not_found(PRE_FILTER_KEY)

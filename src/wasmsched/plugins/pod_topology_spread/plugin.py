@@ -1,4 +1,4 @@
-"""PodTopologySpread: a pod's topologySpreadConstraints (or the cluster defaults) as filter and score.
+"""PodTopologySpread: topologySpreadConstraints (or the cluster defaults) as filter and score.
 
 Mirrors pkg/scheduler/framework/plugins/podtopologyspread/plugin.go (v1.33): the plugin type,
 New (argument validation), EventsToRegister and its queueing hints. The extension points are
@@ -73,6 +73,10 @@ class PodTopologySpread(Filtering, Scoring):
     # --- queueing hints -------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (podtopologyspread/plugin.go: PodTopologySpread.EventsToRegister):
+        Pod Add/UpdatePodLabel/UpdatePodToleration/Delete and Node Add/Delete/UpdateNodeLabel/
+        UpdateNodeTaint.
+        """
         pod_actions = (
             ActionType.ADD
             | ActionType.UPDATE_POD_LABEL
@@ -161,6 +165,7 @@ def _not_found(key: str) -> Status:
 
 
 def new(args: dict[str, Any], handle: Handle) -> PodTopologySpread:
+    """The registry factory (plugin.go: New), from PodTopologySpreadArgs."""
     return PodTopologySpread(args, handle)
 
 

@@ -78,6 +78,10 @@ class Scoring(SpreadBase):
     """PodTopologySpread's PreScore, Score and NormalizeScore (scoring.go)."""
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (podtopologyspread/scoring.go: PodTopologySpread.PreScore): the pod's
+        ScheduleAnyway constraints, their weights and the matching pods per candidate domain
+        (initPreScoreState); Skip when there are none.
+        """
         all_nodes = self.handle.snapshot().node_infos if self.handle is not None else nodes
         if not all_nodes:
             return self._skip
@@ -156,6 +160,9 @@ class Scoring(SpreadBase):
                 d[value] += count_matching(pods, c.selector, ns)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (scoring.go: PodTopologySpread.Score): the weighted matching pods in the node's
+        domains (fewer is better after NormalizeScore).
+        """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return 0, _not_found(PRE_SCORE_KEY)
@@ -177,6 +184,9 @@ class Scoring(SpreadBase):
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
+        """NormalizeScore (scoring.go: PodTopologySpread.NormalizeScore): inverts the scores
+        within [min, max] onto [0, MaxNodeScore]; ignored nodes get 0.
+        """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return _not_found(PRE_SCORE_KEY)
@@ -201,4 +211,5 @@ class Scoring(SpreadBase):
         return None
 
     def score_extensions(self) -> Scoring:
+        """ScoreExtensions (scoring.go): the plugin itself (NormalizeScore)."""
         return self

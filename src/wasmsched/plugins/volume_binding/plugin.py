@@ -100,6 +100,10 @@ class VolumeBinding(VolumeBinder):
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (volume_binding.go: VolumeBinding.PreFilter): sorts the pod's claims into
+        bound and delayed-binding ones; UnschedulableAndUnresolvable for a missing, lost or
+        terminating claim, or an unbound claim with Immediate binding.
+        """
         claims = pod_claims(pod)
         if not claims:
             return None, self._skip
@@ -153,11 +157,15 @@ class VolumeBinding(VolumeBinder):
         return None, None
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (volume_binding.go): none."""
         return None
 
     # --- Filter ---------------------------------------------------------------------------
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (volume_binding.go: VolumeBinding.Filter): the binder's FindPodVolumes for the
+        node; its conflict reasons reject the node, its PV matches are kept for Reserve.
+        """
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
@@ -179,6 +187,9 @@ class VolumeBinding(VolumeBinder):
     # --- Reserve / PreBind ----------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Reserve (volume_binding.go: VolumeBinding.Reserve): assumes the PVs Filter matched on
+        ``node_name`` (AssumePodVolumes).
+        """
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return None  # PreFilter skipped: the pod has no claim
@@ -198,12 +209,18 @@ class VolumeBinding(VolumeBinder):
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve (volume_binding.go: VolumeBinding.Unreserve): reverts the pod's assumed
+        bindings (RevertAssumedPodVolumes).
+        """
         for claim_key in self._by_pod.pop(pod.uid, ()):
             pv_name = self._assumed.pop(claim_key, None)
             if pv_name is not None:
                 self._assumed_pvs.pop(pv_name, None)
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind (volume_binding.go: VolumeBinding.PreBind): the assumed bindings stand, as
+        the simulator has no PV controller to wait on (BindPodVolumes).
+        """
         s: _State | None = state.get(STATE_KEY)
         if s is None or s.all_bound:
             return None
@@ -216,6 +233,9 @@ class VolumeBinding(VolumeBinder):
     # --- events ---------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (volume_binding.go: VolumeBinding.EventsToRegister): storage
+        classes, claims, volumes, nodes, CSI nodes, drivers and capacities.
+        """
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
             ClusterEventWithHint(
@@ -268,6 +288,10 @@ def is_schedulable_after_csi_node_change(pod: Pod, old_obj: Any, new_obj: Any) -
 def new(args: dict[str, Any], handle: Handle) -> VolumeBinding:
     # bindTimeoutSeconds and shape configure waiting on the PV controller and the
     # VolumeCapacityPriority score (alpha, off): neither applies in the simulator.
+    """The registry factory (volume_binding.go: New).
+
+    VolumeBindingArgs' bindTimeoutSeconds and shape are accepted and unused.
+    """
     return VolumeBinding(handle)
 
 

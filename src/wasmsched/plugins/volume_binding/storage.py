@@ -56,6 +56,7 @@ def _status(m: Manifest) -> Mapping[str, Any]:
 
 
 def name_of(m: Manifest) -> str:
+    """metadata.name of a manifest ("" when absent)."""
     return str(_meta(m).get("name") or "")
 
 
@@ -65,20 +66,24 @@ def namespace_of(m: Manifest) -> str:
 
 
 def labels_of(m: Manifest) -> Mapping[str, str]:
+    """metadata.labels of a manifest (empty when absent)."""
     labels = _meta(m).get("labels")
     return labels if isinstance(labels, Mapping) else _EMPTY
 
 
 def annotations_of(m: Manifest) -> Mapping[str, str]:
+    """metadata.annotations of a manifest (empty when absent)."""
     ann = _meta(m).get("annotations")
     return ann if isinstance(ann, Mapping) else _EMPTY
 
 
 def pvc_volume_name(pvc: Manifest) -> str:
+    """A claim's spec.volumeName: the PV it is (or is to be) bound to."""
     return str(_spec(pvc).get("volumeName") or "")
 
 
 def access_modes(obj: Manifest) -> tuple[str, ...]:
+    """spec.accessModes of a claim or PV."""
     modes = _spec(obj).get("accessModes")
     return tuple(str(m) for m in modes) if isinstance(modes, list) else ()
 
@@ -103,6 +108,7 @@ def pvc_request(pvc: Manifest) -> Fraction:
 
 
 def pv_capacity(pv: Manifest) -> Fraction:
+    """A PV's spec.capacity.storage (0 when absent or invalid)."""
     return _storage_quantity(_spec(pv).get("capacity"))
 
 
@@ -160,6 +166,9 @@ def topology_terms_match(terms: Any, node_labels: Mapping[str, str]) -> bool:
 
 
 def is_volume_bound_to_claim(pv: Manifest, pvc: Manifest) -> bool:
+    """IsVolumeBoundToClaim (component-helpers/storage/volume/pv_helpers.go): the PV's
+    claimRef names the claim (and its uid, when set).
+    """
     ref = _spec(pv).get("claimRef")
     if not isinstance(ref, Mapping):
         return False
@@ -204,6 +213,7 @@ def ephemeral_owner_error(pod: Pod, pvc: Manifest) -> str:
 
 
 def pvc_not_found(name: str) -> str:
+    """The API's NotFound message for a claim (apimachinery errors.NewNotFound)."""
     return f'persistentvolumeclaim "{name}" not found'
 
 
@@ -236,6 +246,7 @@ class StorageObjects:
 
     @classmethod
     def from_handle(cls, handle: Any) -> StorageObjects:
+        """The index over the objects the handle's cluster holds (empty without ``objects``)."""
         objects = getattr(handle, "objects", None)
         if objects is None:
             return cls()
@@ -247,9 +258,11 @@ class StorageObjects:
         )
 
     def clone(self) -> StorageObjects:
+        """StateData.Clone: the index is read-only for the cycle, so it is shared."""
         return self  # read-only for the cycle
 
     def pvc(self, namespace: str, name: str) -> Manifest | None:
+        """The claim ``namespace/name`` (the PVC lister's Get), None when absent."""
         return self.pvcs.get(f"{namespace}/{name}")
 
     def claim_class(self, pvc: Manifest) -> str:
@@ -264,6 +277,7 @@ class StorageObjects:
         return str(spec.get("storageClassName") or "")
 
     def pvs_of_class(self, class_name: str) -> list[Manifest]:
+        """The PVs of a class (binder.go: the PV cache's ListPVs), indexed on first use."""
         by_class = self._pvs_by_class
         if by_class is None:
             by_class = {}
