@@ -557,7 +557,8 @@ status:
 def test_real_pod_fixture_round_trips(pod_cls: type[Message]) -> None:
     manifest = load("pod.yaml")
     decoded = check_round_trip(pod_cls, encode_pod(manifest), manifest)
-    # fields the example guests read (abi.md section 6)
+    # a few fields of the real pod of kube-scheduler-wasm-extension
+    # scheduler/test/testdata/yaml/pod.yaml (PodReal in its guest benchmarks)
     assert decoded.metadata.name == "hoge-custom-controller-d87b6785d-c8bqf"
     assert decoded.metadata.uid == "3ba2f153-7785-4c13-9d2d-d1661572f930"
     assert [c.image for c in decoded.spec.initContainers] == ["curlimages/curl:7.78.0"]

@@ -1,7 +1,9 @@
 """Kubernetes protobuf wire encoding of Pod, Node and NodeList manifests.
 
 Guests receive ``k8s.io.api.core.v1.Pod`` / ``Node`` / ``NodeList`` as raw
-message bytes (no ``k8s\\0`` envelope, abi.md section 6).  The bytes mimic
+message bytes (no ``k8s\\0`` envelope: kube-scheduler-wasm-extension
+scheduler/plugin/host.go: k8sApiPodFn, k8sApiNodeFn and k8sApiNodeListFn write the
+message's Marshal() output to guest memory).  The bytes mimic
 Kubernetes' generated (gogo-style) marshallers:
 
 * every non-pointer Go field is written even when zero/empty (strings, ints,
