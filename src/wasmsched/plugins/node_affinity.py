@@ -201,10 +201,10 @@ class NodeAffinity:
     # --- queueing hints -------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # The queueing-hint registration (default since v1.32): Add | UpdateNodeLabel.
         """EventsToRegister (node_affinity.go): Node Add/UpdateNodeLabel with
         isSchedulableAfterNodeChange.
         """
+        # The queueing-hint registration (default since v1.32): Add | UpdateNodeLabel.
         return [
             ClusterEventWithHint(
                 ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),

@@ -49,10 +49,10 @@ class NodeName:
         return self._rejected
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # With queueing hints (default since v1.32) only Node/Add is registered.
         """EventsToRegister (node_name.go: NodeName.EventsToRegister): Node/Add only, with
         isSchedulableAfterNodeAdd as its hint.
         """
+        # With queueing hints (default since v1.32) only Node/Add is registered.
         return [
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), is_schedulable_after_node_add)
         ]

@@ -88,10 +88,10 @@ class NodePorts:
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Pod ports are immutable, so only deletions free them; Node/Add has no hint.
         """EventsToRegister (node_ports.go): Pod/Delete with isSchedulableAfterPodDeleted and
         Node/Add.
         """
+        # Pod ports are immutable, so only deletions free them; Node/Add has no hint.
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.DELETE), is_schedulable_after_pod_deleted

@@ -461,10 +461,10 @@ class NodeResourcesFit:
     # --- queueing hints -------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Queueing hints and InPlacePodVerticalScaling are both on by default in v1.33.
         """EventsToRegister (fit.go: Fit.EventsToRegister): Pod Delete/UpdatePodScaleDown and
         Node Add/UpdateNodeAllocatable, each with its queueing hint.
         """
+        # Queueing hints and InPlacePodVerticalScaling are both on by default in v1.33.
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),

@@ -59,10 +59,10 @@ class NodeUnschedulable:
         return self._rejected
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # The queueing-hint registration (default since v1.32).
         """EventsToRegister (node_unschedulable.go): Node Add/UpdateNodeTaint and the pod's own
         toleration updates, each with its queueing hint.
         """
+        # The queueing-hint registration (default since v1.32).
         return [
             ClusterEventWithHint(
                 ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),

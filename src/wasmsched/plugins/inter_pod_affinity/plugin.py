@@ -70,10 +70,10 @@ class InterPodAffinity(Filtering, Scoring):
     # --- queueing hints -------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Node UpdateNodeTaint catches nodes that were added while not ready (k8s #110175).
         """EventsToRegister (interpodaffinity/plugin.go: InterPodAffinity.EventsToRegister):
         Pod Add/UpdatePodLabel/Delete and Node Add/UpdateNodeLabel/UpdateNodeTaint.
         """
+        # Node UpdateNodeTaint catches nodes that were added while not ready (k8s #110175).
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),

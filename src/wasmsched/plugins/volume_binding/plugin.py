@@ -286,11 +286,11 @@ def is_schedulable_after_csi_node_change(pod: Pod, old_obj: Any, new_obj: Any) -
 
 
 def new(args: dict[str, Any], handle: Handle) -> VolumeBinding:
-    # bindTimeoutSeconds and shape configure waiting on the PV controller and the
-    # VolumeCapacityPriority score (alpha, off): neither applies in the simulator.
     """The registry factory (volume_binding.go: New).
 
-    VolumeBindingArgs' bindTimeoutSeconds and shape are accepted and unused.
+    VolumeBindingArgs' bindTimeoutSeconds and shape are accepted and unused: they configure
+    waiting on the PV controller and the VolumeCapacityPriority score (alpha, off), neither of
+    which applies in the simulator.
     """
     return VolumeBinding(handle)
 
