@@ -198,6 +198,10 @@ class FakeHandle:
     def binder(self) -> FakeBinder:
         return self._binder
 
+    def objects(self, kind: str) -> list[Mapping[str, Any]]:
+        """No other cluster objects unless a test's handle holds some."""
+        return []
+
     def async_binder(self) -> AsyncBinder | None:
         return self._binder if isinstance(self._binder, AsyncBinder) else None
 

@@ -349,7 +349,14 @@ def test_no_potential_node_at_all() -> None:
 # (name, preemptor, node pods, nominated node status, eligible, reason)
 ELIGIBLE_CASES = [
     ("pod without nominated node", pod("p", 100), [], None, True, ""),
-    ("pod with nominated node", pod("p", 100, nominated="n1"), [], Status(2), True, ""),
+    (
+        "pod with nominated node",
+        pod("p", 100, nominated="n1"),
+        [],
+        Status(Code.UNSCHEDULABLE),
+        True,
+        "",
+    ),
     (
         "pod with nominated node, but without nominated node status",
         pod("p", 100, nominated="n1"),
@@ -370,7 +377,7 @@ ELIGIBLE_CASES = [
         "preemption victim pod terminating, as indicated by the DisruptionTarget condition",
         pod("p", 100, nominated="n1"),
         [pod("v", 10, node="n1", deleting=True, disruption_target=True)],
-        Status(2),
+        Status(Code.UNSCHEDULABLE),
         False,
         "not eligible due to a terminating pod on the nominated node.",
     ),
@@ -378,7 +385,7 @@ ELIGIBLE_CASES = [
         "non-victim pods terminating",
         pod("p", 100, nominated="n1"),
         [pod("v", 10, node="n1", deleting=True)],
-        Status(2),
+        Status(Code.UNSCHEDULABLE),
         True,
         "",
     ),
@@ -386,7 +393,7 @@ ELIGIBLE_CASES = [
         "terminating pod of higher priority does not count",
         pod("p", 100, nominated="n1"),
         [pod("v", 200, node="n1", deleting=True, disruption_target=True)],
-        Status(2),
+        Status(Code.UNSCHEDULABLE),
         True,
         "",
     ),
@@ -394,11 +401,18 @@ ELIGIBLE_CASES = [
         "nominated node unresolvable: preempt again",
         pod("p", 100, nominated="n1"),
         [pod("v", 10, node="n1", deleting=True, disruption_target=True)],
-        Status(3),
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
         True,
         "",
     ),
-    ("the nominated node is gone", pod("p", 100, nominated="gone"), [], Status(2), True, ""),
+    (
+        "the nominated node is gone",
+        pod("p", 100, nominated="gone"),
+        [],
+        Status(Code.UNSCHEDULABLE),
+        True,
+        "",
+    ),
 ]
 
 

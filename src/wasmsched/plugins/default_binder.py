@@ -19,12 +19,22 @@ NAME = "DefaultBinder"
 
 
 class DefaultBinder:
+    """The default Bind plugin (pkg/scheduler/framework/plugins/defaultbinder/default_binder.go:
+    DefaultBinder): writes the pod's Binding through the handle's binder.
+    """
+
     name = NAME
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Bind (default_binder.go: DefaultBinder.Bind): binds the pod to ``node_name``.
+
+        With an asynchronous binder (the API server's writer) the binding is made in the
+        background and the call returns a pending status; an exception from the binder
+        becomes an Error status.
+        """
         try:
             # A writer that can bind in the background (the API server's) lets the next
             # pod be scheduled meanwhile, as kube-scheduler's binding goroutine does.
@@ -37,8 +47,23 @@ class DefaultBinder:
             return as_status(e)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
+        EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
+        """
         return list(ALL_EVENTS)
 
 
 def new(args: dict[str, Any], handle: Handle) -> DefaultBinder:
+    """The registry factory (default_binder.go: New); DefaultBinder takes no args."""
     return DefaultBinder(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import BindPlugin, EnqueueExtensions
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.BindPlugin = &DefaultBinder{}`
+    # (pkg/scheduler/framework/plugins/defaultbinder/default_binder.go).
+    _bind: type[BindPlugin] = DefaultBinder
+    _enqueue_extensions: type[EnqueueExtensions] = DefaultBinder

@@ -172,3 +172,14 @@ def new(args: dict[str, Any], handle: Handle) -> DefaultPreemption:
     pct = args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
     absolute = args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
     return DefaultPreemption(int(pct), int(absolute), handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, PostFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PostFilterPlugin = &DefaultPreemption{}`
+    # (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go).
+    _post_filter: type[PostFilterPlugin] = DefaultPreemption
+    _enqueue_extensions: type[EnqueueExtensions] = DefaultPreemption

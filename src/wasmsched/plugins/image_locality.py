@@ -46,11 +46,17 @@ def pod_images(pod: Pod) -> tuple[tuple[str, ...], int]:
 
 
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    """scaledImageScore (imagelocality/image_locality.go): the image's size scaled by the
+    fraction of nodes that hold it.
+    """
     spread = float(state.num_nodes) / float(total_num_nodes)
     return int(float(state.size) * spread)
 
 
 def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """calculatePriority (image_locality.go): the summed image score clamped to
+    [minThreshold, maxContainerThreshold * containers] and mapped onto [0, MaxNodeScore].
+    """
     max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
     if sum_scores < MIN_THRESHOLD:
         sum_scores = MIN_THRESHOLD
@@ -60,6 +66,10 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 
 class ImageLocality:
+    """The ImageLocality Score plugin (pkg/scheduler/framework/plugins/imagelocality/
+    image_locality.go: ImageLocality).
+    """
+
     name = NAME
 
     def __init__(self, handle: Handle) -> None:
@@ -69,6 +79,9 @@ class ImageLocality:
         self._last: tuple[Pod | None, tuple[str, ...], int] = (None, (), 0)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (image_locality.go: ImageLocality.Score): the node's score for the images of the
+        pod that it already holds.
+        """
         last_pod, images, count = self._last
         if last_pod is not pod:
             images, count = pod_images(pod)
@@ -86,11 +99,27 @@ class ImageLocality:
         return calculate_priority(total_score, count), None
 
     def score_extensions(self) -> None:
+        """ScoreExtensions (image_locality.go): none, the score is already in [0, 100]."""
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
+        EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
+        """
         return list(ALL_EVENTS)
 
 
 def new(args: dict[str, Any], handle: Handle) -> ImageLocality:
+    """The registry factory (image_locality.go: New); ImageLocality takes no args."""
     return ImageLocality(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, ScorePlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.ScorePlugin = &ImageLocality{}`
+    # (pkg/scheduler/framework/plugins/imagelocality/image_locality.go).
+    _score: type[ScorePlugin] = ImageLocality
+    _enqueue_extensions: type[EnqueueExtensions] = ImageLocality

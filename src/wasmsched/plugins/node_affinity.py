@@ -99,6 +99,10 @@ def parse_added_affinity(
 
 
 class NodeAffinity:
+    """The NodeAffinity plugin (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go:
+    NodeAffinity), with the profile's ``addedAffinity`` from NodeAffinityArgs.
+    """
+
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
@@ -113,6 +117,10 @@ class NodeAffinity:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (node_affinity.go: NodeAffinity.PreFilter): parses the pod's required
+        affinity once and, when its terms name nodes by ``metadata.name``, narrows the cycle to
+        them (a PreFilterResult).
+        """
         required = _node_affinity(pod).get(_REQUIRED)
         if (
             required is None
@@ -130,9 +138,13 @@ class NodeAffinity:
         return PreFilterResult(names), None
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (node_affinity.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (node_affinity.go: NodeAffinity.Filter): the node must match the added affinity
+        and the pod's nodeSelector and required node affinity.
+        """
         node = node_info.node
         added = self.added_node_selector
         if added is not None and not added.matches(node.labels, node.name):
@@ -146,6 +158,9 @@ class NodeAffinity:
     # --- PreScore / Score -----------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (node_affinity.go: NodeAffinity.PreScore): parses the pod's preferred terms;
+        Skip when neither the pod nor the profile has any.
+        """
         preferred, status = _pod_preferred(pod)
         if status is not None:
             return status
@@ -155,6 +170,9 @@ class NodeAffinity:
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (node_affinity.go: NodeAffinity.Score): the summed weights of the preferred terms
+        (the pod's and the added ones) the node matches.
+        """
         node = node_info.node
         count = 0
         if self.added_pref_terms is not None:
@@ -173,14 +191,19 @@ class NodeAffinity:
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
+        """NormalizeScore (node_affinity.go): helper.DefaultNormalizeScore onto [0, 100]."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
 
     def score_extensions(self) -> NodeAffinity:
+        """ScoreExtensions (node_affinity.go): the plugin itself (NormalizeScore)."""
         return self
 
     # --- queueing hints -------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (node_affinity.go): Node Add/UpdateNodeLabel with
+        isSchedulableAfterNodeChange.
+        """
         # The queueing-hint registration (default since v1.32): Add | UpdateNodeLabel.
         return [
             ClusterEventWithHint(
@@ -222,4 +245,25 @@ def _pod_preferred(pod: Pod) -> tuple[PreferredSchedulingTerms | None, Status | 
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeAffinity:
+    """The registry factory (node_affinity.go: New), from NodeAffinityArgs."""
     return NodeAffinity(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodeAffinity{}`
+    # (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go).
+    _pre_filter: type[PreFilterPlugin] = NodeAffinity
+    _filter: type[FilterPlugin] = NodeAffinity
+    _pre_score: type[PreScorePlugin] = NodeAffinity
+    _score: type[ScorePlugin] = NodeAffinity
+    _enqueue_extensions: type[EnqueueExtensions] = NodeAffinity

@@ -24,23 +24,34 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 
 def fits(pod: Pod, node: Node) -> bool:
+    """Fits (nodename/node_name.go): the pod names no node, or names this one."""
     wanted = pod.node_name
     return not wanted or wanted == node.name
 
 
 class NodeName:
+    """The NodeName Filter plugin (pkg/scheduler/framework/plugins/nodename/node_name.go:
+    NodeName).
+    """
+
     name = NAME
 
     def __init__(self) -> None:
         self._rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (node_name.go: NodeName.Filter): UnschedulableAndUnresolvable on any node but
+        the one the pod names.
+        """
         wanted = pod.node_name
         if not wanted or wanted == node_info.name:
             return None
         return self._rejected
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (node_name.go: NodeName.EventsToRegister): Node/Add only, with
+        isSchedulableAfterNodeAdd as its hint.
+        """
         # With queueing hints (default since v1.32) only Node/Add is registered.
         return [
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), is_schedulable_after_node_add)
@@ -48,10 +59,23 @@ class NodeName:
 
 
 def is_schedulable_after_node_add(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """isSchedulableAfterNodeAdd (node_name.go): queue only for the node the pod names."""
     if new_obj is None or not fits(pod, new_obj):
         return QueueingHint.QUEUE_SKIP
     return QueueingHint.QUEUE
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeName:
+    """The registry factory (node_name.go: New); NodeName takes no args."""
     return NodeName()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.FilterPlugin = &NodeName{}`
+    # (pkg/scheduler/framework/plugins/nodename/node_name.go).
+    _filter: type[FilterPlugin] = NodeName
+    _enqueue_extensions: type[EnqueueExtensions] = NodeName

@@ -53,6 +53,8 @@ def ports_conflict(wanted: Sequence[HostPort], used: Sequence[HostPort]) -> bool
 
 
 class NodePorts:
+    """The NodePorts plugin (pkg/scheduler/framework/plugins/nodeports/node_ports.go: NodePorts)."""
+
     name = NAME
 
     def __init__(self) -> None:
@@ -63,6 +65,7 @@ class NodePorts:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (node_ports.go: NodePorts.PreFilter): the pod's host ports, Skip when none."""
         ports = tuple(pod.host_ports)
         if not ports:
             return None, self._skip
@@ -70,9 +73,13 @@ class NodePorts:
         return None, None
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (node_ports.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (node_ports.go: NodePorts.Filter): rejects a node where one of the pod's host
+        ports (protocol, host IP, port) is in use.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return Status(Code.ERROR, f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
@@ -81,6 +88,9 @@ class NodePorts:
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (node_ports.go): Pod/Delete with isSchedulableAfterPodDeleted and
+        Node/Add.
+        """
         # Pod ports are immutable, so only deletions free them; Node/Add has no hint.
         return [
             ClusterEventWithHint(
@@ -109,4 +119,17 @@ def _nominated_node_name(pod: Pod) -> str:
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodePorts:
+    """The registry factory (node_ports.go: New); NodePorts takes no args."""
     return NodePorts()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodePorts{}`
+    # (pkg/scheduler/framework/plugins/nodeports/node_ports.go).
+    _pre_filter: type[PreFilterPlugin] = NodePorts
+    _filter: type[FilterPlugin] = NodePorts
+    _enqueue_extensions: type[EnqueueExtensions] = NodePorts

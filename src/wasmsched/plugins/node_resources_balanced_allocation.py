@@ -99,6 +99,10 @@ class _PreScoreState:
 
 
 class NodeResourcesBalancedAllocation:
+    """The NodeResourcesBalancedAllocation Score plugin
+    (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go: BalancedAllocation).
+    """
+
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
@@ -107,6 +111,9 @@ class NodeResourcesBalancedAllocation:
         self._skip = Status(Code.SKIP)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (balanced_allocation.go: BalancedAllocation.PreScore): the pod's requests of
+        the scored resources; Skip for a best-effort pod.
+        """
         pod_requests = pod_request_list(pod, self.resources, True)
         if not any(pod_requests):
             # Best-effort pods would otherwise all pile onto the same node (k8s #129138).
@@ -115,6 +122,9 @@ class NodeResourcesBalancedAllocation:
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (balanced_allocation.go: BalancedAllocation.Score): how evenly the node's
+        resource fractions stay with the pod placed (balancedResourceScorer).
+        """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             pod_requests = pod_request_list(pod, self.resources, True)
@@ -132,11 +142,28 @@ class NodeResourcesBalancedAllocation:
         return balanced_resource_score(requested, allocatable), None
 
     def score_extensions(self) -> None:
+        """ScoreExtensions (balanced_allocation.go): none."""
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
+        EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
+        """
         return list(ALL_EVENTS)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesBalancedAllocation:
+    """The registry factory (balanced_allocation.go: NewBalancedAllocation)."""
     return NodeResourcesBalancedAllocation(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, PreScorePlugin, ScorePlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreScorePlugin = &NodeResourcesBalancedAllocation{}`
+    # (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go).
+    _pre_score: type[PreScorePlugin] = NodeResourcesBalancedAllocation
+    _score: type[ScorePlugin] = NodeResourcesBalancedAllocation
+    _enqueue_extensions: type[EnqueueExtensions] = NodeResourcesBalancedAllocation

@@ -95,6 +95,7 @@ class PodRequest:
         )
 
     def clone(self) -> PodRequest:
+        """StateData.Clone (noderesources/fit.go: preFilterState.Clone): read-only, shared."""
         return self
 
 
@@ -204,12 +205,18 @@ class _Scorer:
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
+    """leastRequestedScore (noderesources/least_allocated.go): more free capacity scores
+    higher; a request above capacity scores 0.
+    """
     if capacity == 0 or requested > capacity:
         return 0
     return (capacity - requested) * MAX_NODE_SCORE // capacity
 
 
 def most_requested_score(requested: int, capacity: int) -> int:
+    """mostRequestedScore (noderesources/most_allocated.go): fuller nodes score higher; the
+    request is capped at capacity.
+    """
     if capacity == 0:
         return 0
     # Pods without requests get minimum values, so requested may exceed capacity.
@@ -396,6 +403,7 @@ class NodeResourcesFit:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (fit.go: Fit.PreFilter): computes the pod's effective requests once."""
         state.write(
             PRE_FILTER_KEY,
             PodRequest(pod.requests, self.ignored_resources, self.ignored_resource_groups),
@@ -403,9 +411,13 @@ class NodeResourcesFit:
         return None, None
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (fit.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (fit.go: Fit.Filter): rejects a node without room for the pod's requests
+        (fitsRequest), one reason per insufficient resource.
+        """
         request = state.get(PRE_FILTER_KEY)
         if request is None:
             return Status(
@@ -428,10 +440,14 @@ class NodeResourcesFit:
     # --- PreScore / Score -----------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (fit.go: Fit.PreScore): the pod's requests of the scored resources."""
         state.write(PRE_SCORE_KEY, _PreScoreState(pod_request_list(pod, self.resources, False)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (fit.go: Fit.Score): the scoring strategy's score (LeastAllocated,
+        MostAllocated or RequestedToCapacityRatio) of the node with the pod placed.
+        """
         s = state.get(PRE_SCORE_KEY)
         pod_requests = (
             s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
@@ -439,11 +455,15 @@ class NodeResourcesFit:
         return self._scorer.score(node_info, pod_requests), None
 
     def score_extensions(self) -> None:
+        """ScoreExtensions (fit.go): none."""
         return None
 
     # --- queueing hints -------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (fit.go: Fit.EventsToRegister): Pod Delete/UpdatePodScaleDown and
+        Node Add/UpdateNodeAllocatable, each with its queueing hint.
+        """
         # Queueing hints and InPlacePodVerticalScaling are both on by default in v1.33.
         return [
             ClusterEventWithHint(
@@ -530,4 +550,25 @@ def _requested_resources_increased(pod: Pod, original: Node, modified: Node) -> 
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:
+    """The registry factory (fit.go: NewFit), from NodeResourcesFitArgs."""
     return NodeResourcesFit(args, handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreFilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodeResourcesFit{}`
+    # (pkg/scheduler/framework/plugins/noderesources/fit.go).
+    _pre_filter: type[PreFilterPlugin] = NodeResourcesFit
+    _filter: type[FilterPlugin] = NodeResourcesFit
+    _pre_score: type[PreScorePlugin] = NodeResourcesFit
+    _score: type[ScorePlugin] = NodeResourcesFit
+    _enqueue_extensions: type[EnqueueExtensions] = NodeResourcesFit

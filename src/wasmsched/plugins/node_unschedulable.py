@@ -39,12 +39,19 @@ def tolerates_unschedulable(tolerations: Sequence[Toleration]) -> bool:
 
 
 class NodeUnschedulable:
+    """The NodeUnschedulable Filter plugin (pkg/scheduler/framework/plugins/nodeunschedulable/
+    node_unschedulable.go: NodeUnschedulable).
+    """
+
     name = NAME
 
     def __init__(self) -> None:
         self._rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (node_unschedulable.go: NodeUnschedulable.Filter): a cordoned node rejects a pod
+        that does not tolerate the ``node.kubernetes.io/unschedulable`` NoSchedule taint.
+        """
         if not node_info.node.unschedulable:
             return None
         if tolerates_unschedulable(pod.tolerations):
@@ -52,6 +59,9 @@ class NodeUnschedulable:
         return self._rejected
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (node_unschedulable.go): Node Add/UpdateNodeTaint and the pod's own
+        toleration updates, each with its queueing hint.
+        """
         # The queueing-hint registration (default since v1.32).
         return [
             ClusterEventWithHint(
@@ -90,4 +100,16 @@ def is_schedulable_after_pod_toleration_change(
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeUnschedulable:
+    """The registry factory (node_unschedulable.go: New); the plugin takes no args."""
     return NodeUnschedulable()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.FilterPlugin = &NodeUnschedulable{}`
+    # (pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go).
+    _filter: type[FilterPlugin] = NodeUnschedulable
+    _enqueue_extensions: type[EnqueueExtensions] = NodeUnschedulable

@@ -92,6 +92,10 @@ class _State:
 
 
 class NodeVolumeLimits:
+    """The NodeVolumeLimits plugin (pkg/scheduler/framework/plugins/nodevolumelimits/csi.go:
+    CSILimits).
+    """
+
     name = NAME
 
     def __init__(self, handle: Any) -> None:
@@ -102,6 +106,9 @@ class NodeVolumeLimits:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (csi.go: CSILimits.PreFilter): Skip for a pod without PVC, generic
+        ephemeral or in-tree (CSI-migrated) volumes; otherwise shares the cycle's storage index.
+        """
         volumes = pod.spec.get("volumes")
         if not isinstance(volumes, list):
             return None, self._skip
@@ -118,9 +125,13 @@ class NodeVolumeLimits:
         return None, self._skip
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (csi.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (csi.go: CSILimits.Filter): rejects a node where the pod's new CSI volumes
+        would exceed a driver's attach limit.
+        """
         s: _State | None = state.get(STATE_KEY)
         storage = s.storage if s is not None else StorageObjects.from_handle(self.handle)
         csi_node = storage.csi_nodes.get(node_info.name)
@@ -243,6 +254,9 @@ class NodeVolumeLimits:
         return provisioner, handle
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (csi.go: CSILimits.EventsToRegister): CSINode/Add, Pod/Delete and
+        PVC/Add, with their queueing hints.
+        """
         return [
             ClusterEventWithHint(ClusterEvent(CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(
@@ -293,6 +307,7 @@ def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> Qu
 
 
 def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """isSchedulableAfterPVCAdded (csi.go): queue when a claim of the pod is created."""
     if not isinstance(new_obj, Mapping) or namespace_of(new_obj) != pod.namespace:
         return QueueingHint.QUEUE_SKIP
     if any(name == name_of(new_obj) for name, _, _ in pod_claims(pod)):
@@ -301,4 +316,17 @@ def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> Queu
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeVolumeLimits:
+    """The registry factory (csi.go: NewCSI); the plugin takes no args."""
     return NodeVolumeLimits(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &NodeVolumeLimits{}`
+    # (pkg/scheduler/framework/plugins/nodevolumelimits/csi.go).
+    _pre_filter: type[PreFilterPlugin] = NodeVolumeLimits
+    _filter: type[FilterPlugin] = NodeVolumeLimits
+    _enqueue_extensions: type[EnqueueExtensions] = NodeVolumeLimits

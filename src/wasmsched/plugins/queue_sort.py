@@ -19,6 +19,7 @@ class PrioritySort:
     name = NAME
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """Less (queuesort/priority_sort.go: PrioritySort.Less): whether ``a`` goes before ``b``."""
         p1 = a.pod.priority
         p2 = b.pod.priority
         if p1 != p2:
@@ -29,8 +30,23 @@ class PrioritySort:
         return a.seq < b.seq
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
+        EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
+        """
         return list(ALL_EVENTS)
 
 
 def new(args: dict[str, Any], handle: Handle) -> PrioritySort:
+    """The registry factory (priority_sort.go: New); PrioritySort takes no args."""
     return PrioritySort()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, QueueSortPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.QueueSortPlugin = &PrioritySort{}`
+    # (pkg/scheduler/framework/plugins/queuesort/priority_sort.go).
+    _queue_sort: type[QueueSortPlugin] = PrioritySort
+    _enqueue_extensions: type[EnqueueExtensions] = PrioritySort

@@ -21,9 +21,16 @@ NAME = "SchedulingGates"
 
 
 class SchedulingGates:
+    """The SchedulingGates PreEnqueue plugin (pkg/scheduler/framework/plugins/schedulinggates/
+    scheduling_gates.go: SchedulingGates).
+    """
+
     name = NAME
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
+        """PreEnqueue (scheduling_gates.go: SchedulingGates.PreEnqueue): a pod with scheduling
+        gates stays out of the active queue (UnschedulableAndUnresolvable, naming the gates).
+        """
         gates = pod.scheduling_gates
         if not gates:
             return None
@@ -34,6 +41,7 @@ class SchedulingGates:
         )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (scheduling_gates.go): the pod's own update that removes its gates."""
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
@@ -50,4 +58,16 @@ def is_schedulable_after_gates_eliminated(pod: Pod, old_obj: Any, new_obj: Any) 
 
 
 def new(args: dict[str, Any], handle: Handle) -> SchedulingGates:
+    """The registry factory (scheduling_gates.go: New); the plugin takes no args."""
     return SchedulingGates()
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreEnqueuePlugin = &SchedulingGates{}`
+    # (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go).
+    _pre_enqueue: type[PreEnqueuePlugin] = SchedulingGates
+    _enqueue_extensions: type[EnqueueExtensions] = SchedulingGates

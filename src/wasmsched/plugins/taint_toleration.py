@@ -36,6 +36,7 @@ DO_NOT_SCHEDULE_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
 
 
 def untolerated_reason(key: str, value: str) -> str:
+    """The Filter's reason for a taint (taint_toleration.go: TaintToleration.Filter)."""
     return f"node(s) had untolerated taint {{{key}: {value}}}"
 
 
@@ -55,6 +56,10 @@ def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[T
 
 
 class TaintToleration:
+    """The TaintToleration plugin (pkg/scheduler/framework/plugins/tainttoleration/
+    taint_toleration.go: TaintToleration).
+    """
+
     name = NAME
 
     def __init__(self, handle: Handle | None = None) -> None:
@@ -63,6 +68,9 @@ class TaintToleration:
         self._rejections: dict[tuple[str, str], Status] = {}
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (taint_toleration.go: TaintToleration.Filter): UnschedulableAndUnresolvable
+        on a node with a NoSchedule or NoExecute taint the pod does not tolerate.
+        """
         taints = node_info.node.taints
         if not taints:
             return None
@@ -74,10 +82,16 @@ class TaintToleration:
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (taint_toleration.go: TaintToleration.PreScore): the pod's tolerations
+        of PreferNoSchedule taints.
+        """
         state.write(PRE_SCORE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (taint_toleration.go: TaintToleration.Score): the count of the node's
+        PreferNoSchedule taints the pod does not tolerate (inverted by NormalizeScore).
+        """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return 0, Status(
@@ -91,12 +105,17 @@ class TaintToleration:
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
+        """NormalizeScore (taint_toleration.go): helper.DefaultNormalizeScore, reversed."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
 
     def score_extensions(self) -> TaintToleration:
+        """ScoreExtensions (taint_toleration.go): the plugin itself (NormalizeScore)."""
         return self
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (taint_toleration.go): Node Add/UpdateNodeTaint and the pod's own
+        toleration updates, each with its queueing hint.
+        """
         # The queueing-hint registration (default since v1.32).
         return [
             ClusterEventWithHint(
@@ -135,4 +154,23 @@ def is_schedulable_after_pod_toleration_change(
 
 
 def new(args: dict[str, Any], handle: Handle) -> TaintToleration:
+    """The registry factory (taint_toleration.go: New); the plugin takes no args."""
     return TaintToleration(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import (
+        EnqueueExtensions,
+        FilterPlugin,
+        PreScorePlugin,
+        ScorePlugin,
+    )
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.FilterPlugin = &TaintToleration{}`
+    # (pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go).
+    _filter: type[FilterPlugin] = TaintToleration
+    _pre_score: type[PreScorePlugin] = TaintToleration
+    _score: type[ScorePlugin] = TaintToleration
+    _enqueue_extensions: type[EnqueueExtensions] = TaintToleration

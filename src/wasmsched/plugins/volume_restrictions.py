@@ -137,6 +137,10 @@ class _PreFilterState:
 
 
 class VolumeRestrictions:
+    """The VolumeRestrictions plugin (pkg/scheduler/framework/plugins/volumerestrictions/
+    volume_restrictions.go: VolumeRestrictions).
+    """
+
     name = NAME
 
     def __init__(self, handle: Any) -> None:
@@ -148,6 +152,9 @@ class VolumeRestrictions:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (volume_restrictions.go: VolumeRestrictions.PreFilter): the pod's in-tree
+        disks and ReadWriteOncePod claims, and how many pods already use those claims.
+        """
         disks = pod_disks(pod)
         names = claim_names(pod)
         if not disks and not names:
@@ -182,11 +189,15 @@ class VolumeRestrictions:
         return len(used)
 
     def pre_filter_extensions(self) -> VolumeRestrictions:
+        """PreFilterExtensions (volume_restrictions.go): the plugin itself (AddPod/RemovePod)."""
         return self
 
     def add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """AddPod (volume_restrictions.go: VolumeRestrictions.AddPod): counts the added pod's
+        ReadWriteOncePod claims.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return Status(Code.ERROR, f'cannot read "{PRE_FILTER_KEY}" from cycleState')
@@ -196,6 +207,9 @@ class VolumeRestrictions:
     def remove_pod(
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        """RemovePod (volume_restrictions.go: VolumeRestrictions.RemovePod): uncounts the removed
+        pod's ReadWriteOncePod claims.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return Status(Code.ERROR, f'cannot read "{PRE_FILTER_KEY}" from cycleState')
@@ -203,6 +217,9 @@ class VolumeRestrictions:
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (volume_restrictions.go: VolumeRestrictions.Filter): rejects a node whose pods
+        mount one of the pod's disks in a conflicting way, or a ReadWriteOncePod claim in use.
+        """
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return Status(Code.ERROR, f'cannot read "{PRE_FILTER_KEY}" from cycleState')
@@ -216,6 +233,9 @@ class VolumeRestrictions:
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (volume_restrictions.go): Pod/Delete, Node/Add and PVC/Add, with
+        their queueing hints.
+        """
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.DELETE), is_schedulable_after_pod_deleted
@@ -243,6 +263,9 @@ def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> Qu
 
 
 def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """isSchedulableAfterPersistentVolumeClaimAdded (volume_restrictions.go): queue when
+    a claim of the pod is created.
+    """
     if not isinstance(new_obj, Mapping) or namespace_of(new_obj) != pod.namespace:
         return QueueingHint.QUEUE_SKIP
     if name_of(new_obj) in claim_names(pod):
@@ -251,4 +274,17 @@ def is_schedulable_after_pvc_added(pod: Pod, old_obj: Any, new_obj: Any) -> Queu
 
 
 def new(args: dict[str, Any], handle: Handle) -> VolumeRestrictions:
+    """The registry factory (volume_restrictions.go: New); the plugin takes no args."""
     return VolumeRestrictions(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &VolumeRestrictions{}`
+    # (pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go).
+    _pre_filter: type[PreFilterPlugin] = VolumeRestrictions
+    _filter: type[FilterPlugin] = VolumeRestrictions
+    _enqueue_extensions: type[EnqueueExtensions] = VolumeRestrictions

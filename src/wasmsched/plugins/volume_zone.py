@@ -84,6 +84,10 @@ class _State:
 
 
 class VolumeZone:
+    """The VolumeZone plugin (pkg/scheduler/framework/plugins/volumezone/volume_zone.go:
+    VolumeZone).
+    """
+
     name = NAME
 
     def __init__(self, handle: Any) -> None:
@@ -94,6 +98,9 @@ class VolumeZone:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter (volume_zone.go: VolumeZone.PreFilter): the zone and region labels of the
+        pod's bound PVs (getPVbyPod); Skip when there are none.
+        """
         names = claim_names(pod)
         if not names:
             return None, self._skip
@@ -138,9 +145,13 @@ class VolumeZone:
         return out, None
 
     def pre_filter_extensions(self) -> None:
+        """PreFilterExtensions (volume_zone.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (volume_zone.go: VolumeZone.Filter): rejects a node whose zone or region label
+        is not among the values a bound PV allows.
+        """
         s: _State | None = state.get(PRE_FILTER_KEY)
         if s is None:
             storage = StorageObjects.from_handle(self.handle)
@@ -162,6 +173,9 @@ class VolumeZone:
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """EventsToRegister (volume_zone.go: VolumeZone.EventsToRegister): StorageClass/Add,
+        Node Add/UpdateNodeLabel, PVC and PV Add/Update, with their queueing hints.
+        """
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
             ClusterEventWithHint(
@@ -183,6 +197,9 @@ def _unresolvable(msg: str) -> Status:
 
 
 def is_schedulable_after_pvc_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    """isSchedulableAfterPersistentVolumeClaimChange (volume_zone.go): queue for a claim of
+    the pod.
+    """
     if not isinstance(new_obj, Mapping) or namespace_of(new_obj) != pod.namespace:
         return QueueingHint.QUEUE_SKIP
     if name_of(new_obj) in claim_names(pod):
@@ -207,4 +224,17 @@ def is_schedulable_after_pv_change(pod: Pod, old_obj: Any, new_obj: Any) -> Queu
 
 
 def new(args: dict[str, Any], handle: Handle) -> VolumeZone:
+    """The registry factory (volume_zone.go: New); the plugin takes no args."""
     return VolumeZone(handle)
+
+
+if TYPE_CHECKING:
+    from wasmsched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+
+    # Static conformance: mypy checks the class against the protocol of each extension point
+    # it serves, as upstream's
+    # `var _ framework.PreFilterPlugin = &VolumeZone{}`
+    # (pkg/scheduler/framework/plugins/volumezone/volume_zone.go).
+    _pre_filter: type[PreFilterPlugin] = VolumeZone
+    _filter: type[FilterPlugin] = VolumeZone
+    _enqueue_extensions: type[EnqueueExtensions] = VolumeZone

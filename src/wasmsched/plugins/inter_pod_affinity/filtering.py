@@ -1,0 +1,288 @@
+"""InterPodAffinity's PreFilter, Filter and PreFilterExtensions.
+
+Mirrors pkg/scheduler/framework/plugins/interpodaffinity/filtering.go: PreFilter counts, per
+topology pair, (1) the existing pods whose required anti-affinity terms match the incoming pod
+(getExistingAntiAffinityCounts), (2) the existing pods matching all of the incoming pod's
+required affinity terms and (3) those matching each of its required anti-affinity terms
+(getIncomingAffinityAntiAffinityCounts); Filter (satisfyPodAffinity, satisfyPodAntiAffinity,
+satisfyExistingPodsAntiAffinity) then needs only dictionary lookups per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.inter_pod_affinity.common import (
+    NAME,
+    AffinityBase,
+    ComputeFn,
+    Contribution,
+    Counts,
+    _Memo,
+    _not_found,
+    _signature,
+)
+from wasmsched.plugins.inter_pod_affinity.terms import (
+    _EMPTY_LABELS,
+    AffinityTerm,
+    matches_all,
+    pod_affinity_terms,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Node, Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.node_info import NodeInfo, PodInfo
+
+PRE_FILTER_KEY = "PreFilter" + NAME
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+
+def _bump(counts: Counts, labels: Mapping[str, str], key: str, delta: int) -> None:
+    """Adds ``delta`` to the (key, node's value) pair; a pair down to zero is dropped."""
+    value = labels.get(key)
+    if value is None:
+        return
+    inner = counts.get(key)
+    if inner is None:
+        inner = counts[key] = {}
+    n = inner.get(value, 0) + delta
+    if n == 0:
+        inner.pop(value, None)
+        if not inner:
+            del counts[key]
+    else:
+        inner[value] = n
+
+
+def _positive(counts: Counts, key: str, value: str) -> bool:
+    inner = counts.get(key)
+    return inner is not None and inner.get(value, 0) > 0
+
+
+class _PreFilterState:
+    __slots__ = (
+        "affinity",
+        "affinity_terms",
+        "anti",
+        "anti_terms",
+        "existing_anti",
+        "ns_labels",
+        "pod",
+        "self_match",
+    )
+
+    def __init__(
+        self,
+        pod: Pod,
+        affinity_terms: tuple[AffinityTerm, ...],
+        anti_terms: tuple[AffinityTerm, ...],
+        ns_labels: Mapping[str, str],
+        existing_anti: Counts,
+        affinity: Counts,
+        anti: Counts,
+    ) -> None:
+        self.pod = pod
+        self.affinity_terms = affinity_terms
+        self.anti_terms = anti_terms
+        self.ns_labels = ns_labels
+        self.existing_anti = existing_anti
+        self.affinity = affinity
+        self.anti = anti
+        # Whether the pod matches its own affinity terms (the "first pod of a group" rule).
+        self.self_match = matches_all(affinity_terms, pod)
+
+    def clone(self) -> _PreFilterState:
+        return _PreFilterState(
+            self.pod,
+            self.affinity_terms,
+            self.anti_terms,
+            self.ns_labels,
+            {k: dict(v) for k, v in self.existing_anti.items()},
+            {k: dict(v) for k, v in self.affinity.items()},
+            {k: dict(v) for k, v in self.anti.items()},
+        )
+
+    def update_with_pod(self, other: Pod, node: Node, delta: int) -> None:
+        labels = node.labels
+        for t in pod_affinity_terms(other).required_anti_affinity:
+            if t.matches(self.pod, self.ns_labels):
+                _bump(self.existing_anti, labels, t.topology_key, delta)
+        if matches_all(self.affinity_terms, other):
+            for t in self.affinity_terms:
+                _bump(self.affinity, labels, t.topology_key, delta)
+        for t in self.anti_terms:
+            if t.matches(other, None):
+                _bump(self.anti, labels, t.topology_key, delta)
+
+
+class Filtering(AffinityBase):
+    """InterPodAffinity's PreFilter, Filter and AddPod/RemovePod (filtering.go)."""
+
+    _affinity_rejected: Status
+    _anti_rejected: Status
+    _existing_rejected: Status
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[None, Status | None]:
+        """PreFilter (interpodaffinity/filtering.go: InterPodAffinity.PreFilter): the three
+        count maps Filter reads; Skip when no existing pod has required anti-affinity and the
+        pod has no required terms.
+        """
+        terms = pod_affinity_terms(pod)
+        if terms.error:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
+        _, with_anti = self._snapshot_lists(nodes)
+        if not with_anti and not terms.required_affinity and not terms.required_anti_affinity:
+            return None, self._skip  # nothing could be counted
+        namespaces = self._namespaces()
+        affinity_terms = tuple(t.with_namespaces(namespaces) for t in terms.required_affinity)
+        anti_terms = tuple(t.with_namespaces(namespaces) for t in terms.required_anti_affinity)
+        ns_labels = namespaces.get(pod.namespace, _EMPTY_LABELS)
+        signature = _signature(pod, ns_labels)
+
+        memo = _Memo(pod, ns_labels)
+
+        def existing(ni: NodeInfo) -> tuple[Contribution, ...]:
+            labels = ni.node.labels
+            out = []
+            for pi in ni.pods_with_required_anti_affinity:
+                for t in pod_affinity_terms(pi.pod).required_anti_affinity:
+                    if memo[t]:
+                        value = labels.get(t.topology_key)
+                        if value is not None:
+                            out.append((0, t.topology_key, value, 1))
+            return tuple(out)
+
+        existing_anti = self._counts(("existing", *signature), 1, with_anti, existing).snapshot(0)
+
+        affinity: Counts = {}
+        anti: Counts = {}
+        if affinity_terms or anti_terms:
+            compute = _incoming_counter(affinity_terms, anti_terms)
+            inc = self._counts(("incoming", affinity_terms, anti_terms), 2, nodes, compute)
+            affinity, anti = inc.snapshot(0), inc.snapshot(1)
+
+        if not existing_anti and not affinity_terms and not anti_terms:
+            return None, self._skip
+        state.write(
+            PRE_FILTER_KEY,
+            _PreFilterState(
+                pod, affinity_terms, anti_terms, ns_labels, existing_anti, affinity, anti
+            ),
+        )
+        return None, None
+
+    def pre_filter_extensions(self) -> Filtering:
+        """PreFilterExtensions (filtering.go): the plugin itself (AddPod/RemovePod)."""
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """AddPod (filtering.go: InterPodAffinity.AddPod): counts a pod placed on ``node_info``
+        (preFilterState.updateWithPod).
+        """
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return _not_found(PRE_FILTER_KEY)
+        s.update_with_pod(pod_info_to_add.pod, node_info.node, 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """RemovePod (filtering.go: InterPodAffinity.RemovePod): uncounts a pod removed from
+        ``node_info`` (preFilterState.updateWithPod).
+        """
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return _not_found(PRE_FILTER_KEY)
+        s.update_with_pod(pod_info_to_remove.pod, node_info.node, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (filtering.go: InterPodAffinity.Filter): satisfyPodAffinity,
+        satisfyPodAntiAffinity and satisfyExistingPodsAntiAffinity on the node's topology pairs.
+        """
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return _not_found(PRE_FILTER_KEY)
+        labels = node_info.node.labels
+        terms = s.affinity_terms
+        if terms:
+            counts = s.affinity
+            pods_exist = True
+            for t in terms:
+                value = labels.get(t.topology_key)
+                if value is None:
+                    return self._affinity_rejected  # every topology label must be on the node
+                if pods_exist and not _positive(counts, t.topology_key, value):
+                    pods_exist = False
+            # The first pod of a group with affinity to itself may go anywhere when no pod in
+            # the cluster matches the terms yet.
+            if not pods_exist and not (not counts and s.self_match):
+                return self._affinity_rejected
+        anti = s.anti
+        if anti:
+            for t in s.anti_terms:
+                value = labels.get(t.topology_key)
+                if value is not None and _positive(anti, t.topology_key, value):
+                    return self._anti_rejected
+        existing = s.existing_anti
+        if existing:
+            for key, values in existing.items():
+                value = labels.get(key)
+                if value is not None and values.get(value, 0) > 0:
+                    return self._existing_rejected
+        return None
+
+
+def _incoming_counter(
+    affinity_terms: tuple[AffinityTerm, ...], anti_terms: tuple[AffinityTerm, ...]
+) -> ComputeFn:
+    """A node's pods matching all the incoming pod's affinity terms (output 0) and each of
+    its anti-affinity terms (output 1)."""
+    # The terms' namespace selectors are unrolled: a term matches a pod when it selects
+    # every namespace or the pod's, and its label selector matches.
+    aff = [(t._ns_all, t.namespaces, t.selector) for t in affinity_terms]
+    aff_keys = [t.topology_key for t in affinity_terms]
+    anti_m = [(t._ns_all, t.namespaces, t.selector, t.topology_key) for t in anti_terms]
+
+    def compute(ni: NodeInfo) -> tuple[Contribution, ...]:
+        pods = ni.pods
+        if not pods:
+            return ()
+        labels = ni.node.labels
+        out: list[Contribution] = []
+        n_aff = 0
+        for pi in pods:
+            p = pi.pod
+            ns = p.namespace
+            pod_labels = p.labels
+            if aff:
+                for all_ns, names, sel in aff:
+                    if not ((all_ns or ns in names) and sel.matches(pod_labels)):
+                        break
+                else:
+                    n_aff += 1
+            for all_ns, names, sel, key in anti_m:
+                if (all_ns or ns in names) and sel.matches(pod_labels):
+                    value = labels.get(key)
+                    if value is not None:
+                        out.append((1, key, value, 1))
+        if n_aff:
+            for key in aff_keys:
+                value = labels.get(key)
+                if value is not None:
+                    out.append((0, key, value, n_aff))
+        return tuple(out)
+
+    return compute

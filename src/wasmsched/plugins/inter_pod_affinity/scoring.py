@@ -1,0 +1,157 @@
+"""InterPodAffinity's PreScore, Score and NormalizeScore.
+
+Mirrors pkg/scheduler/framework/plugins/interpodaffinity/scoring.go: PreScore sums, per topology
+pair, the weights of the preferred terms of the incoming pod matched by existing pods, and of
+existing pods' preferred terms (and, with ``hardPodAffinityWeight``, their required affinity
+terms) matched by the incoming pod (processExistingPod); Score adds up the node's pairs and
+NormalizeScore scales them to [0, MaxNodeScore].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.inter_pod_affinity.common import (
+    NAME,
+    AffinityBase,
+    Contribution,
+    Counts,
+    _Memo,
+    _not_found,
+    _signature,
+)
+from wasmsched.plugins.inter_pod_affinity.terms import _EMPTY_LABELS, _PREFERRED, pod_affinity_terms
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import NodeScore
+    from wasmsched.framework.node_info import NodeInfo
+
+PRE_SCORE_KEY = "PreScore" + NAME
+
+
+class _PreScoreState:
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: Counts) -> None:
+        self.topology_score = topology_score
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class Scoring(AffinityBase):
+    """InterPodAffinity's PreScore, Score and NormalizeScore (scoring.go)."""
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (interpodaffinity/scoring.go: InterPodAffinity.PreScore): the summed term
+        weights per topology pair; Skip when no node contributes.
+        """
+        affinity = pod.spec.get("affinity") or {}
+        has_constraints = bool(
+            ((affinity.get("podAffinity") or {}).get(_PREFERRED))
+            or ((affinity.get("podAntiAffinity") or {}).get(_PREFERRED))
+        )
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return self._skip
+        terms = pod_affinity_terms(pod)
+        if terms.error:
+            return Status(Code.ERROR, f"failed to parse pod: {terms.error}")
+        # Unless the pod has preferred terms, only pods with affinity matter.
+        if has_constraints:
+            to_process: Sequence[NodeInfo] = (
+                self.handle.snapshot().node_infos if self.handle is not None else nodes
+            )
+        else:
+            to_process, _ = self._snapshot_lists(nodes)
+        if not to_process:
+            return self._skip  # no node contributes
+        namespaces = self._namespaces()
+        preferred = tuple(t.with_namespaces(namespaces) for t in terms.preferred_affinity)
+        preferred_anti = tuple(t.with_namespaces(namespaces) for t in terms.preferred_anti_affinity)
+        ns_labels = namespaces.get(pod.namespace, _EMPTY_LABELS)
+        hard_weight = self.hard_pod_affinity_weight
+        memo = _Memo(pod, ns_labels)
+
+        def contribution(ni: NodeInfo) -> tuple[Contribution, ...]:
+            labels = ni.node.labels
+            if not labels:
+                return ()
+            out: list[Contribution] = []
+            for pi in ni.pods if has_constraints else ni.pods_with_affinity:
+                existing = pi.pod
+                if has_constraints:
+                    for t in preferred:
+                        if t.matches(existing, None):
+                            _contribute(out, labels, t.topology_key, t.weight)
+                    for t in preferred_anti:
+                        if t.matches(existing, None):
+                            _contribute(out, labels, t.topology_key, -t.weight)
+                if not pi.has_affinity:
+                    continue
+                eterms = pod_affinity_terms(existing)
+                if hard_weight > 0:
+                    for t in eterms.required_affinity:
+                        if memo[t]:
+                            _contribute(out, labels, t.topology_key, hard_weight)
+                for t in eterms.preferred_affinity:
+                    if memo[t]:
+                        _contribute(out, labels, t.topology_key, t.weight)
+                for t in eterms.preferred_anti_affinity:
+                    if memo[t]:
+                        _contribute(out, labels, t.topology_key, -t.weight)
+            return tuple(out)
+
+        key = ("score", has_constraints, preferred, preferred_anti, *_signature(pod, ns_labels))
+        inc = self._counts(key, 1, to_process, contribution)
+        # k8s skips when no node had a matching term (index == -1).
+        if not inc.contributing:
+            return self._skip
+        state.write(PRE_SCORE_KEY, _PreScoreState(inc.snapshot(0)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (scoring.go: InterPodAffinity.Score): the sum of the node's topology pairs."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return 0, _not_found(PRE_SCORE_KEY)
+        labels = node_info.node.labels
+        total = 0
+        for key, values in s.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total, None
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        """NormalizeScore (scoring.go: InterPodAffinity.NormalizeScore): min-max scaling onto
+        [0, MaxNodeScore].
+        """
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return _not_found(PRE_SCORE_KEY)
+        if not s.topology_score or not scores:
+            return None
+        lo = min(ns.score for ns in scores)
+        hi = max(ns.score for ns in scores)
+        diff = hi - lo
+        for ns in scores:
+            # As k8s: float64(MaxNodeScore) * (float64(score-min) / float64(max-min)), truncated.
+            ns.score = int(float(MAX_NODE_SCORE) * ((ns.score - lo) / diff)) if diff > 0 else 0
+        return None
+
+    def score_extensions(self) -> Scoring:
+        """ScoreExtensions (scoring.go): the plugin itself (NormalizeScore)."""
+        return self
+
+
+def _contribute(out: list[Contribution], labels: Mapping[str, str], key: str, weight: int) -> None:
+    value = labels.get(key)
+    if value is not None:
+        out.append((0, key, value, weight))

@@ -1,0 +1,215 @@
+"""PodTopologySpread's PreScore, Score and NormalizeScore.
+
+Mirrors pkg/scheduler/framework/plugins/podtopologyspread/scoring.go: ScheduleAnyway constraints
+score. Fewer matching pods in the node's domains scores higher, each constraint weighted by
+``log(domains + 2)`` (topologyNormalizingWeight).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.pod_topology_spread.common import (
+    _SPREAD,
+    LABEL_HOSTNAME,
+    NAME,
+    SCHEDULE_ANYWAY,
+    Constraint,
+    SpreadBase,
+    _has_all_keys,
+    _not_found,
+    count_matching,
+)
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interfaces import NodeScore
+    from wasmsched.framework.node_info import NodeInfo
+
+PRE_SCORE_KEY = "PreScore" + NAME
+
+
+def round_half_away(x: float) -> int:
+    """math.Round of Go: halves round away from zero."""
+    r = math.floor(x)
+    if x - r >= 0.5:
+        r += 1
+    return int(r)
+
+
+class _PreScoreState:
+    __slots__ = ("constraints", "counts", "ignored", "namespace", "rows", "weights")
+
+    def __init__(
+        self,
+        constraints: list[Constraint],
+        counts: list[dict[str, int]],
+        weights: list[float],
+        ignored: set[str],
+        namespace: str,
+    ) -> None:
+        self.constraints = constraints
+        self.counts = counts
+        self.weights = weights
+        self.ignored = ignored
+        self.namespace = namespace
+        self.rows = [
+            (
+                c.topology_key,
+                c.topology_key == LABEL_HOSTNAME,
+                c.selector,
+                counts[i],
+                weights[i],
+                float(c.max_skew - 1),
+            )
+            for i, c in enumerate(constraints)
+        ]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class Scoring(SpreadBase):
+    """PodTopologySpread's PreScore, Score and NormalizeScore (scoring.go)."""
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (podtopologyspread/scoring.go: PodTopologySpread.PreScore): the pod's
+        ScheduleAnyway constraints, their weights and the matching pods per candidate domain
+        (initPreScoreState); Skip when there are none.
+        """
+        all_nodes = self.handle.snapshot().node_infos if self.handle is not None else nodes
+        if not all_nodes:
+            return self._skip
+        try:
+            constraints = self.constraints(pod, SCHEDULE_ANYWAY)
+        except ValueError as e:
+            return Status(
+                Code.ERROR,
+                f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}",
+            )
+        if not constraints:
+            return self._skip
+        # Only non-system-default spreading requires every topology label: this lets nodes
+        # without a zone label still get hostname spreading.
+        require_all = bool(pod.spec.get(_SPREAD)) or not self.system_defaulted
+        keys = [c.topology_key for c in constraints]
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        by_domain = [
+            (i, c.topology_key)
+            for i, c in enumerate(constraints)
+            if c.topology_key != LABEL_HOSTNAME
+        ]
+        ignored: set[str] = set()
+        for ni in nodes:
+            labels = ni.node.labels
+            if require_all and not _has_all_keys(labels, keys):
+                ignored.add(ni.name)
+                continue
+            for i, key in by_domain:
+                counts[i].setdefault(labels.get(key, ""), 0)
+        weights = []
+        for i, c in enumerate(constraints):
+            size = len(counts[i])
+            if c.topology_key == LABEL_HOSTNAME:
+                size = len(nodes) - len(ignored)
+            weights.append(math.log(size + 2))
+        if by_domain:
+            self._count_domains(pod, constraints, by_domain, counts, all_nodes, require_all)
+        state.write(
+            PRE_SCORE_KEY, _PreScoreState(constraints, counts, weights, ignored, pod.namespace)
+        )
+        return None
+
+    @staticmethod
+    def _count_domains(
+        pod: Pod,
+        constraints: list[Constraint],
+        by_domain: list[tuple[int, str]],
+        counts: list[dict[str, int]],
+        all_nodes: Sequence[NodeInfo],
+        require_all: bool,
+    ) -> None:
+        """Adds the matching pods of every eligible node to its (candidate) domains."""
+        keys = [c.topology_key for c in constraints]
+        required = pod.required_node_affinity
+        always_affinity = required.is_empty
+        ns = pod.namespace
+        for ni in all_nodes:
+            pods = ni.pods
+            if not pods:
+                continue
+            node = ni.node
+            labels = node.labels
+            if require_all and not _has_all_keys(labels, keys):
+                continue
+            for i, key in by_domain:
+                d = counts[i]
+                value = labels.get(key, "")
+                if value not in d:
+                    continue  # a domain of no candidate node does not matter
+                c = constraints[i]
+                if (
+                    (c.honor_node_affinity and not always_affinity) or c.honor_node_taints
+                ) and not c.includes_node(pod, node, required):
+                    continue
+                d[value] += count_matching(pods, c.selector, ns)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (scoring.go: PodTopologySpread.Score): the weighted matching pods in the node's
+        domains (fewer is better after NormalizeScore).
+        """
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return 0, _not_found(PRE_SCORE_KEY)
+        if node_info.name in s.ignored:
+            return 0, None
+        labels = node_info.node.labels
+        total = 0.0
+        for key, is_host, selector, counts, weight, skew_bonus in s.rows:
+            value = labels.get(key)
+            if value is None:
+                continue
+            if is_host:
+                cnt = count_matching(node_info.pods, selector, s.namespace)
+            else:
+                cnt = counts.get(value, 0)
+            total += cnt * weight + skew_bonus
+        return round_half_away(total), None
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        """NormalizeScore (scoring.go: PodTopologySpread.NormalizeScore): inverts the scores
+        within [min, max] onto [0, MaxNodeScore]; ignored nodes get 0.
+        """
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return _not_found(PRE_SCORE_KEY)
+        ignored = s.ignored
+        min_score = math.inf
+        max_score = 0
+        for ns in scores:
+            if ns.name in ignored:
+                continue
+            if ns.score < min_score:
+                min_score = ns.score
+            if ns.score > max_score:
+                max_score = ns.score
+        for ns in scores:
+            if ns.name in ignored:
+                ns.score = 0
+            elif max_score == 0:
+                ns.score = MAX_NODE_SCORE
+            else:
+                # Fewer matching pods is better: invert within [min, max].
+                ns.score = MAX_NODE_SCORE * (max_score + int(min_score) - ns.score) // max_score
+        return None
+
+    def score_extensions(self) -> Scoring:
+        """ScoreExtensions (scoring.go): the plugin itself (NormalizeScore)."""
+        return self
