@@ -21,15 +21,13 @@ framework should call whenever a pod's scheduling/binding ends (success or failu
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import (
     NodeScore,
     NominatingInfo,
-    PluginFactory,
     PostFilterResult,
     PreFilterResult,
 )
@@ -49,7 +47,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.interfaces import Handle, NodeToStatus
     from wasmsched.framework.node_info import NodeInfo, PodInfo
 
-__all__ = ["WasmPlugin", "wasm_plugin_factory"]
+__all__ = ["WasmPlugin", "apply_normalized_scores"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _BINDING_ORDER = ("postbind", "bind", "prebind", "permit", "reserve")
@@ -83,7 +81,9 @@ class WasmPlugin:
         try:
             wasm = fetch_guest(url, base_dir=config.base_dir)
         except WasmError as exc:
-            raise WasmError(f"wasm: error reading guestURL {url}: {exc.problem}", url) from None
+            raise WasmError(
+                f"wasm: error reading guestURL {url}: {exc.problem}", url, exc.problem
+            ) from None
         try:
             module = load_module(wasm, config.cache_dir)
         except WasmError as exc:
@@ -495,12 +495,3 @@ def apply_normalized_scores(raw: bytes, scores: list[NodeScore]) -> str | None:
     for s in scores:
         s.score = data[s.name]
     return None
-
-
-def wasm_plugin_factory(name: str, *, base_dir: Path | None = None) -> PluginFactory:
-    """A registry factory: ``(args, handle) -> WasmPlugin`` for plugin ``name``."""
-
-    def factory(args: Mapping[str, Any], handle: Handle) -> WasmPlugin:
-        return WasmPlugin(name, WasmPluginConfig.from_args(args, base_dir=base_dir), handle)
-
-    return factory
