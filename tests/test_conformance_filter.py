@@ -169,7 +169,8 @@ def _statuses(code: int) -> NodeToStatus:
 
 
 def test_postfilter_nominates(plugins: Plugins) -> None:
-    plugin = plugins.load("filter", args=["test", "postFilter"])
+    handle = FakeHandle([make_node("good-node")])  # nominations must name a node it knows
+    plugin = plugins.load("filter", args=["test", "postFilter"], handle=handle)
     result, status = plugin.post_filter(new_state(), pod_small(), _statuses(Code.SUCCESS))
     assert status is None
     assert result is not None and result.nominating_info is not None

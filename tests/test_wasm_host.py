@@ -326,7 +326,10 @@ def test_node_names(
 
 
 def test_nominated_node_name_and_mode(load: Callable[..., WasmPlugin]) -> None:
-    plugin = load(setter_wat("result.nominated_node_name", "postfilter", "i64", b"good-node"))
+    plugin = load(
+        setter_wat("result.nominated_node_name", "postfilter", "i64", b"good-node"),
+        FakeHandle([make_node("good-node")]),
+    )
     set_args(plugin, BUF, 9, 3, 1)  # low word status 3, high word mode 1
     result, status = plugin.post_filter(None, POD, NodeToStatus())
     assert status == Status(3)

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["WasmPlugin", "apply_normalized_scores"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_MODE_NOOP = 0  # framework.ModeNoop: the nomination is ignored
 _BINDING_ORDER = ("postbind", "bind", "prebind", "permit", "reserve")
 
 
@@ -169,6 +170,8 @@ class WasmPlugin:
                 result = _Result(
                     value, ctx.reason, ctx.node_names, ctx.nominated, ctx.events, ctx.normalized
                 )
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
                 return result
 
@@ -208,6 +211,8 @@ class WasmPlugin:
                     self._host_error("failed enqueue", status.message)
                     return default_events()
                 events = guest.ctx.events
+                if guest.ctx.recorded:
+                    self._env.record_events(guest.ctx.recorded)
                 guest.ctx.reset_results()
             if not events:
                 return default_events()
@@ -253,6 +258,8 @@ class WasmPlugin:
                     return (None, None) if code == 0 else (None, Status(code))
                 names = ctx.node_names
                 reason = ctx.reason
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
             finally:
                 free.append(True)  # CallLock.release, inlined
@@ -317,6 +324,8 @@ class WasmPlugin:
                 if not ctx.dirty:
                     return None if code == 0 else Status(code)
                 reason = ctx.reason
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
             finally:
                 free.append(True)  # CallLock.release, inlined
@@ -333,8 +342,21 @@ class WasmPlugin:
         if isinstance(r, Status):
             return None, r
         mode, code = split_high_low(r.value)
+        if r.nominated and mode != _MODE_NOOP and not self._in_snapshot(r.nominated):
+            # kube-scheduler's schedule_one.go: handleSchedulingFailure nominates only nodes of
+            # the cache; a name it does not know would leave the pod nominated to nothing
+            message = (
+                f"wasm: postfilter error: nominated node {r.nominated!r} is not in the snapshot"
+            )
+            return None, Status(Code.ERROR, message)
         result = PostFilterResult(NominatingInfo(r.nominated, mode))
         return result, _status(code, r.reason)
+
+    def _in_snapshot(self, name: str) -> bool:
+        try:
+            return self._env.snapshot().get(name) is not None
+        except RuntimeError:  # no handle: nothing to check against
+            return True
 
     # --- PreScore, Score, NormalizeScore ------------------------------------------------------
 
@@ -382,6 +404,8 @@ class WasmPlugin:
                         return value >> 32, None
                     return value >> 32, Status(signed32(value))
                 reason = ctx.reason
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
             finally:
                 free.append(True)  # CallLock.release, inlined
@@ -468,6 +492,7 @@ class WasmPlugin:
 
     def close(self) -> None:
         self._pool.close()
+        self._env.close()
 
 
 def apply_normalized_scores(raw: bytes, scores: list[NodeScore]) -> str | None:
@@ -477,6 +502,8 @@ def apply_normalized_scores(raw: bytes, scores: list[NodeScore]) -> str | None:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return f"invalid normalized score list: {exc}"
+    except RecursionError:
+        return "invalid normalized score list: nested too deeply"
     if data is None:
         return None
     if not isinstance(data, dict):
