@@ -226,6 +226,12 @@ class WasmPlugin:
         # ``_invoke`` inlined for the one input PreFilter sets (the others, node name
         # included, are always clear between calls). ``pool.scheduling`` is skipped only
         # when it would change nothing: same pod, no stale binding instance to release.
+        # PreFilter, Filter and Score keep three inlined copies of this block on purpose:
+        # folded into one ``_hot(index, pod, node_name)`` method (callers by index in a
+        # tuple on Guest), an A/B run in one process, noop-wat guest, best of 25 x 30,000
+        # calls alternating, measured Filter 1.64/1.80/1.82 us folded against 1.47/1.67/1.57
+        # us inlined (8-16 % slower; PreFilter similar, Score within noise), so the faster
+        # shape stays.
         if not self._has_prefilter:
             return None, None
         pool = self._pool
