@@ -1,4 +1,4 @@
-"""Conformance: byte formats crossing the boundary (abi.md sections 3 and 8, items 4-5).
+"""Conformance: byte formats crossing the boundary (upstream's scheduler/plugin/plugin_test.go).
 
 Upstream tests its decoders directly; here a guest (``result_bytes.wat``) sends the very
 bytes of those test vectors through the host imports, so the whole path is checked.

@@ -1,5 +1,5 @@
 """wasm/host.py and wasm/wasi.py: every host import's byte format, driven by small WAT guests
-through WasmPlugin (abi.md section 1)."""
+through WasmPlugin (upstream's scheduler/plugin/host.go)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The ``k8s.io/*`` host functions (abi.md section 1) and the per-call context they read.
+"""The ``k8s.io/*`` host functions (upstream's scheduler/plugin/host.go) and the per-call context they read.
 
-Every getter follows the buffer/limit protocol (abi.md 1.1): the value is computed, ``0`` is
+Every getter follows the buffer/limit protocol (upstream's scheduler/plugin/mem.go:
+writeStringIfUnderLimit, marshalIfUnderLimit): the value is computed, ``0`` is
 returned when it is empty, its length when it does not fit (nothing written), otherwise it is
 written at ``buf`` and its length returned. Values are fixed for the duration of one export
 call (JSON values are memoised per call), so the guest's second, larger read sees the same
@@ -8,7 +9,7 @@ bytes. A write outside guest memory traps.
 
 Logging (``k8s.io/klog``): one rule for ``log`` and ``logs``, the guest SDK's own: a message
 is emitted when its severity is ``>=`` the configured ``logSeverity`` (upstream's host drops
-``log`` messages with ``severity > logSeverity`` instead, abi.md 11 item 10). Severities map
+``log`` messages with ``severity > logSeverity`` instead: host.go k8sKlogLogFn). Severities map
 to Python levels 0 INFO, 1 WARNING, 2 ERROR, 3 CRITICAL (fatal never exits). Records go to
 ``WasmPlugin.logs`` and to the logger ``wasmsched.wasm.<plugin name>``.
 
@@ -309,7 +310,7 @@ class CallContext:
         return data
 
     def put(self, data: bytes, buf: int, limit: int) -> int:
-        """The buffer/limit protocol of abi.md 1.1."""
+        """The buffer/limit protocol (upstream's mem.go: writeStringIfUnderLimit)."""
         n = len(data)
         if n == 0 or n > limit:
             return n
@@ -358,7 +359,8 @@ def _field(obj: dict[str, Any], key: str) -> str:
 
 
 def event_from_json(data: bytes, now: float) -> Event:
-    """A framework Event from the guest's EventMessage JSON (abi.md 1.6)."""
+    """A framework Event from the guest's EventMessage JSON (upstream's host.go:
+    k8sHandleEventRecorderEventfFn)."""
     try:
         msg = json.loads(data)
     except RecursionError:

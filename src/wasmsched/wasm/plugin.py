@@ -1,8 +1,9 @@
-"""WasmPlugin: a scheduling-framework plugin backed by a guest (abi.md sections 2-4).
+"""WasmPlugin: a scheduling-framework plugin backed by a guest (upstream's
+scheduler/plugin/plugin.go and guest.go).
 
 The plugin serves exactly the extension points its guest exports (``abi.analyse_exports``)
-and calls only exports that exist. Per call it fills the instance's context (abi.md 4.3),
-calls the export through the fast path and decodes the packed result (abi.md 2.1).
+and calls only exports that exist. Per call it fills the instance's context (upstream's host.go: stack),
+calls the export through the fast path and decodes the packed result (upstream's guest.go: filterFn, scoreFn, ...).
 
 Failures never escape as exceptions: a trap, a deadline (``callTimeoutMilliseconds``), an
 out-of-memory guest or a host-function error fails the call with an Error status

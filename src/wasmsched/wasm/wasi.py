@@ -1,7 +1,8 @@
 """Our own ``wasi_snapshot_preview1``: just enough WASI for TinyGo and wasi-libc guests.
 
 wasmtime's WASI cannot hand back what a guest printed during one call, which the error
-messages need, so these are plain host functions on the instance's CallContext (abi.md 1.7):
+messages need, so these are plain host functions on the instance's CallContext (upstream uses wazero's
+wasi_snapshot_preview1, scheduler/plugin/runtime.go: prepareRuntime):
 
 * ``args_*`` from the plugin's ``Args``; no environment; no preopened directories
   (``fd_prestat_get`` answers EBADF, which ends wasi-libc's preopen scan);
@@ -14,7 +15,8 @@ messages need, so these are plain host functions on the instance's CallContext (
 * deterministic time and randomness: each ``clock_time_get`` read advances that clock by
   1 ms (realtime starts at 2022-01-01T00:00:00Z, monotonic at 0), ``poll_oneoff`` returns
   at once, ``random_get`` draws from a PRNG with a fixed seed per instance;
-* ``proc_exit`` stops the guest (exit 0 during ``_start`` means "initialised", abi.md 4.2).
+* ``proc_exit`` stops the guest (exit 0 during ``_start`` means "initialised", as upstream's
+  runtime.go: prepareRuntime).
 
 Every preview1 function exists, so no guest fails to link merely for importing one; those
 that need a filesystem, sockets or signals answer EBADF, ENOTSUP or ENOSYS.
