@@ -141,3 +141,27 @@ def test_event_retention_per_plugin() -> None:
     assert env.events_dropped == 5
     env.close()
     assert logs[-1].message == "wasm: 5 events dropped"
+
+
+def test_event_retention_per_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """All wasm plugins sharing a handle share one event budget."""
+    monkeypatch.setattr(budget, "RETAINED_EVENTS_PER_SIMULATION", 7)
+    handle = FakeHandle()
+    first = PluginEnv("a", handle, "", 0, [], [])
+    second = PluginEnv("b", handle, "", 0, [], [])
+    event = Event(
+        time=0.0,
+        regarding=ObjectReference(),
+        related=None,
+        type="Normal",
+        reason="R",
+        action="",
+        note="",
+    )
+    first.record_events([(event, 1)] * 5)
+    second.record_events([(event, 1)] * 5)
+    assert len(handle.events) == 7
+    assert (first.events_dropped, second.events_dropped) == (0, 3)
+    other = FakeHandle()  # another simulation has its own budget
+    PluginEnv("c", other, "", 0, [], []).record_events([(event, 1)] * 5)
+    assert len(other.events) == 5

@@ -37,7 +37,9 @@ __all__ = [
     "RANDOM_BYTES",
     "REASON_BYTES",
     "RETAINED_EVENTS",
+    "RETAINED_EVENTS_PER_SIMULATION",
     "RETAINED_EVENT_BYTES",
+    "RETAINED_EVENT_BYTES_PER_SIMULATION",
     "RETAINED_LOGS",
     "RETAINED_LOG_BYTES",
     "HostBudgetError",
@@ -84,6 +86,9 @@ RETAINED_LOG_BYTES: Final = 16 * _MiB
 RETAINED_EVENTS: Final = 10_000
 """Events one plugin may record over its lifetime; later ones are dropped and counted."""
 RETAINED_EVENT_BYTES: Final = 16 * _MiB
+RETAINED_EVENTS_PER_SIMULATION: Final = 50_000
+"""Events all wasm plugins of one scheduler (one handle: a simulation) may record."""
+RETAINED_EVENT_BYTES_PER_SIMULATION: Final = 64 * _MiB
 
 MAX_TABLES: Final = 4
 _TABLE_ELEMENT_BYTES: Final = 8  # a funcref/externref slot is a pointer in wasmtime

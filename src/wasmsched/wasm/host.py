@@ -34,6 +34,7 @@ import json
 import logging
 import random
 import struct
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -160,13 +161,17 @@ class PluginEnv:
         logs[:i] = [self._marker]
 
     def record_events(self, events: list[tuple[Event, int]]) -> None:
-        """Hands the events of a successful call to the handle, within the plugin's
-        retention limits; the rest are dropped and counted (see ``close``)."""
+        """Hands the events of a successful call to the handle, within the plugin's and the
+        simulation's (all wasm plugins sharing the handle) retention limits; the rest are
+        dropped and counted (see ``close``)."""
         handle = self.handle
+        shared = _shared_events(handle)
         for event, size in events:
             if (
                 self.events_recorded >= budget.RETAINED_EVENTS
                 or self.event_bytes + size > budget.RETAINED_EVENT_BYTES
+                or shared[0] >= budget.RETAINED_EVENTS_PER_SIMULATION
+                or shared[1] + size > budget.RETAINED_EVENT_BYTES_PER_SIMULATION
             ):
                 if not self.events_dropped:
                     self.emit(
@@ -174,13 +179,17 @@ class PluginEnv:
                             1,
                             f"wasm: dropping further events (a plugin records at most "
                             f"{budget.RETAINED_EVENTS} events and "
-                            f"{budget.RETAINED_EVENT_BYTES} bytes)",
+                            f"{budget.RETAINED_EVENT_BYTES} bytes, all wasm plugins of a "
+                            f"scheduler {budget.RETAINED_EVENTS_PER_SIMULATION} events and "
+                            f"{budget.RETAINED_EVENT_BYTES_PER_SIMULATION} bytes)",
                         )
                     )
                 self.events_dropped += 1
                 continue
             self.events_recorded += 1
             self.event_bytes += size
+            shared[0] += 1
+            shared[1] += size
             handle.record_event(event)
 
     def close(self) -> None:
@@ -188,6 +197,21 @@ class PluginEnv:
         if self.events_dropped:
             self.emit(LogRecord(1, f"wasm: {self.events_dropped} events dropped"))
             self.events_dropped = 0
+
+
+_SHARED_EVENTS: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
+
+
+def _shared_events(handle: Any) -> list[int]:
+    """``[events, bytes]`` recorded by all wasm plugins of one handle (one simulation or
+    live scheduler); a handle that cannot be weakly referenced gets a private count."""
+    try:
+        counts = _SHARED_EVENTS.get(handle)
+        if counts is None:
+            counts = _SHARED_EVENTS[handle] = [0, 0]
+        return counts
+    except TypeError:
+        return [0, 0]
 
 
 # --- per-call context --------------------------------------------------------------------
