@@ -876,3 +876,17 @@ def test_long_values_are_cut(tmp_path: Path) -> None:
     message = error_of(tmp_path, f"profiles:\n  - pluginConfig: [{{name: {'N' * 300}}}]\n")
     assert message.startswith('profiles[0].pluginConfig[0].name: unknown plugin: "NNN')
     assert message.endswith("...") and len(message) < 200
+
+
+def test_known_plugin_args_are_not_taken_for_wasm_args(tmp_path: Path) -> None:
+    """A plugin with a factory keeps its own args unless they carry a guestURL."""
+    cfg = load(
+        tmp_path,
+        """
+        profiles:
+          - pluginConfig:
+              - {name: Extra, args: {logSeverity: 1, guestUrl: mine}}
+        """,
+    )
+    assert cfg.profiles[0].plugin_args["Extra"] == {"logSeverity": 1, "guestUrl": "mine"}
+    assert cfg.profiles[0].plugin_kinds == {}

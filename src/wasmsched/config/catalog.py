@@ -37,9 +37,10 @@ class ArgsKind(Protocol):
         ``{"base_dir": <the config file's folder>}``."""
         ...
 
-    def claims(self, args: Mapping[str, Any]) -> bool:
-        """Whether args of a plugin that has no factory are meant for this kind (a known
-        key, or a near miss of one, so that a typo is reported as such)."""
+    def claims(self, args: Mapping[str, Any], *, exact: bool = False) -> bool:
+        """Whether the args are meant for this kind. For a plugin without a factory: a key
+        of the kind or a near miss of one (so that a typo is reported as such); with
+        ``exact`` (a plugin that has a factory), only the kind's identifying key."""
         ...
 
     def factory(self, name: str) -> Callable[[dict[str, Any], Any], Any]:

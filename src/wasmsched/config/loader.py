@@ -466,7 +466,8 @@ def _decode_plugin_config(
     if args is not None and not isinstance(args, Mapping):
         raise ConfigError(source, f"{path}.args", "must be a mapping", args)
     decoded = dict(args or {})
-    kind = next((k for k in catalog.args_kinds() if k.claims(decoded)), None)
+    exact = name in known or name in DEFAULT_PLUGIN_NAMES
+    kind = next((k for k in catalog.args_kinds() if k.claims(decoded, exact=exact)), None)
     if kind is None and name not in known and name not in DEFAULT_PLUGIN_NAMES:
         raise ConfigError(source, f"{path}.name", "unknown plugin", name)
     return decoded, kind

@@ -60,9 +60,14 @@ class WasmArgsKind:
         """:class:`WasmArgs`."""
         return WasmArgs
 
-    def claims(self, args: Mapping[str, Any]) -> bool:
+    def claims(self, args: Mapping[str, Any], *, exact: bool = False) -> bool:
         """Whether any key is a wasm key, or a near miss of one (``guestUrl``), so that a
-        misspelling is reported as an unknown field rather than an unknown plugin."""
+        misspelling is reported as an unknown field rather than an unknown plugin. With
+        ``exact`` (the name has a factory of its own) only ``guestURL`` counts: the key
+        upstream requires of every wasm plugin (scheduler/plugin/plugin.go:
+        NewFromConfig)."""
+        if exact:
+            return "guestURL" in args
         for key in args:
             text = str(key)
             if text.lower() in _MARKERS_LOWER:
