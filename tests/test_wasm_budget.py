@@ -5,13 +5,15 @@ bounded retention of a plugin's logs and events."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 import wasmtime
 
-from wasm_support import FakeHandle, make_pod
+from wasm_support import FakeHandle, make_pod, new_state, node_info
 from wasmsched.framework.interfaces import Event, ObjectReference
-from wasmsched.wasm import budget
+from wasmsched.framework.status import Code
+from wasmsched.wasm import WasmPlugin, WasmPluginConfig, budget
 from wasmsched.wasm._fastpath import FastInstance, GuestTrap, HostFunction, engine
 from wasmsched.wasm.budget import HostBudgetError
 from wasmsched.wasm.host import CallContext, LogRecord, PluginEnv
@@ -165,3 +167,28 @@ def test_event_retention_per_simulation(monkeypatch: pytest.MonkeyPatch) -> None
     other = FakeHandle()  # another simulation has its own budget
     PluginEnv("c", other, "", 0, [], []).record_events([(event, 1)] * 5)
     assert len(other.events) == 5
+
+
+NODE_LOOKUP = """
+(module
+  (import "k8s.io/api" "node" (func $node (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1025)
+  (func (export "filter") (result i32)
+    (drop (call $node (i32.const 0) (i32.const 0x4000000) (i32.const 0) (i32.const 0)))
+    (i32.const 0))
+)
+"""
+
+
+def test_node_lookup_with_a_huge_name_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "lookup.wasm"
+    path.write_bytes(wasmtime.wat2wasm(NODE_LOOKUP))
+    plugin = WasmPlugin("p", WasmPluginConfig(guest_url=path.as_uri()), FakeHandle())
+    try:
+        status = plugin.filter(new_state(), make_pod(), node_info("n"))
+    finally:
+        plugin.close()
+    assert status is not None and status.code == Code.ERROR
+    assert "k8s.io/api.node failed: node name: 67108864 bytes exceed the limit of 1024" in (
+        status.message
+    )

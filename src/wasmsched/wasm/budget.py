@@ -29,6 +29,7 @@ __all__ = [
     "LOG_RECORD_BYTES",
     "MAX_IOVECS",
     "MAX_TABLES",
+    "NAME_BYTES",
     "NODE_NAMES_BYTES",
     "NOMINATED_BYTES",
     "NORMALIZED_BYTES",
@@ -75,6 +76,10 @@ NORMALIZED_BYTES: Final = 4 * _MiB
 """``result.normalized_score_list`` JSON."""
 NOMINATED_BYTES: Final = 253
 """``result.nominated_node_name``: a node name is a DNS subdomain, at most 253 bytes."""
+NAME_BYTES: Final = 1 * _KiB
+"""A node name or uid a getter looks up (``k8s.io/api.node``, ``nodeImageStates``,
+``handle.get_waiting_pod``, ``handle.reject_waiting_pod``); checked, not counted, as
+these are per-node hot calls and a name is tiny."""
 POLL_SUBSCRIPTIONS: Final = 1024
 """Subscriptions of one ``poll_oneoff``."""
 RANDOM_BYTES: Final = 1 * _MiB

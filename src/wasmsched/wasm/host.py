@@ -412,6 +412,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
 
     # k8s.io/api
     def node(name_ptr: int, name_len: int, buf: int, limit: int) -> int:
+        budget.check("node name", name_len, budget.NAME_BYTES)
         name = read(name_ptr, name_len, "nodeName").decode("utf-8", "replace")
         info = env.snapshot().get(name)
         return 0 if info is None else put(encoding.node_proto(info.node), buf, limit)
@@ -491,6 +492,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         return put(data, buf, limit)
 
     def node_image_states(name_ptr: int, name_len: int, buf: int, limit: int) -> int:
+        budget.check("node name", name_len, budget.NAME_BYTES)
         name = read(name_ptr, name_len, "nodeName").decode("utf-8", "replace")
         return put(encoding.image_states_json(env.snapshot().get(name)), buf, limit)
 
@@ -539,6 +541,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         handle = env.handle
         if handle is None:
             raise RuntimeError("no scheduler handle")
+        budget.check("uid", uid_len, budget.NAME_BYTES)
         uid = read(uid_ptr, uid_len, "uid").decode("utf-8", "replace")
         rejected = bool(handle.reject_waiting_pod(uid))
         if limit >= 8:
@@ -548,6 +551,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         handle = env.handle
         if handle is None:
             raise RuntimeError("no scheduler handle")
+        budget.check("uid", uid_len, budget.NAME_BYTES)
         uid = read(uid_ptr, uid_len, "uid").decode("utf-8", "replace")
         waiting = handle.get_waiting_pod(uid)
         if waiting is None:
