@@ -192,3 +192,19 @@ def test_node_lookup_with_a_huge_name_is_refused(tmp_path: Path) -> None:
     assert "k8s.io/api.node failed: node name: 67108864 bytes exceed the limit of 1024" in (
         status.message
     )
+
+
+def test_forget_pod_starts_a_fresh_cycle_budget(tmp_path: Path) -> None:
+    path = tmp_path / "lookup.wasm"
+    path.write_bytes(wasmtime.wat2wasm(NODE_LOOKUP.replace("0x4000000", "1")))
+    plugin = WasmPlugin("p", WasmPluginConfig(guest_url=path.as_uri()), FakeHandle())
+    try:
+        pod = make_pod(uid="uid-1")
+        assert plugin.filter(new_state(), pod, node_info("n")) is None
+        guest = plugin.pool.scheduled
+        assert guest is not None
+        guest.ctx.cycle_uid, guest.ctx.cycle_used = "uid-1", budget.CYCLE_BYTES
+        plugin.forget_pod("uid-1")
+        assert guest.ctx.cycle_uid is None  # the next charge for uid-1 starts from zero
+    finally:
+        plugin.close()

@@ -492,8 +492,13 @@ class WasmPlugin:
     # --- lifecycle ------------------------------------------------------------------------------
 
     def forget_pod(self, uid: str) -> None:
-        """The pod's cycle is over (bound, failed or deleted): free the instance it held."""
-        self._pool.forget(uid)
+        """The pod's cycle is over (bound, failed or deleted): free the instance it held;
+        the pod's next attempt starts with a fresh cycle budget (``budget.CYCLE_BYTES``)."""
+        pool = self._pool
+        for guest in (pool.scheduled, pool.binding.get(uid)):
+            if guest is not None and guest.ctx.cycle_uid == uid:
+                guest.ctx.cycle_uid = None
+        pool.forget(uid)
 
     release = forget_pod
 
