@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Wasm plugin call costs: our host (``WasmPlugin``) against wasmtime's public Python API.
 
-Reproduces upstream's historical plugin benchmarks (abi.md section 7.2): PluginEnqueue,
+Reproduces upstream's historical plugin benchmarks (internal/e2e/plugin_perf_test.go): PluginEnqueue,
 PluginPreFilter, PluginFilter, PluginScore and PluginPrefilterFilterAndScore, each for the
 guests ``noop-wat`` (no imports, exports return 0), ``noop`` (an SDK-style guest doing
 only the SDK's usual per-call work) and ``test`` (a guest that walks every protobuf field

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from apiserver import ApiServerDouble
-from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, default_config, parse_config
+from wasmsched.config import SchedulerConfig, default_config, parse_config
 from wasmsched.live import ApiClient, LiveRunner, RunOptions, load_kube_config
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.scheduler.registry import default_registry
 
 # Short timings so that retries and backoffs fit in a test.
 FAST = {
@@ -71,8 +72,7 @@ def config(text: str = "") -> SchedulerConfig:
 
     if not text:
         return default_config()
-    known = set(in_tree_registry().names()) | {p.name for p in DEFAULT_PLUGINS}
-    return parse_config(yaml.safe_load(text), "test-config", Path("."), known)
+    return parse_config(yaml.safe_load(text), "test-config", Path("."), default_registry())
 
 
 def api_for(srv: ApiServerDouble) -> ApiClient:

@@ -16,18 +16,28 @@ from wasmsched.config import (
     PluginRef,
     PluginSet,
     SchedulerConfig,
-    WasmPluginArgs,
     default_config,
     load_config,
     merge_plugin_set,
     parse_config,
-    resolve_guest_url,
 )
 from wasmsched.config.loader import parse_duration
+from wasmsched.scheduler.registry import PluginRegistry
+from wasmsched.wasm import WASM_ARGS_KIND
+from wasmsched.wasm.config import resolve_guest_url
+from wasmsched.wasm.factory import WasmPluginFactory
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 KNOWN = frozenset({p.name for p in DEFAULT_PLUGINS} | {"CustomSort", "Extra", "Extra2"})
 DEFAULT_NAMES = [p.name for p in DEFAULT_PLUGINS]
+
+
+def catalog() -> PluginRegistry:
+    """KNOWN as registered plugins, plus the wasm kind (as default_registry() offers)."""
+    registry = PluginRegistry(kinds=(WASM_ARGS_KIND,))
+    for name in sorted(KNOWN):
+        registry.register(name, lambda args, handle: None)
+    return registry
 
 
 def write(tmp_path: Path, body: str, header: bool = True) -> Path:
@@ -37,13 +47,13 @@ def write(tmp_path: Path, body: str, header: bool = True) -> Path:
 
 
 def load(tmp_path: Path, body: str) -> SchedulerConfig:
-    return load_config(write(tmp_path, body), KNOWN)
+    return load_config(write(tmp_path, body), catalog())
 
 
 def error_of(tmp_path: Path, body: str, header: bool = True) -> str:
     path = write(tmp_path, body, header)
     with pytest.raises(ConfigError) as info:
-        load_config(path, KNOWN)
+        load_config(path, catalog())
     message = str(info.value)
     assert "\n" not in message
     prefix = f"{path}: "
@@ -219,7 +229,7 @@ def test_default_config() -> None:
     assert prof.scheduler_name == "default-scheduler"
     assert prof.plugins["multiPoint"].enabled == list(DEFAULT_PLUGINS)
     assert prof.plugin_args == DEFAULT_ARGS
-    assert prof.wasm_plugins == {} and prof.percentage_of_nodes_to_score is None
+    assert prof.plugin_kinds == {} and prof.percentage_of_nodes_to_score is None
     assert cfg.profile("default-scheduler") is prof
     assert cfg.profile("other") is None
 
@@ -389,21 +399,23 @@ profiles:
 
 
 def test_wasm_plugin_enabled_in_multipoint(tmp_path: Path) -> None:
-    cfg = load(tmp_path, WASM_PROFILE)
+    cfg = load_config(write(tmp_path, WASM_PROFILE), catalog())
     prof = cfg.profiles[0]
     # Unused has a guestURL but is not enabled in multiPoint: not a wasm plugin
-    assert prof.wasm_plugins == {
-        "NodeNumber": WasmPluginArgs(
-            guest_url=f"file://{tmp_path}/guests/nodenumber.wasm",
-            guest_config='{"reverse": true}',
-            log_severity=1,
-            args=["test", "filter"],
-            call_timeout_ms=250,
-            memory_limit_mib=64,
-        )
+    assert prof.plugin_kinds == {"NodeNumber": "wasm"}
+    assert prof.plugin_args["NodeNumber"] == {
+        "guestURL": f"file://{tmp_path}/guests/nodenumber.wasm",
+        "guestConfig": '{"reverse": true}',
+        "logSeverity": 1,
+        "Args": ["test", "filter"],
+        "callTimeoutMilliseconds": 250,
+        "memoryLimitMiB": 64,
     }
     assert prof.plugins["multiPoint"].enabled[-1] == PluginRef("NodeNumber", 4)
-    assert prof.plugin_args["NodeNumber"]["guestURL"] == "file://./guests/nodenumber.wasm"
+    # the profile's own registry builds NodeNumber with the wasm factory; Unused has none
+    assert prof.plugin_factories == {"NodeNumber": WasmPluginFactory("NodeNumber")}
+    # the same file loads to an equal configuration
+    assert load_config(write(tmp_path, WASM_PROFILE), catalog()) == cfg
 
 
 def test_wasm_defaults(tmp_path: Path) -> None:
@@ -418,10 +430,14 @@ def test_wasm_defaults(tmp_path: Path) -> None:
               - {name: W, args: {guestURL: "http://example.com/w.wasm"}}
         """,
     )
-    assert cfg.profiles[0].wasm_plugins == {"W": WasmPluginArgs("http://example.com/w.wasm")}
-    w = cfg.profiles[0].wasm_plugins["W"]
-    assert (w.guest_config, w.log_severity, w.args) == ("", 0, [])
-    assert (w.call_timeout_ms, w.memory_limit_mib) == (1000, 256)
+    assert cfg.profiles[0].plugin_args["W"] == {
+        "guestURL": "http://example.com/w.wasm",
+        "guestConfig": "",
+        "logSeverity": 0,
+        "Args": [],
+        "callTimeoutMilliseconds": 1000,
+        "memoryLimitMiB": 256,
+    }
 
 
 def test_wasm_plugins_per_profile(tmp_path: Path) -> None:
@@ -437,8 +453,15 @@ def test_wasm_plugins_per_profile(tmp_path: Path) -> None:
             pluginConfig: [{name: B, args: {guestURL: "file:///b.wasm"}}]
         """,
     )
-    assert list(cfg.profiles[0].wasm_plugins) == ["A"]
-    assert list(cfg.profiles[1].wasm_plugins) == ["B"]
+    assert list(cfg.profiles[0].plugin_kinds) == ["A"]
+    assert list(cfg.profiles[1].plugin_kinds) == ["B"]
+
+
+def test_plain_names_know_no_wasm_plugins(tmp_path: Path) -> None:
+    """Without a catalog offering the wasm kind, a guestURL entry is an unknown plugin."""
+    path = write(tmp_path, WASM_PROFILE)
+    with pytest.raises(ConfigError, match=r'pluginConfig\[0\]\.name: unknown plugin: "NodeNumber"'):
+        load_config(path, KNOWN)
 
 
 @pytest.mark.parametrize(
@@ -458,9 +481,9 @@ def test_resolve_guest_url(url: str, want: str) -> None:
 
 def test_parse_config_uses_base_dir() -> None:
     data = yaml.safe_load(HEADER + WASM_PROFILE)
-    cfg = parse_config(data, "inline", Path("/srv/conf"), KNOWN)
+    cfg = parse_config(data, "inline", Path("/srv/conf"), catalog())
     assert cfg.source == "inline"
-    url = cfg.profiles[0].wasm_plugins["NodeNumber"].guest_url
+    url = cfg.profiles[0].plugin_args["NodeNumber"]["guestURL"]
     assert url == "file:///srv/conf/guests/nodenumber.wasm"
 
 
@@ -519,7 +542,7 @@ ERRORS: list[tuple[str, str, str]] = [
     (
         "profile-unknown-field",
         "profiles:\n  - schedulrName: x\n",
-        'profiles[0]: unknown field: "schedulrName"',
+        "profiles[0]: unknown field schedulrName (did you mean schedulerName?)",
     ),
     (
         "duplicate-scheduler-name",
@@ -544,7 +567,7 @@ ERRORS: list[tuple[str, str, str]] = [
     (
         "unknown-section",
         "profiles:\n  - plugins: {scores: {}}\n",
-        'profiles[0].plugins: unknown field: "scores"',
+        "profiles[0].plugins: unknown field scores (did you mean score?)",
     ),
     (
         "unknown-plugin",
@@ -601,7 +624,8 @@ ERRORS: list[tuple[str, str, str]] = [
     (
         "typed-args-unknown-field",
         "profiles:\n  - pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeigth: 2}}]\n",
-        'profiles[0].pluginConfig[0].args: unknown field: "hardPodAffinityWeigth"',
+        "profiles[0].pluginConfig[0].args: unknown field hardPodAffinityWeigth"
+        " (did you mean hardPodAffinityWeight?)",
     ),
     (
         "typed-args-range",
@@ -683,8 +707,9 @@ ERRORS: list[tuple[str, str, str]] = [
     ),
     (
         "log-severity-range",
-        wasm_entry("{guestURL: 'file:///w.wasm', logSeverity: 4}"),
-        "profiles[0].pluginConfig[0].args.logSeverity: must be less than or equal to 3: 4",
+        wasm_entry("{guestURL: 'file:///w.wasm', logSeverity: 2147483648}"),
+        "profiles[0].pluginConfig[0].args.logSeverity: must be less than or equal to"
+        " 2147483647: 2147483648",
     ),
     (
         "wasm-args-not-strings",
@@ -699,7 +724,7 @@ ERRORS: list[tuple[str, str, str]] = [
     (
         "wasm-unknown-key",
         wasm_entry("{guestURL: 'file:///w.wasm', guestUrl: x}"),
-        'profiles[0].pluginConfig[0].args: unknown field: "guestUrl"',
+        "profiles[0].pluginConfig[0].args: unknown field guestUrl (did you mean guestURL?)",
     ),
     (
         "guest-url-scheme",
@@ -776,7 +801,7 @@ ERRORS: list[tuple[str, str, str]] = [
     (
         "extender-unknown-field",
         "extenders: [{urlPrefix: 'http://e/', enableHttps: true}]\n",
-        'extenders[0]: unknown field: "enableHttps"',
+        "extenders[0]: unknown field enableHttps (did you mean enableHTTPS?)",
     ),
 ]
 
@@ -828,7 +853,7 @@ def test_document_errors(tmp_path: Path, text: str, want: str) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "absent.yaml"
     with pytest.raises(ConfigError, match=r"^.*absent\.yaml: config file not found$") as info:
-        load_config(path, KNOWN)
+        load_config(path, catalog())
     assert str(info.value) == f"{path}: config file not found"
     assert isinstance(info.value, ValueError)
 
@@ -842,7 +867,7 @@ def test_directory_is_not_a_file(tmp_path: Path) -> None:
 def test_error_attributes(tmp_path: Path) -> None:
     path = write(tmp_path, "parallelism: -3\n")
     with pytest.raises(ConfigError) as info:
-        load_config(path, KNOWN)
+        load_config(path, catalog())
     err = info.value
     assert (err.source, err.path, err.value) == (str(path), "parallelism", -3)
 
@@ -851,3 +876,17 @@ def test_long_values_are_cut(tmp_path: Path) -> None:
     message = error_of(tmp_path, f"profiles:\n  - pluginConfig: [{{name: {'N' * 300}}}]\n")
     assert message.startswith('profiles[0].pluginConfig[0].name: unknown plugin: "NNN')
     assert message.endswith("...") and len(message) < 200
+
+
+def test_known_plugin_args_are_not_taken_for_wasm_args(tmp_path: Path) -> None:
+    """A plugin with a factory keeps its own args unless they carry a guestURL."""
+    cfg = load(
+        tmp_path,
+        """
+        profiles:
+          - pluginConfig:
+              - {name: Extra, args: {logSeverity: 1, guestUrl: mine}}
+        """,
+    )
+    assert cfg.profiles[0].plugin_args["Extra"] == {"logSeverity": 1, "guestUrl": "mine"}
+    assert cfg.profiles[0].plugin_kinds == {}

@@ -22,6 +22,8 @@ from wasmsched.config import (
     merge_plugins,
 )
 from wasmsched.config.defaults import default_plugin_sets
+from wasmsched.scheduler.registry import PluginRegistry
+from wasmsched.wasm import WASM_ARGS_KIND
 
 # Which points the in-tree plugins implement (k8s ExpandedPluginsV1, v1.33 defaults).
 IN_TREE: dict[str, set[str]] = {
@@ -214,7 +216,10 @@ def test_from_file(tmp_path: Path) -> None:
             """
         )
     )
-    cfg = load_config(path, set(IN_TREE))
+    registry = PluginRegistry(kinds=(WASM_ARGS_KIND,))
+    for name in sorted(IN_TREE):
+        registry.register(name, lambda args, handle: None)
+    cfg = load_config(path, registry)
     table = TABLE | {"W": {"filter", "score"}}
     out = expand_config(cfg, lambda n, p: p in table.get(n, set()))["default-scheduler"]
     assert out["filter"][-1] == ("W", 1)

@@ -1,5 +1,6 @@
-"""Conformance: Reserve/Unreserve, Permit, PreBind, Bind, PostBind (abi.md section 8, items
-15-18), with our reproductions of upstream's reserve, permit and bind test guests and the
+"""Conformance: Reserve/Unreserve, Permit, PreBind, Bind, PostBind (upstream's
+scheduler/plugin/plugin_test.go), with our reproductions of upstream's reserve, permit and bind
+test guests and the
 ``*_from_global`` / ``panic_on_*`` guests. Unreserve and PostBind have no status: a failing
 guest call is logged (``WasmPlugin.logs``) as "failed unreserve" / "failed postbind"."""
 

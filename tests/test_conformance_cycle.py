@@ -1,5 +1,5 @@
-"""Conformance: guest instances follow scheduling and binding cycles (abi.md section 8,
-items 7, 8 and 24; section 4.4), checked by our reproduction of upstream's cyclestate
+"""Conformance: guest instances follow scheduling and binding cycles (upstream's
+scheduler/plugin/plugin_test.go), checked by our reproduction of upstream's cyclestate
 guest, which panics whenever its guest-side cycle state is incoherent."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Conformance: byte formats crossing the boundary (abi.md sections 3 and 8, items 4-5).
+"""Conformance: byte formats crossing the boundary (upstream's scheduler/plugin/plugin_test.go).
 
 Upstream tests its decoders directly; here a guest (``result_bytes.wat``) sends the very
 bytes of those test vectors through the host imports, so the whole path is checked.
@@ -118,7 +118,8 @@ def test_node_names(plugins: Plugins, payload: bytes, expected: set[str] | None)
 
 
 def test_nominated_node_name_utf8(plugins: Plugins) -> None:
-    plugin = plugins.load(result_bytes("nódo-1".encode()))
+    handle = FakeHandle([make_node("nódo-1")])
+    plugin = plugins.load(result_bytes("nódo-1".encode()), handle=handle)
     result, status = plugin.post_filter(new_state(), pod_small(), NodeToStatus())
     assert status is None
     assert result is not None and result.nominating_info is not None

@@ -1,5 +1,5 @@
-"""Conformance: PreFilter, Filter, PostFilter, AddPod/RemovePod (abi.md section 8, items 9,
-10, 11, 19), with our reproduction of upstream's filter test guest and the
+"""Conformance: PreFilter, Filter, PostFilter, AddPod/RemovePod (upstream's
+scheduler/plugin/plugin_test.go), with our reproduction of upstream's filter test guest and the
 ``*_from_global`` / ``panic_on_*`` guests."""
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def test_prefilter_panic_without_output(plugins: Plugins) -> None:
 
 
 def test_guest_config_reaches_guest(plugins: Plugins) -> None:
-    """The guest copies its config to stdout before trapping (abi.md 8, item 9)."""
+    """The guest copies its config to stdout before trapping (upstream's
+    scheduler/plugin/plugin_test.go)."""
     plugin = plugins.load("panic_on_get_config", guest_config="hello")
     _, status = plugin.pre_filter(new_state(), pod_small(), [])
     assert status is not None and status.code == Code.ERROR
@@ -169,7 +170,8 @@ def _statuses(code: int) -> NodeToStatus:
 
 
 def test_postfilter_nominates(plugins: Plugins) -> None:
-    plugin = plugins.load("filter", args=["test", "postFilter"])
+    handle = FakeHandle([make_node("good-node")])  # nominations must name a node it knows
+    plugin = plugins.load("filter", args=["test", "postFilter"], handle=handle)
     result, status = plugin.post_filter(new_state(), pod_small(), _statuses(Code.SUCCESS))
     assert status is None
     assert result is not None and result.nominating_info is not None

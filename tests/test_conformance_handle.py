@@ -1,5 +1,5 @@
 """Conformance: what guests reach through the framework Handle: events, waiting pods, the
-snapshot's nodes and images, logs (abi.md section 8, items 20-22, 25, 26), with our
+snapshot's nodes and images, logs (upstream's scheduler/plugin/plugin_test.go), with our
 reproductions of upstream's handle test guest and the nodenumber, advanced and
 imagelocality examples."""
 

@@ -1,4 +1,4 @@
-"""Conformance: failure isolation (DESIGN.md; abi.md 11, items 7 and 8). A guest that loops,
+"""Conformance: failure isolation (upstream's scheduler/plugin/plugin_test.go). A guest that loops,
 exhausts its memory or traps fails that one call with an Error status, within the
 configured deadline, and the plugin keeps answering later calls."""
 

@@ -1,8 +1,8 @@
-"""Conformance: fetching and loading guests (abi.md section 8, items 1-3; sections 2, 4.1, 5).
+"""Conformance: fetching and loading guests (upstream's scheduler/plugin/plugin_test.go).
 
 Upstream's getURL / NewFromConfig / interface-masking tests, with our guests. Where
 upstream refuses a combination of exports (its mask table), our host serves exactly what
-the exports give (abi.md 11, item 16).
+the exports give (upstream's scheduler/plugin/plugin.go: maskInterfaces).
 """
 
 from __future__ import annotations
@@ -206,7 +206,8 @@ def test_load_panic_on_start() -> None:
 
 
 def test_load_start_exit_zero_keeps_instance(plugins: Plugins) -> None:
-    """advanced ends _start with proc_exit(0), as upstream's binary does (abi.md 4.2): the
+    """advanced ends _start with proc_exit(0), as upstream's binary does (upstream's
+    scheduler/plugin/runtime.go: prepareRuntime): the
     instance stays usable."""
     plugin = plugins.load("advanced")
     assert plugin.extension_points == {fw.PRE_FILTER, fw.PRE_SCORE, fw.SCORE}

@@ -1,4 +1,5 @@
-"""Conformance: PreScore, Score, NormalizeScore (abi.md section 8, items 12-14), with our
+"""Conformance: PreScore, Score, NormalizeScore (upstream's scheduler/plugin/plugin_test.go),
+with our
 reproduction of upstream's score test guest and the ``*_from_global`` / ``panic_on_*``
 guests."""
 
@@ -122,7 +123,8 @@ def test_normalize_score(plugins: Plugins) -> None:
 
 
 def test_normalize_score_keeps_node_order(plugins: Plugins) -> None:
-    """Upstream copies the guest's map back in random order (abi.md 11, item 4); scores
+    """Upstream copies the guest's map back in random order (upstream's
+    scheduler/plugin/host.go: k8sSchedulerResultNormalizedScoreListFn); scores
     must land on their own nodes."""
     plugin = plugins.load("score", args=["test", "scoreExtensions"])
     extensions = plugin.score_extensions()

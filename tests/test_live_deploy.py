@@ -14,9 +14,9 @@ from apiserver import ApiServerDouble
 from live_support import config, make_runner, node, placements, pod, wait
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
-from wasmsched.config import DEFAULT_PLUGINS, load_config
+from wasmsched.config import load_config
 from wasmsched.live import LeaseConfig
-from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.scheduler.registry import default_registry
 from wasmsched.simulator import Simulation
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
@@ -30,11 +30,10 @@ def test_configmap_config_loads_and_runs_its_wasm_plugin(tmp_path: Path) -> None
     (cm,) = documents("configmap.yaml")
     for key, text in cm["data"].items():
         (tmp_path / key).write_text(text)
-    registry = in_tree_registry()
-    known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-    cfg = load_config(tmp_path / "config.yaml", known)
+    registry = default_registry()
+    cfg = load_config(tmp_path / "config.yaml", registry)
     assert [p.scheduler_name for p in cfg.profiles] == ["wasmsched"]
-    assert "NodeNumber" in cfg.profiles[0].wasm_plugins
+    assert cfg.profiles[0].plugin_kinds.get("NodeNumber") == "wasm"
     nodes = [Node(node(f"node-{i}")) for i in range(3)]
     pods = [Pod(pod("web-2", scheduler="wasmsched"))]
     sim = Simulation(ClusterObjects(nodes=nodes, pods=pods), cfg, registry)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from wasmsched.api.manifests import load_manifests
-from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
-from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.config import default_config, load_config
+from wasmsched.scheduler.registry import default_registry
 from wasmsched.simulator import Simulation
 
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -76,10 +76,9 @@ def scenario_files() -> list[Path]:
 def test_scenario(path: Path) -> None:
     scenario = parse(path)
     assert scenario.rule, f"{path.name}: every scenario states its rule"
-    registry = in_tree_registry()
+    registry = default_registry()
     if scenario.config is not None:
-        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-        config = load_config(scenario.config, known)
+        config = load_config(scenario.config, registry)
     else:
         config = default_config()
     objects = load_manifests(path)

@@ -1,5 +1,6 @@
-"""wasm/abi.py: NUL-list and cluster-event vectors (abi.md 3.2, 3.3), result unpacking and
-export analysis (abi.md 2.1, 2.2 and our decisions)."""
+"""wasm/abi.py: NUL-list and cluster-event vectors (upstream's scheduler/plugin/cstring.go,
+clusterevent.go), result unpacking and
+export analysis (upstream's guest.go: compileGuest, and our decisions)."""
 
 from __future__ import annotations
 

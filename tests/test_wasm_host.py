@@ -1,5 +1,5 @@
 """wasm/host.py and wasm/wasi.py: every host import's byte format, driven by small WAT guests
-through WasmPlugin (abi.md section 1)."""
+through WasmPlugin (upstream's scheduler/plugin/host.go)."""
 
 from __future__ import annotations
 
@@ -326,7 +326,10 @@ def test_node_names(
 
 
 def test_nominated_node_name_and_mode(load: Callable[..., WasmPlugin]) -> None:
-    plugin = load(setter_wat("result.nominated_node_name", "postfilter", "i64", b"good-node"))
+    plugin = load(
+        setter_wat("result.nominated_node_name", "postfilter", "i64", b"good-node"),
+        FakeHandle([make_node("good-node")]),
+    )
     set_args(plugin, BUF, 9, 3, 1)  # low word status 3, high word mode 1
     result, status = plugin.post_filter(None, POD, NodeToStatus())
     assert status == Status(3)

@@ -202,8 +202,13 @@ def test_load_problems(load: Callable[..., WasmPlugin], wat: str, problem: str) 
 
 def test_bad_url_and_bad_binary(tmp_path: Path) -> None:
     missing = (tmp_path / "missing.wasm").as_uri()
-    with pytest.raises(WasmError, match="wasm: error reading guestURL"):
+    with pytest.raises(WasmError) as info:
         WasmPlugin("x", WasmPluginConfig(guest_url=missing), FakeHandle())
+    # upstream's text in problem; str() is "guestURL <url>: open <path>: <reason>"
+    assert info.value.problem.startswith(f"wasm: error reading guestURL {missing}: open ")
+    assert str(info.value) == (
+        f"guestURL {missing}: open {tmp_path / 'missing.wasm'}: no such file or directory"
+    )
     junk = tmp_path / "junk.wasm"
     junk.write_bytes(b"junk")
     with pytest.raises(WasmError, match="wasm: error compiling guest"):

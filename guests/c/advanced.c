@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's examples/advanced (abi.md section 10): NodeNumber on
+ * Test guest reproducing upstream's examples/advanced (upstream's guest/testdata): NodeNumber on
  * the pod's spec.nodeName, exporting only enqueue, prefilter, prescore and score, and
  * ending _start with proc_exit(0) as upstream's binary does.
  */

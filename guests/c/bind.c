@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's guest/testdata/bind (abi.md section 10).
+ * Test guest reproducing upstream's guest/testdata/bind (upstream's guest/testdata).
  *
  * argv[1] "preBind" / "bind": that hook fails with Error "name is <node>" on node "bad";
  * "postBind": postbind panics "name is bad" on node "bad". Other hooks succeed.

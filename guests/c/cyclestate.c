@@ -1,6 +1,6 @@
 /*
- * Test guest reproducing upstream's guest/testdata/cyclestate (abi.md sections 8 item 24
- * and 10): exports all 15 hooks, which succeed but panic when the guest-side cycle state
+ * Test guest reproducing upstream's guest/testdata/cyclestate (upstream's
+ * scheduler/plugin/plugin_test.go): exports all 15 hooks, which succeed but panic when the guest-side cycle state
  * is incoherent, i.e. when the host does not run a cycle's hooks on one instance in order.
  *
  * Like the TinyGo SDK, prefilter starts a new cycle: it resets the cycle state and reads

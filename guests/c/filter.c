@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's guest/testdata/filter (abi.md section 10).
+ * Test guest reproducing upstream's guest/testdata/filter (upstream's guest/testdata).
  *
  * argv[1] selects the mode: "filter", "preFilter", "postFilter", "preFilterExtensions";
  * anything else is noop mode, which only reads every parameter.

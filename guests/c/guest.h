@@ -1,8 +1,8 @@
 /*
  * guest.h: a tiny, test-only guest "SDK" for wasmsched's conformance guests.
  *
- * It declares the host imports of the kube-scheduler-wasm-extension ABI (see
- * ../shared/spec/abi.md sections 1-3) and the helpers the test guests share: the
+ * It declares the host imports of the kube-scheduler-wasm-extension ABI (upstream's
+ * scheduler/plugin/host.go and guest/internal/imports) and the helpers the test guests share: the
  * buf/limit read protocol, a minimal protobuf field walker, a minimal JSON reader, string
  * building, status packing and TinyGo-style panics ("panic: <msg>\n" on stdout, then a
  * trap). Everything is static inline so each guest only links what it uses, and a host
@@ -383,7 +383,7 @@ static inline uint32_t pb_count(span_t msg, uint32_t field) {
     return n;
 }
 
-/* Field numbers of k8s.io.api.core.v1 and meta.v1 messages (abi.md section 6). */
+/* Field numbers of k8s.io.api.core.v1 and meta.v1 messages (k8s.io/api core/v1 generated.proto). */
 enum {
     OBJ_METADATA = 1,
     POD_SPEC = 2,

@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's guest/testdata/handle (abi.md section 10), with a
+ * Test guest reproducing upstream's guest/testdata/handle (upstream's guest/testdata), with a
  * working getWaitingPod (upstream's traps, issue #144).
  *
  * argv[1] "rejectWaitingPod": filter rejects the waiting pod with the current pod's UID

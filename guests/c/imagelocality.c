@@ -1,6 +1,6 @@
 /*
- * Test guest reproducing upstream's examples/imagelocality (abi.md sections 8 item 26,
- * 10): kube-scheduler's ImageLocality score from nodeList and nodeImageStates.
+ * Test guest reproducing upstream's examples/imagelocality (upstream's
+ * scheduler/plugin/plugin_test.go): kube-scheduler's ImageLocality score from nodeList and nodeImageStates.
  */
 #include "guest.h"
 

@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's examples/nodenumber (abi.md sections 8 item 25, 10).
+ * Test guest reproducing upstream's examples/nodenumber (upstream's scheduler/plugin/plugin_test.go).
  *
  * NodeNumber favours nodes whose name ends with the same digit as the pod's name (with
  * NODENUMBER_FROM_SPEC, as in examples/advanced: the pod's spec.nodeName). PreScore logs,

@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's guest/testdata/permit (abi.md section 10).
+ * Test guest reproducing upstream's guest/testdata/permit (upstream's guest/testdata).
  *
  * Node "bad": Error "name is bad"; node "wait": Wait "name is wait" with a 10 s timeout;
  * any other node: Success with timeout 0.

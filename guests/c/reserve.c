@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's guest/testdata/reserve (abi.md section 10).
+ * Test guest reproducing upstream's guest/testdata/reserve (upstream's guest/testdata).
  *
  * reserve stores the key <node name><pod spec.nodeName> in the guest's cycle state and
  * fails with Error "name is bad" on node "bad"; unreserve deletes that key and panics

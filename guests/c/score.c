@@ -1,5 +1,5 @@
 /*
- * Test guest reproducing upstream's guest/testdata/score (abi.md section 10).
+ * Test guest reproducing upstream's guest/testdata/score (upstream's guest/testdata).
  *
  * argv[1]: "score" (100 when the node is the pod's spec.nodeName, else 0), "preScore"
  * (status code = number of filtered nodes), "scoreExtensions" (every score x100);

@@ -143,15 +143,16 @@ def __dir__() -> list[str]:
 
 
 def default_registry() -> Registry:
-    """A new Registry holding every in-tree plugin; register your own plugins in it.
+    """A new Registry holding every in-tree plugin (and knowing wasm plugins); register
+    your own plugins in it.
 
     ``registry.register("MyPlugin", factory)`` makes "MyPlugin" a name that a
     KubeSchedulerConfiguration may enable; ``factory(args, handle)`` gets the plugin's
     ``pluginConfig`` args (a dict, possibly empty) and the scheduler's Handle.
     """
-    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.scheduler.registry import default_registry as _default
 
-    return in_tree_registry()
+    return _default()
 
 
 def load_cluster(path: str | Path) -> ClusterObjects:
@@ -173,12 +174,13 @@ def load_configuration(
     default plugins; wasm plugins need no registration. A mapping's relative ``file://``
     guest URLs are resolved against the current directory. Raises ConfigError.
     """
-    from wasmsched.config import DEFAULT_PLUGINS, load_config, parse_config
+    from wasmsched.config import load_config, parse_config
+    from wasmsched.scheduler.registry import as_plugin_registry
 
-    known = set((registry or default_registry()).names()) | {p.name for p in DEFAULT_PLUGINS}
+    catalog = as_plugin_registry(registry or default_registry())
     if isinstance(source, Mapping):
-        return parse_config(source, "<configuration>", Path.cwd(), known)
-    return load_config(source, known)
+        return parse_config(source, "<configuration>", Path.cwd(), catalog)
+    return load_config(source, catalog)
 
 
 def default_configuration() -> SchedulerConfig:

@@ -134,16 +134,15 @@ def simulate(
         )
     from wasmsched.api.manifests import load_manifests
     from wasmsched.cli.report import print_explain, print_table, result_to_json
-    from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
-    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.config import default_config, load_config
+    from wasmsched.scheduler.registry import default_registry
     from wasmsched.simulator import Simulation
 
     errors = _input_errors()
-    registry = in_tree_registry()
+    registry = default_registry()
     try:
         objects = load_manifests(cluster)
-        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-        sched_config = load_config(config, known) if config is not None else default_config()
+        sched_config = load_config(config, registry) if config is not None else default_config()
         sim = Simulation(objects, sched_config, registry, seed=seed, explain=explain)
     except errors as err:
         _fail(str(err))
@@ -240,19 +239,18 @@ def run(
     """Run as a live scheduler against a Kubernetes API server."""
     import signal
 
-    from wasmsched.config import DEFAULT_PLUGINS, load_config
+    from wasmsched.config import load_config
     from wasmsched.live import ApiClient, KubeConfigError, LiveRunner
     from wasmsched.live.ops import configure_logging
     from wasmsched.live.options import LeaderElectionFlags, leader_election_options
-    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.scheduler.registry import default_registry
 
     configure_logging(log_format.value, log_level)
     errors = _input_errors()
     bad_input: tuple[type[BaseException], ...] = (*errors, KubeConfigError, ValueError)
-    registry = in_tree_registry()
+    registry = default_registry()
     try:
-        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-        sched_config = load_config(config, known)
+        sched_config = load_config(config, registry)
         options = leader_election_options(
             config,
             LeaderElectionFlags(

@@ -106,20 +106,19 @@ def replay(
 ) -> None:
     """Replay a workload trace: arrivals, run times, deletions and node changes over time."""
     from wasmsched.api.manifests import ClusterObjects, load_manifests
-    from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
-    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.config import default_config, load_config
     from wasmsched.replay.engine import Replay
     from wasmsched.replay.sources import read_trace
+    from wasmsched.scheduler.registry import default_registry
 
-    registry = in_tree_registry()
+    registry = default_registry()
     try:
         events, standing = read_trace(trace, gpu_share.value)
         start = load_manifests(cluster) if cluster is not None else ClusterObjects()
         start.nodes.extend(standing.nodes)
         start.pods.extend(standing.pods)
         start.others.extend(standing.others)
-        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-        sched_config = load_config(config, known) if config is not None else default_config()
+        sched_config = load_config(config, registry) if config is not None else default_config()
         run = Replay(start, events, sched_config, registry, seed=seed, until=until)
     except WasmschedError as err:
         _fail(str(err))

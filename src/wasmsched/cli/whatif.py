@@ -26,14 +26,6 @@ class Order(StrEnum):
     round_robin = "round-robin"
 
 
-def _known_plugins() -> tuple[Any, set[str]]:
-    from wasmsched.config import DEFAULT_PLUGINS
-    from wasmsched.plugins.registry import in_tree_registry
-
-    registry = in_tree_registry()
-    return registry, set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-
-
 def _templates(paths: list[Path], replicas: list[int]) -> list[Any]:
     from wasmsched.config.loader import load_yaml
     from wasmsched.whatif.capacity import CapacityError, template_from_manifest
@@ -89,13 +81,14 @@ def capacity(
     """How many copies of each pod template still fit on the cluster, and where."""
     from wasmsched.api.manifests import load_manifests
     from wasmsched.config import default_config, load_config
+    from wasmsched.scheduler.registry import default_registry
     from wasmsched.whatif.capacity import Capacity
 
     try:
-        registry, known = _known_plugins()
+        registry = default_registry()
         templates = _templates(pod, replicas or [])
         objects = load_manifests(cluster)
-        sched_config = load_config(config, known) if config is not None else default_config()
+        sched_config = load_config(config, registry) if config is not None else default_config()
         result = Capacity(
             objects,
             templates,

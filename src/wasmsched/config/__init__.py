@@ -1,16 +1,16 @@
 """KubeSchedulerConfiguration (`kubescheduler.config.k8s.io/v1`): loading, defaulting,
 validation, and the expansion of multiPoint into extension points."""
 
+from .catalog import ArgsKind, NamesCatalog, PluginCatalog
 from .defaults import DEFAULT_PLUGINS, merge_plugin_set, merge_plugins
 from .expand import expand_config, expand_extension_points
-from .loader import default_config, load_config, parse_config, resolve_guest_url
+from .loader import default_config, load_config, parse_config
 from .models import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
     KIND,
     SECTIONS,
-    WASM_ARGS_KEYS,
     ConfigError,
     Extender,
     ManagedResource,
@@ -18,7 +18,6 @@ from .models import (
     PluginSet,
     Profile,
     SchedulerConfig,
-    WasmPluginArgs,
 )
 
 __all__ = [
@@ -28,15 +27,16 @@ __all__ = [
     "EXTENSION_POINTS",
     "KIND",
     "SECTIONS",
-    "WASM_ARGS_KEYS",
+    "ArgsKind",
     "ConfigError",
     "Extender",
     "ManagedResource",
+    "NamesCatalog",
+    "PluginCatalog",
     "PluginRef",
     "PluginSet",
     "Profile",
     "SchedulerConfig",
-    "WasmPluginArgs",
     "default_config",
     "expand_config",
     "expand_extension_points",
@@ -44,5 +44,4 @@ __all__ = [
     "merge_plugin_set",
     "merge_plugins",
     "parse_config",
-    "resolve_guest_url",
 ]

@@ -3,7 +3,8 @@
 Every problem is a one-line ConfigError naming the file, the field path and the value.
 Rules follow kube-scheduler v1 (`defaults.go`, `validation.go`); the wasm plugin rule
 follows kube-scheduler-wasm-extension: a `pluginConfig` entry whose args carry a
-`guestURL` and whose name is enabled under `multiPoint` is a wasm plugin.
+`guestURL` and whose name is enabled under `multiPoint` is a wasm plugin. That rule and the
+wasm args schema are injected (a `PluginCatalog`'s args kinds): config sits below wasm.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Final
 
 import yaml
 
+from .catalog import ArgsKind, PluginCatalog, as_catalog
 from .defaults import (
     DEFAULT_PLUGIN_NAMES,
     REMOVED_PLUGINS,
@@ -29,7 +31,6 @@ from .models import (
     DEFAULT_SCHEDULER_NAME,
     KIND,
     SECTIONS,
-    WASM_ARGS_KEYS,
     ConfigError,
     Extender,
     ManagedResource,
@@ -40,9 +41,7 @@ from .models import (
     RawExtender,
     RawPluginConfig,
     RawProfile,
-    RawWasmArgs,
     SchedulerConfig,
-    WasmPluginArgs,
     format_value,
     validate_raw,
 )
@@ -99,8 +98,13 @@ def load_yaml(text: str, source: str) -> Any:
 # Public entry points
 
 
-def load_config(path: str | Path, known_plugins: Collection[str]) -> SchedulerConfig:
-    """Read, default and validate a KubeSchedulerConfiguration file."""
+def load_config(
+    path: str | Path, known_plugins: PluginCatalog | Collection[str]
+) -> SchedulerConfig:
+    """Read, default and validate a KubeSchedulerConfiguration file.
+
+    ``known_plugins``: a catalog (``wasmsched.scheduler.registry.default_registry()``), whose
+    args kinds also validate out-of-tree plugins such as wasm ones, or plain names."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -128,13 +132,18 @@ def default_config() -> SchedulerConfig:
 
 
 def parse_config(
-    data: Mapping[str, Any], source: str, base_dir: Path, known_plugins: Collection[str]
+    data: Mapping[str, Any],
+    source: str,
+    base_dir: Path,
+    known_plugins: PluginCatalog | Collection[str],
 ) -> SchedulerConfig:
     """Default and validate an already parsed KubeSchedulerConfiguration mapping.
 
-    `known_plugins` are the names the framework can build; wasm plugins are added by the
-    file itself. Relative `file://` guest URLs resolve against `base_dir`.
+    `known_plugins` names the plugins the framework can build; its args kinds (if a
+    catalog) add out-of-tree plugins named by the file itself, e.g. wasm plugins, whose
+    relative `file://` guest URLs resolve against `base_dir`.
     """
+    catalog = as_catalog(known_plugins)
     if not isinstance(data, Mapping):
         raise ConfigError(source, "", "config must be a mapping", data)
     _check_type_meta(data, source)
@@ -166,7 +175,7 @@ def parse_config(
         raw_profiles[0] = raw_profiles[0].model_copy(
             update={"scheduler_name": DEFAULT_SCHEDULER_NAME}
         )
-    known = frozenset(known_plugins)
+    known = frozenset(catalog.names())
     profiles: list[Profile] = []
     names: dict[str, int] = {}
     for i, raw_profile in enumerate(raw_profiles):
@@ -177,7 +186,7 @@ def parse_config(
         if name in names:
             raise ConfigError(source, f"{path}.schedulerName", "duplicate scheduler name", name)
         names[name] = i
-        profiles.append(_parse_profile(raw_profile, i, source, base_dir, known))
+        profiles.append(_parse_profile(raw_profile, i, source, base_dir, known, catalog))
     _check_common_queue_sort(profiles, source)
 
     return SchedulerConfig(
@@ -326,7 +335,12 @@ def _parse_extenders(raw: list[RawExtender], source: str) -> list[Extender]:
 
 
 def _parse_profile(
-    raw: RawProfile, index: int, source: str, base_dir: Path, known: frozenset[str]
+    raw: RawProfile,
+    index: int,
+    source: str,
+    base_dir: Path,
+    known: frozenset[str],
+    catalog: PluginCatalog,
 ) -> Profile:
     path = f"profiles[{index}]"
     if raw.percentage_of_nodes_to_score is not None:
@@ -337,9 +351,9 @@ def _parse_profile(
     custom = _custom_plugin_sets(raw, path, source)
     plugins = merge_plugins(default_plugin_sets(), custom)
 
-    # pluginConfig: typed in-tree args, wasm candidates (a guestURL key), and the rest
+    # pluginConfig: typed in-tree args, out-of-tree candidates (claimed by a kind), the rest
     plugin_args: dict[str, dict[str, Any]] = {}
-    wasm_raw: dict[str, tuple[int, dict[str, Any]]] = {}
+    claimed: dict[str, tuple[int, ArgsKind]] = {}
     seen: set[str] = set()
     for j, entry in enumerate(raw.plugin_config or []):
         entry_path = f"{path}.pluginConfig[{j}]"
@@ -348,35 +362,36 @@ def _parse_profile(
                 source, f"{entry_path}.name", "duplicate pluginConfig name", entry.name
             )
         seen.add(entry.name)
-        args = _decode_plugin_config(entry, entry_path, source, known)
-        if "guestURL" in args:
-            wasm_raw[entry.name] = (j, args)
+        args, kind = _decode_plugin_config(entry, entry_path, source, known, catalog)
+        if kind is not None:
+            model = validate_raw(
+                kind.model, args, source, f"{entry_path}.args", {"base_dir": base_dir}
+            )
+            claimed[entry.name] = (j, kind)
+            dump = getattr(model, "dump", None)
+            args = dump() if callable(dump) else model.model_dump(by_alias=True)
         plugin_args[entry.name] = args
 
     multi_point = {p.name for p in plugins["multiPoint"].enabled}
-    wasm_names = {name for name in wasm_raw if name in multi_point}
-    conflicts = sorted(wasm_names & known, key=lambda n: wasm_raw[n][0])
+    kinds = {name: kind.kind for name, (_, kind) in claimed.items() if name in multi_point}
+    conflicts = sorted(set(kinds) & known, key=lambda n: claimed[n][0])
     if conflicts:
         raise ConfigError(
             source,
-            f"{path}.pluginConfig[{wasm_raw[conflicts[0]][0]}].name",
-            "wasm plugin name conflicts with a built-in plugin",
+            f"{path}.pluginConfig[{claimed[conflicts[0]][0]}].name",
+            f"{kinds[conflicts[0]]} plugin name conflicts with a built-in plugin",
             conflicts[0],
         )
-    _check_enabled_names(custom, path, source, known, wasm_names, set(wasm_raw))
-
-    wasm_plugins: dict[str, WasmPluginArgs] = {}
-    for name, (j, args) in wasm_raw.items():
-        wasm = _wasm_args(args, f"{path}.pluginConfig[{j}].args", source, base_dir)
-        if name in wasm_names:
-            wasm_plugins[name] = wasm
+    candidates = {name: kind.kind for name, (_, kind) in claimed.items()}
+    _check_enabled_names(custom, path, source, known, kinds, candidates)
 
     plugin_args.update(_default_args_for_enabled(plugins, plugin_args))
     return Profile(
         scheduler_name=raw.scheduler_name or DEFAULT_SCHEDULER_NAME,
         plugins=plugins,
         plugin_args=plugin_args,
-        wasm_plugins=wasm_plugins,
+        plugin_kinds=kinds,
+        plugin_factories={name: claimed[name][1].factory(name) for name in kinds},
         percentage_of_nodes_to_score=raw.percentage_of_nodes_to_score,
         index=index,
         source=source,
@@ -420,78 +435,42 @@ def _check_enabled_names(
     path: str,
     source: str,
     known: frozenset[str],
-    wasm_names: set[str],
-    wasm_candidates: set[str],
+    enabled_kinds: Mapping[str, str],
+    candidates: Mapping[str, str],
 ) -> None:
     for _, field_path, name in _iter_enabled(custom, path):
         if name in REMOVED_PLUGINS:
             raise ConfigError(source, field_path, f"plugin was removed in {API_VERSION}", name)
-        if name in known or name in wasm_names:
+        if name in known or name in enabled_kinds:
             continue
-        if name in wasm_candidates:
-            raise ConfigError(source, field_path, "wasm plugin must be enabled in multiPoint", name)
+        if name in candidates:
+            problem = f"{candidates[name]} plugin must be enabled in multiPoint"
+            raise ConfigError(source, field_path, problem, name)
         raise ConfigError(source, field_path, "unknown plugin", name)
 
 
 def _decode_plugin_config(
-    entry: RawPluginConfig, path: str, source: str, known: frozenset[str]
-) -> dict[str, Any]:
+    entry: RawPluginConfig,
+    path: str,
+    source: str,
+    known: frozenset[str],
+    catalog: PluginCatalog,
+) -> tuple[dict[str, Any], ArgsKind | None]:
     """The args of one pluginConfig entry: typed in-tree kinds decoded and defaulted,
-    anything else (wasm candidates included) as the raw mapping."""
+    anything else as the raw mapping, with the out-of-tree kind that claims it if any."""
     name, args = entry.name, entry.args
     if name in REMOVED_PLUGINS:
         raise ConfigError(source, f"{path}.name", f"plugin was removed in {API_VERSION}", name)
     if name in TYPED_ARGS_PLUGINS:
-        return default_plugin_args(name, args, source, f"{path}.args")
+        return default_plugin_args(name, args, source, f"{path}.args"), None
     if args is not None and not isinstance(args, Mapping):
         raise ConfigError(source, f"{path}.args", "must be a mapping", args)
     decoded = dict(args or {})
-    if "guestURL" in decoded:
-        return decoded
-    if name not in known and name not in DEFAULT_PLUGIN_NAMES:
-        if any(key in decoded for key in WASM_ARGS_KEYS):
-            raise ConfigError(source, f"{path}.args.guestURL", "guestURL is required")
+    exact = name in known or name in DEFAULT_PLUGIN_NAMES
+    kind = next((k for k in catalog.args_kinds() if k.claims(decoded, exact=exact)), None)
+    if kind is None and name not in known and name not in DEFAULT_PLUGIN_NAMES:
         raise ConfigError(source, f"{path}.name", "unknown plugin", name)
-    return decoded
-
-
-def _wasm_args(args: dict[str, Any], path: str, source: str, base_dir: Path) -> WasmPluginArgs:
-    if args.get("guestURL") in (None, ""):
-        raise ConfigError(source, f"{path}.guestURL", "guestURL is required")
-    raw = validate_raw(RawWasmArgs, args, source, path)
-    return WasmPluginArgs(
-        guest_url=resolve_guest_url(raw.guest_url, base_dir, source, f"{path}.guestURL"),
-        guest_config=raw.guest_config,
-        log_severity=raw.log_severity,
-        args=list(raw.args or []),
-        call_timeout_ms=raw.call_timeout_milliseconds,
-        memory_limit_mib=raw.memory_limit_mi_b,
-    )
-
-
-def resolve_guest_url(url: str, base_dir: Path, source: str | None = None, path: str = "") -> str:
-    """Make a guest URL absolute: relative `file://` paths resolve against `base_dir`.
-
-    `file://plugin.wasm` and `file://./x/plugin.wasm` become `file:///abs/...`; absolute
-    `file:///...` and `http(s)://` URLs are returned unchanged.
-    """
-    scheme, colon, _ = url.partition(":")
-    if not colon:
-        raise ConfigError(source, path, "invalid URL", url)
-    if scheme in ("http", "https"):
-        return url
-    if scheme != "file":
-        raise ConfigError(source, path, "unsupported URL scheme", url)
-    if not url.startswith("file://"):
-        raise ConfigError(source, path, "invalid URL", url)
-    # upstream reads everything after "file://" as an OS path, without percent-decoding
-    file_path = url[len("file://") :]
-    if not file_path:
-        raise ConfigError(source, path, "invalid URL", url)
-    if file_path.startswith("/"):
-        return url
-    absolute = os.path.normpath(os.path.join(os.path.abspath(base_dir), file_path))
-    return "file://" + absolute
+    return decoded, kind
 
 
 def _default_args_for_enabled(

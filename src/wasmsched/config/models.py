@@ -7,7 +7,9 @@ the rest of wasmsched consumes after defaulting, merging and validation.
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, TypeVar
 
@@ -43,7 +45,8 @@ INT32_MAX: Final = 2**31 - 1
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
 
-_NO_VALUE: Final = object()
+NO_VALUE: Final = object()
+"""Marks a ConfigError without a value to show."""
 _MAX_VALUE_CHARS: Final = 120
 
 
@@ -62,12 +65,12 @@ class ConfigError(InputError):
     """A configuration problem, rendered as one line: `<file>: <field path>: <problem>: <value>`."""
 
     def __init__(
-        self, source: str | None, path: str, problem: str, value: object = _NO_VALUE
+        self, source: str | None, path: str, problem: str, value: object = NO_VALUE
     ) -> None:
         self.source = source if source else "<config>"
         self.path = path
         self.problem = " ".join(problem.split())
-        self.has_value = value is not _NO_VALUE
+        self.has_value = value is not NO_VALUE
         self.value = value if self.has_value else None
         parts = [self.source]
         if path:
@@ -99,43 +102,20 @@ class PluginSet:
 
 
 @dataclass
-class WasmPluginArgs:
-    """Arguments of one wasm plugin (`pluginConfig[].args` with a `guestURL`).
-
-    Accepted keys: `guestURL`, `guestConfig`, `logSeverity`, `Args` (upstream's
-    kube-scheduler-wasm-extension), and our limits `callTimeoutMilliseconds`,
-    `memoryLimitMiB`. Any other key is an error.
-    """
-
-    guest_url: str
-    guest_config: str = ""
-    log_severity: int = 0
-    args: list[str] = field(default_factory=list)
-    call_timeout_ms: int = 1000
-    memory_limit_mib: int = 256
-
-
-WASM_ARGS_KEYS: tuple[str, ...] = (
-    "guestURL",
-    "guestConfig",
-    "logSeverity",
-    "Args",
-    "callTimeoutMilliseconds",
-    "memoryLimitMiB",
-)
-
-
-@dataclass
 class Profile:
     """One scheduling profile with its plugin sections merged with the defaults."""
 
     scheduler_name: str
     # keys: "multiPoint" and every EXTENSION_POINTS entry
     plugins: dict[str, PluginSet]
-    # pluginConfig name -> args; in-tree kinds strictly decoded and defaulted
+    # pluginConfig name -> args; in-tree kinds strictly decoded and defaulted, args of
+    # out-of-tree kinds (wasm) validated by the kind's model and dumped with its defaults
     plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # pluginConfig entries with a guestURL whose name is enabled in multiPoint
-    wasm_plugins: dict[str, WasmPluginArgs] = field(default_factory=dict)
+    # out-of-tree plugins recognised by their args and enabled in multiPoint: name -> kind
+    # (e.g. "wasm" for kube-scheduler-wasm-extension's guestURL entries)
+    plugin_kinds: dict[str, str] = field(default_factory=dict)
+    # the profile's own registry: the factory of each of those plugins, from its kind
+    plugin_factories: dict[str, Callable[[dict[str, Any], Any], Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
     # where the profile came from, for error messages raised after loading
     index: int = 0
@@ -306,21 +286,6 @@ class RawConfig(RawModel):
     extenders: list[RawExtender] | None = None
 
 
-class RawWasmArgs(RawModel):
-    """`pluginConfig[].args` of a wasm plugin; guestURL presence is checked before this."""
-
-    guest_url: str = Field(alias="guestURL")
-    guest_config: str = ""
-    log_severity: Annotated[int, Field(ge=0, le=3)] = 0
-    args: list[str] | None = Field(None, alias="Args")
-    call_timeout_milliseconds: Annotated[int, Field(ge=1, le=INT32_MAX)] = 1000
-    # wasm32 memories stop at 4 GiB
-    memory_limit_mi_b: Annotated[int, Field(ge=1, le=4096)] = Field(256, alias="memoryLimitMiB")
-
-
-assert tuple(f.alias for f in RawWasmArgs.model_fields.values()) == WASM_ARGS_KEYS
-
-
 # ---------------------------------------------------------------------------------------
 # pydantic errors -> ConfigError
 
@@ -352,33 +317,128 @@ def join_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     return path
 
 
-def validate_raw(model: type[M], data: Any, source: str | None, prefix: str) -> M:
-    """Validate `data` against a raw model; the first problem becomes a one-line ConfigError."""
+def describe_validation_error(
+    exc: ValidationError, model: type[BaseModel], prefix: str = ""
+) -> tuple[str, str, object]:
+    """The first problem of a pydantic error as ``(field path, problem, value)``; the value
+    is ``NO_VALUE`` when there is none to show. Shared by every pydantic schema (the config
+    file's raw models and plugin args models such as wasm's), so one rule gives one text."""
+    errors = exc.errors(include_url=False)
+    # an unknown key first: a misspelled key explains the "required" error of the right one
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    raw_loc = tuple(err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":  # the last part is the input's key, not a field name
+        loc = (*_aliased(model, raw_loc[:-1]), raw_loc[-1])
+    else:
+        loc = _aliased(model, raw_loc)
+    if kind == "extra_forbidden":
+        key = loc[-1]
+        suggestion = _suggest(str(key), _field_aliases(model, loc[:-1]))
+        if suggestion is not None:
+            hint = f"unknown field {key} (did you mean {suggestion}?)"
+            return join_path(prefix, loc[:-1]), hint, NO_VALUE
+        return join_path(prefix, loc[:-1]), "unknown field", key
+    if kind == "missing":
+        return join_path(prefix, loc), _TYPE_PROBLEMS[kind], NO_VALUE
+    if kind == REQUIRED:
+        return join_path(prefix, loc), str(err["msg"]), NO_VALUE
+    problem = _TYPE_PROBLEMS.get(kind)
+    ctx = err.get("ctx") or {}
+    if problem is None:
+        template = _BOUNDS.get(kind)
+        if template is not None:
+            problem = template.format(**ctx)
+        elif kind == "value_error" and "error" in ctx:
+            problem = str(ctx["error"])
+        else:
+            msg = str(err["msg"])
+            problem = msg[:1].lower() + msg[1:]
+    return join_path(prefix, loc), problem, err["input"]
+
+
+def validate_raw(
+    model: type[M],
+    data: Any,
+    source: str | None,
+    prefix: str,
+    context: Mapping[str, Any] | None = None,
+) -> M:
+    """Validate `data` against a raw model; the first problem becomes a one-line ConfigError.
+
+    ``context`` reaches the model's validators (e.g. ``base_dir``, the config file's folder,
+    against which relative paths resolve)."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=dict(context) if context else None)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = tuple(err["loc"])
-        kind = err["type"]
-        if kind == "extra_forbidden":
-            raise ConfigError(
-                source, join_path(prefix, loc[:-1]), "unknown field", loc[-1]
-            ) from None
-        if kind == "missing":
-            raise ConfigError(source, join_path(prefix, loc), _TYPE_PROBLEMS[kind]) from None
-        problem = _TYPE_PROBLEMS.get(kind)
-        if problem is None:
-            ctx = err.get("ctx") or {}
-            bounds = {
-                "greater_than": "must be greater than {gt}",
-                "greater_than_equal": "must be greater than or equal to {ge}",
-                "less_than": "must be less than {lt}",
-                "less_than_equal": "must be less than or equal to {le}",
-            }
-            template = bounds.get(kind)
-            if template is not None:
-                problem = template.format(**ctx)
-            else:
-                msg = str(err["msg"])
-                problem = msg[:1].lower() + msg[1:]
-        raise ConfigError(source, join_path(prefix, loc), problem, err["input"]) from None
+        path, problem, value = describe_validation_error(exc, model, prefix)
+        raise ConfigError(source, path, problem, value) from None
+
+
+REQUIRED: Final = "required"
+"""Error type for ``PydanticCustomError(REQUIRED, "<field> is required")``: a field that is
+present but empty; reported without its value."""
+
+_BOUNDS: Final = {
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be greater than or equal to {ge}",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be less than or equal to {le}",
+}
+
+
+def field_aliases(model: type[BaseModel]) -> list[str]:
+    """The keys a model accepts (aliases where given)."""
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _field_aliases(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    # walk nested models along the location (lists and dicts of models included)
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        if field is None:
+            return []
+        nested = _nested_model(field.annotation)
+        if nested is None:
+            return []
+        model = nested
+    return field_aliases(model)
+
+
+def _aliased(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """``loc`` with field names replaced by their aliases (errors of defaults name fields)."""
+    out: list[int | str] = []
+    for part in loc:
+        if isinstance(part, str) and model is not None:
+            field = model.model_fields.get(part)
+            if field is not None:
+                out.append(field.alias or part)
+                model = _nested_model(field.annotation)
+                continue
+            by_alias = next((f for f in model.model_fields.values() if f.alias == part), None)
+            model = _nested_model(by_alias.annotation) if by_alias is not None else None
+        out.append(part)
+    return tuple(out)
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _nested_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _suggest(key: str, known: list[str]) -> str | None:
+    """The known key a misspelled one most likely meant: same letters ignoring case, else
+    the closest by difflib's ratio (kubectl's strict validation names no candidate; ours
+    does, as a typo in a plugin's args is the usual cause)."""
+    for candidate in known:
+        if candidate.lower() == key.lower():
+            return candidate
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return close[0] if close else None

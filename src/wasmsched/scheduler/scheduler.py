@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.cluster.cache import Cache
-from wasmsched.config import SchedulerConfig, expand_extension_points
+from wasmsched.config import ConfigError, SchedulerConfig, expand_extension_points
+from wasmsched.errors import InputError
 from wasmsched.extenders import apply_ignored_resources, build_extenders
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
@@ -194,14 +195,17 @@ class Scheduler:
 
         def instance(name: str) -> fi.Plugin | None:
             if name not in plugins:
-                wasm_args = profile.wasm_plugins.get(name)
-                if wasm_args is not None:
-                    plugins[name] = _wasm_plugin(name, wasm_args, self.handle)
-                    return plugins[name]
-                factory = registry.factories.get(name)
+                # the shared registry, then the profile's own (out-of-tree plugins of its
+                # config, e.g. wasm guests)
+                factory = registry.factories.get(name) or profile.plugin_factories.get(name)
                 if factory is None:
                     return None
-                plugins[name] = factory(dict(profile.plugin_args.get(name, {})), self.handle)
+                try:
+                    plugins[name] = factory(dict(profile.plugin_args.get(name, {})), self.handle)
+                except ConfigError:
+                    raise
+                except InputError as exc:  # e.g. a wasm guest that cannot load
+                    raise ConfigError(profile.source, f'plugin "{name}"', str(exc)) from None
             return plugins[name]
 
         skipped: list[str] = []
@@ -408,21 +412,6 @@ class Scheduler:
             fwk.close()
         for extender in self.extenders:
             extender.close()
-
-
-def _wasm_plugin(name: str, args: Any, handle: SchedulerHandle) -> Any:
-    """A WasmPlugin from already validated ``pluginConfig`` args (config.WasmPluginArgs)."""
-    from wasmsched.wasm import WasmPlugin, WasmPluginConfig
-
-    config = WasmPluginConfig(
-        guest_url=args.guest_url,
-        guest_config=args.guest_config,
-        log_severity=args.log_severity,
-        args=list(args.args),
-        call_timeout_ms=args.call_timeout_ms,
-        memory_limit_mib=args.memory_limit_mib,
-    )
-    return WasmPlugin(name, config, handle)
 
 
 def _next_tick(t: float, period: float, strictly_after: bool = False) -> float:

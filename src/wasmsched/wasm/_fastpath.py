@@ -30,7 +30,11 @@ Setting a store's deadline is a C call, so a call re-arms it only when the epoch
 the instance last armed it: the ticker bumps a Python counter just before the engine's epoch,
 and a call that sees the counter unchanged knows the deadline armed then still lies ahead by
 at least the timeout (the deadline is one tick longer than ``deadline_ticks`` to cover a tick
-in flight while arming). ``Store.set_limits`` caps linear memory.
+in flight while arming). Host functions run outside wasm, where no epoch check happens: each
+host callback therefore checks, after its work, whether the call's deadline has passed (the
+epoch count minus the one the deadline was armed at), and traps if so, so a call whose host
+work overran fails whatever the guest would return. ``Store.set_limits`` caps one memory,
+the tables (count and elements) and the instance count (``budget.store_limits``).
 """
 
 from __future__ import annotations
@@ -62,11 +66,13 @@ import wasmtime
 from wasmtime import _ffi as ffi
 
 from wasmsched.errors import WasmschedError
+from wasmsched.wasm.budget import store_limits
 
 __all__ = [
     "TICK_SECONDS",
     "FastInstance",
     "GuestTrap",
+    "HostDeadlineError",
     "HostFunction",
     "LinkError",
     "ProcExit",
@@ -215,6 +221,10 @@ class ProcExit(WasmschedError):
         self.code = code
 
 
+class HostDeadlineError(WasmschedError):
+    """A host function finished after its call's deadline (raised as the call's trap)."""
+
+
 class LinkError(WasmschedError):
     """An import the host cannot satisfy, or an instantiation that failed before running."""
 
@@ -307,7 +317,7 @@ class FastInstance:
         # it (after a failed call, and for good once closed).
         self._armed: list[int | None] = [None]
         self._store = wasmtime.Store(engine())
-        self._store.set_limits(memory_size=memory_limit)
+        self._store.set_limits(**store_limits(memory_limit))
         self._ctx = c_void_p(cast(self._store._context(), c_void_p).value)
         # The context pointer as a ready-made argument: a byref object passes the address of
         # its target, here the context itself, and ctypes converts it without allocating.
@@ -448,8 +458,8 @@ class FastInstance:
             return GuestTrap(message, exit_code=pending.code)
         if pending is not None and not isinstance(pending, Exception):
             return pending  # KeyboardInterrupt, SystemExit: not the guest's fault
-        interrupted = code == _INTERRUPT
-        if interrupted:
+        interrupted = code == _INTERRUPT or isinstance(pending, HostDeadlineError)
+        if code == _INTERRUPT:
             message = f"{message.rstrip()}\ndeadline of {self.timeout_ms} ms exceeded"
         exc = GuestTrap(message, trap_code=code, interrupted=interrupted)
         exc.__cause__ = pending
@@ -465,12 +475,19 @@ class FastInstance:
         has_result = bool(fn.results)
         trap_for = self._trap_for
         label = f"{key[0]}.{key[1]}"
+        armed, epoch = self._armed, _epoch
+        # ticks the deadline allows (the armed deadline is one more, see the module doc)
+        allowed = deadline_ticks(self.timeout_ms)
+        overrun = self._overrun
 
         if not has_result:
 
             def cb_void(_env: int, _caller: int, args: int, _n: int) -> int:
                 try:
                     impl(*read(args)) if n else impl()
+                    start = armed[0]
+                    if start is not None and epoch[0] - start > allowed:
+                        return trap_for(label, overrun())
                     return 0
                 except BaseException as exc:  # never unwind through C
                     return trap_for(label, exc)
@@ -480,6 +497,9 @@ class FastInstance:
         def cb_result(_env: int, _caller: int, args: int, _n: int) -> int:
             try:
                 r = (impl(*read(args)) if n else impl()) or 0
+                start = armed[0]
+                if start is not None and epoch[0] - start > allowed:
+                    return trap_for(label, overrun())
                 if wide:
                     c_uint64.from_address(args).value = r & 0xFFFFFFFFFFFFFFFF
                 else:
@@ -491,6 +511,11 @@ class FastInstance:
                 return trap_for(label, exc)
 
         return cb_result
+
+    def _overrun(self) -> HostDeadlineError:
+        return HostDeadlineError(
+            f"deadline of {self.timeout_ms} ms exceeded (host time counts against the call)"
+        )
 
     def _trap_for(self, label: str, exc: BaseException) -> int:
         if self._pending is None:

@@ -1,7 +1,8 @@
 """The guest ABI as data: exports and their signatures, host imports, wire decoders.
 
-Which extension points a guest serves is read straight off its exports (abi.md 2.1); there
-is no upstream-style combination table (abi.md 11, item 16). Decisions where upstream
+Which extension points a guest serves is read straight off its exports (upstream's scheduler/plugin/guest.go: compileGuest
+looks each export up by name); there is no upstream-style combination table (upstream's
+scheduler/plugin/plugin.go: maskInterfaces). Decisions where upstream
 rejects or crashes:
 
 * ``prescore`` without ``score`` is a PreScore-only plugin (upstream rejects
@@ -92,7 +93,8 @@ def _sig(n_params: int, result: str | None) -> tuple[tuple[str, ...], tuple[str,
     return (_I32,) * n_params, (() if result is None else (result,))
 
 
-# (module, name) -> (params, results) of every k8s host function (abi.md 1.2-1.6).
+# (module, name) -> (params, results) of every k8s host function (upstream's scheduler/plugin/host.go:
+# instantiateHostApi, instantiateHostKlog, instantiateHostScheduler).
 HOST_IMPORTS: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {
     ("k8s.io/api", "node"): _sig(4, _I32),
     ("k8s.io/api", "nodeList"): _sig(2, _I32),
@@ -184,7 +186,7 @@ def analyse_exports(
 
 
 def decode_nul_list(data: bytes | None) -> list[str] | None:
-    """NUL-terminated strings (abi.md 3.2): empty entries skipped, unterminated tail dropped;
+    """NUL-terminated strings (upstream's scheduler/plugin/cstring.go: fromNULTerminated): empty entries skipped, unterminated tail dropped;
     None when nothing remains."""
     if not data:
         return None
@@ -212,7 +214,8 @@ _EVENT = struct.Struct("<II")
 
 
 def decode_cluster_events(data: bytes | None) -> list[ev.ClusterEvent] | None:
-    """8-byte records (u32 resource, u32 action), trailing partial record ignored (abi.md 3.3).
+    """8-byte records (u32 resource, u32 action), trailing partial record ignored
+    (upstream's scheduler/plugin/clusterevent.go).
 
     The guest SDK's ``All`` (63) predates Kubernetes 1.33's action bits, so it is widened to
     the framework's ALL; every other mask passes through unchanged.

@@ -1,4 +1,5 @@
-"""Fetching guest binaries from ``file://`` and ``http(s)://`` URLs (abi.md section 5.2).
+"""Fetching guest binaries from ``file://`` and ``http(s)://`` URLs (upstream's scheduler/plugin/http.go and
+plugin.go: getURL).
 
 Error texts follow upstream's ``getURL``. Differences, on purpose: a timeout applies to
 HTTP, ``file://localhost/…`` is accepted, and a percent-encoded path is decoded when the

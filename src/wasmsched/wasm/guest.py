@@ -1,11 +1,12 @@
 """A compiled guest (module + what its exports and imports mean) and its live instances.
 
-``CompiledGuest.check`` validates a module once per plugin: export signatures (abi.md 2.1)
-and imports (only the host modules of abi.md section 1 exist; an unknown module or name,
+``CompiledGuest.check`` validates a module once per plugin: export signatures (upstream's
+scheduler/plugin/guest.go: compileGuest) and imports (only the host modules of upstream's
+scheduler/plugin/host.go and WASI exist; an unknown module or name,
 or a wrong signature, is a load error naming ``module.name``). ``CompiledGuest.instantiate``
 creates one ``Guest``: a ``FastInstance`` wired to the host functions of exactly the
 imported names, then ``_start`` if exported (``proc_exit(0)`` inside it counts as success,
-abi.md 4.2).
+as upstream's scheduler/plugin/runtime.go: prepareRuntime treats ``_start``).
 """
 
 from __future__ import annotations

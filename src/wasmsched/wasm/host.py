@@ -1,6 +1,7 @@
-"""The ``k8s.io/*`` host functions (abi.md section 1) and the per-call context they read.
+"""The ``k8s.io/*`` host functions (upstream's scheduler/plugin/host.go) and the per-call context they read.
 
-Every getter follows the buffer/limit protocol (abi.md 1.1): the value is computed, ``0`` is
+Every getter follows the buffer/limit protocol (upstream's scheduler/plugin/mem.go:
+writeStringIfUnderLimit, marshalIfUnderLimit): the value is computed, ``0`` is
 returned when it is empty, its length when it does not fit (nothing written), otherwise it is
 written at ``buf`` and its length returned. Values are fixed for the duration of one export
 call (JSON values are memoised per call), so the guest's second, larger read sees the same
@@ -8,7 +9,7 @@ bytes. A write outside guest memory traps.
 
 Logging (``k8s.io/klog``): one rule for ``log`` and ``logs``, the guest SDK's own: a message
 is emitted when its severity is ``>=`` the configured ``logSeverity`` (upstream's host drops
-``log`` messages with ``severity > logSeverity`` instead, abi.md 11 item 10). Severities map
+``log`` messages with ``severity > logSeverity`` instead: host.go k8sKlogLogFn). Severities map
 to Python levels 0 INFO, 1 WARNING, 2 ERROR, 3 CRITICAL (fatal never exits). Records go to
 ``WasmPlugin.logs`` and to the logger ``wasmsched.wasm.<plugin name>``.
 
@@ -33,19 +34,19 @@ import json
 import logging
 import random
 import struct
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import Event, ObjectReference
-from wasmsched.wasm import encoding
+from wasmsched.wasm import budget, encoding
 from wasmsched.wasm._fastpath import FastInstance, HostFunction
 from wasmsched.wasm.abi import HOST_IMPORTS, decode_cluster_events, decode_nul_list
 
 __all__ = ["CallContext", "LogRecord", "PluginEnv", "k8s_functions", "klog_text"]
 
-_LOG_CAP = 10_000
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR, 3: logging.CRITICAL}
 _U64 = struct.Struct("<Q")
 _OOB_REASON = "BUG: out of memory reading message"
@@ -93,6 +94,11 @@ class LogRecord:
     def __str__(self) -> str:
         return self.text
 
+    @property
+    def size(self) -> int:
+        """Bytes of text the record holds (what retention counts)."""
+        return len(self.message) + sum(len(k) + len(v) for k, v in self.kvs)
+
 
 class PluginEnv:
     """What all instances of one plugin share: name, handle, guest config, logging."""
@@ -113,6 +119,12 @@ class PluginEnv:
         self.args = [a.encode("utf-8") for a in args]
         self.logs = logs
         self.logger = logging.getLogger(f"wasmsched.wasm.{name}")
+        self.log_bytes = 0
+        self.logs_dropped = 0
+        self._marker: LogRecord | None = None
+        self.events_recorded = 0
+        self.event_bytes = 0
+        self.events_dropped = 0
 
     def snapshot(self) -> Any:
         if self.handle is None:
@@ -122,11 +134,84 @@ class PluginEnv:
     def emit(self, record: LogRecord) -> None:
         logs = self.logs
         logs.append(record)
-        if len(logs) > _LOG_CAP:
-            del logs[: _LOG_CAP // 2]
+        self.log_bytes += record.size
+        if len(logs) > budget.RETAINED_LOGS or self.log_bytes > budget.RETAINED_LOG_BYTES:
+            self._trim_logs()
         level = _LEVELS.get(record.severity, logging.DEBUG if record.severity < 0 else 50)
         if self.logger.isEnabledFor(level):
             self.logger.log(level, "%s", record.text)
+
+    def _trim_logs(self) -> None:
+        """Drops the oldest records down to half of each retention limit; the first record
+        then says how many were dropped in all."""
+        logs = self.logs
+        start = 1 if logs and logs[0] is self._marker else 0
+        keep_count, keep_bytes = budget.RETAINED_LOGS // 2, budget.RETAINED_LOG_BYTES // 2
+        i, size = start, self.log_bytes
+        while i < len(logs) and (len(logs) - i > keep_count or size > keep_bytes):
+            size -= logs[i].size
+            i += 1
+        self.logs_dropped += i - start
+        self.log_bytes = size
+        self._marker = LogRecord(
+            1,
+            f"wasm: {self.logs_dropped} log records dropped (a plugin keeps at most "
+            f"{budget.RETAINED_LOGS} records and {budget.RETAINED_LOG_BYTES} bytes)",
+        )
+        logs[:i] = [self._marker]
+
+    def record_events(self, events: list[tuple[Event, int]]) -> None:
+        """Hands the events of a successful call to the handle, within the plugin's and the
+        simulation's (all wasm plugins sharing the handle) retention limits; the rest are
+        dropped and counted (see ``close``)."""
+        handle = self.handle
+        shared = _shared_events(handle)
+        for event, size in events:
+            if (
+                self.events_recorded >= budget.RETAINED_EVENTS
+                or self.event_bytes + size > budget.RETAINED_EVENT_BYTES
+                or shared[0] >= budget.RETAINED_EVENTS_PER_SIMULATION
+                or shared[1] + size > budget.RETAINED_EVENT_BYTES_PER_SIMULATION
+            ):
+                if not self.events_dropped:
+                    self.emit(
+                        LogRecord(
+                            1,
+                            f"wasm: dropping further events (a plugin records at most "
+                            f"{budget.RETAINED_EVENTS} events and "
+                            f"{budget.RETAINED_EVENT_BYTES} bytes, all wasm plugins of a "
+                            f"scheduler {budget.RETAINED_EVENTS_PER_SIMULATION} events and "
+                            f"{budget.RETAINED_EVENT_BYTES_PER_SIMULATION} bytes)",
+                        )
+                    )
+                self.events_dropped += 1
+                continue
+            self.events_recorded += 1
+            self.event_bytes += size
+            shared[0] += 1
+            shared[1] += size
+            handle.record_event(event)
+
+    def close(self) -> None:
+        """Reports the events dropped over the plugin's life."""
+        if self.events_dropped:
+            self.emit(LogRecord(1, f"wasm: {self.events_dropped} events dropped"))
+            self.events_dropped = 0
+
+
+_SHARED_EVENTS: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
+
+
+def _shared_events(handle: Any) -> list[int]:
+    """``[events, bytes]`` recorded by all wasm plugins of one handle (one simulation or
+    live scheduler); a handle that cannot be weakly referenced gets a private count."""
+    try:
+        counts = _SHARED_EVENTS.get(handle)
+        if counts is None:
+            counts = _SHARED_EVENTS[handle] = [0, 0]
+        return counts
+    except TypeError:
+        return [0, 0]
 
 
 # --- per-call context --------------------------------------------------------------------
@@ -139,6 +224,8 @@ class CallContext:
     __slots__ = (
         "clock_mono",
         "clock_real",
+        "cycle_uid",
+        "cycle_used",
         "dirty",
         "env",
         "events",
@@ -154,10 +241,12 @@ class CallContext:
         "out",
         "pod",
         "reason",
+        "recorded",
         "rng",
         "scores",
         "statuses",
         "target_pod",
+        "used",
     )
 
     def __init__(self, env: PluginEnv) -> None:
@@ -182,6 +271,10 @@ class CallContext:
         self.clock_real = 0
         self.clock_mono = 0
         self.rng = random.Random(0x5EED)
+        self.used = 0
+        self.cycle_used = 0
+        self.cycle_uid: str | None = None
+        self.recorded: list[tuple[Event, int]] | None = None
 
     def clear_inputs(self) -> None:
         self.pod = None
@@ -203,6 +296,28 @@ class CallContext:
         self.memo_statuses = None
         self.memo_scores = None
         self.out.clear()
+        self.used = 0
+        self.recorded = None
+
+    def charge(self, what: str, n: int, limit: int) -> None:
+        """Counts ``n`` guest bytes the host is about to read against ``limit`` (this host
+        call), the call budget and the cycle budget; raises HostBudgetError BEFORE the
+        work when one would be exceeded. Marks the call dirty so the count is reset."""
+        budget.check(what, n, limit)
+        used = self.used + n
+        budget.check(f"{what}: host bytes read in this call", used, budget.CALL_BYTES)
+        pod = self.pod
+        uid = None if pod is None else pod.uid
+        if uid != self.cycle_uid:
+            self.cycle_uid = uid
+            self.cycle_used = 0
+        cycle = self.cycle_used + n
+        budget.check(
+            f"{what}: host bytes read in this cycle", cycle, budget.CYCLE_BYTES, per="cycle"
+        )
+        self.used = used
+        self.cycle_used = cycle
+        self.dirty = True
 
     def take_output(self) -> str:
         text = self.out.decode("utf-8", "replace")
@@ -219,7 +334,7 @@ class CallContext:
         return data
 
     def put(self, data: bytes, buf: int, limit: int) -> int:
-        """The buffer/limit protocol of abi.md 1.1."""
+        """The buffer/limit protocol (upstream's mem.go: writeStringIfUnderLimit)."""
         n = len(data)
         if n == 0 or n > limit:
             return n
@@ -268,8 +383,12 @@ def _field(obj: dict[str, Any], key: str) -> str:
 
 
 def event_from_json(data: bytes, now: float) -> Event:
-    """A framework Event from the guest's EventMessage JSON (abi.md 1.6)."""
-    msg = json.loads(data)
+    """A framework Event from the guest's EventMessage JSON (upstream's host.go:
+    k8sHandleEventRecorderEventfFn)."""
+    try:
+        msg = json.loads(data)
+    except RecursionError:
+        raise ValueError("EventMessage JSON is nested too deeply") from None
     if not isinstance(msg, dict):
         raise ValueError("EventMessage must be a JSON object")
     related = _reference(msg.get("RelatedReference"))
@@ -293,6 +412,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
 
     # k8s.io/api
     def node(name_ptr: int, name_len: int, buf: int, limit: int) -> int:
+        budget.check("node name", name_len, budget.NAME_BYTES)
         name = read(name_ptr, name_len, "nodeName").decode("utf-8", "replace")
         info = env.snapshot().get(name)
         return 0 if info is None else put(encoding.node_proto(info.node), buf, limit)
@@ -305,6 +425,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         severity = _signed(severity)
         if severity < env.severity:
             return
+        ctx.charge("log message", size, budget.LOG_RECORD_BYTES)
         inst = ctx.inst
         data = None if inst is None else inst.read(ptr, size)
         if data is None:
@@ -319,6 +440,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         severity = _signed(severity)
         if severity < env.severity:
             return
+        ctx.charge("log message and key/values", size + kvs_len, budget.LOG_RECORD_BYTES)
         inst = ctx.inst
         data = None if inst is None else inst.read(ptr, size)
         raw = None if inst is None else inst.read(kvs_ptr, kvs_len)
@@ -370,29 +492,35 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         return put(data, buf, limit)
 
     def node_image_states(name_ptr: int, name_len: int, buf: int, limit: int) -> int:
+        budget.check("node name", name_len, budget.NAME_BYTES)
         name = read(name_ptr, name_len, "nodeName").decode("utf-8", "replace")
         return put(encoding.image_states_json(env.snapshot().get(name)), buf, limit)
 
     # k8s.io/scheduler result setters
     def status_reason(ptr: int, size: int) -> None:
+        ctx.charge("status reason", size, budget.REASON_BYTES)
         inst = ctx.inst
         data = None if inst is None else inst.read(ptr, size)
         ctx.reason = _OOB_REASON if data is None else data.decode("utf-8", "replace")
         ctx.dirty = True
 
     def node_names(ptr: int, size: int) -> None:
+        ctx.charge("node names", size, budget.NODE_NAMES_BYTES)
         ctx.node_names = decode_nul_list(read(ptr, size, "node names"))
         ctx.dirty = True
 
     def nominated_node_name(ptr: int, size: int) -> None:
+        ctx.charge("nominated node name", size, budget.NOMINATED_BYTES)
         ctx.nominated = read(ptr, size, "nominated node name").decode("utf-8", "replace")
         ctx.dirty = True
 
     def cluster_events(ptr: int, size: int) -> None:
+        ctx.charge("cluster events", size, budget.CLUSTER_EVENTS_BYTES)
         ctx.events = decode_cluster_events(read(ptr, size, "cluster events"))
         ctx.dirty = True
 
     def normalized_score_list(ptr: int, size: int) -> None:
+        ctx.charge("normalized score list", size, budget.NORMALIZED_BYTES)
         ctx.normalized = read(ptr, size, "normalized score list")
         ctx.dirty = True
 
@@ -401,12 +529,19 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         handle = env.handle
         if handle is None:
             raise RuntimeError("no scheduler handle")
-        handle.record_event(event_from_json(read(ptr, size, "event"), handle.now()))
+        ctx.charge("event", size, budget.EVENT_BYTES)
+        recorded = ctx.recorded
+        if recorded is None:
+            recorded = ctx.recorded = []
+        budget.check("events", len(recorded) + 1, budget.EVENTS_PER_CALL, unit="events")
+        # kept until the call succeeds: a call that fails records nothing
+        recorded.append((event_from_json(read(ptr, size, "event"), handle.now()), size))
 
     def reject_waiting_pod(uid_ptr: int, uid_len: int, out: int, limit: int) -> None:
         handle = env.handle
         if handle is None:
             raise RuntimeError("no scheduler handle")
+        budget.check("uid", uid_len, budget.NAME_BYTES)
         uid = read(uid_ptr, uid_len, "uid").decode("utf-8", "replace")
         rejected = bool(handle.reject_waiting_pod(uid))
         if limit >= 8:
@@ -416,6 +551,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         handle = env.handle
         if handle is None:
             raise RuntimeError("no scheduler handle")
+        budget.check("uid", uid_len, budget.NAME_BYTES)
         uid = read(uid_ptr, uid_len, "uid").decode("utf-8", "replace")
         waiting = handle.get_waiting_pod(uid)
         if waiting is None:

@@ -1,8 +1,9 @@
-"""WasmPlugin: a scheduling-framework plugin backed by a guest (abi.md sections 2-4).
+"""WasmPlugin: a scheduling-framework plugin backed by a guest (upstream's
+scheduler/plugin/plugin.go and guest.go).
 
 The plugin serves exactly the extension points its guest exports (``abi.analyse_exports``)
-and calls only exports that exist. Per call it fills the instance's context (abi.md 4.3),
-calls the export through the fast path and decodes the packed result (abi.md 2.1).
+and calls only exports that exist. Per call it fills the instance's context (upstream's host.go: stack),
+calls the export through the fast path and decodes the packed result (upstream's guest.go: filterFn, scoreFn, ...).
 
 Failures never escape as exceptions: a trap, a deadline (``callTimeoutMilliseconds``), an
 out-of-memory guest or a host-function error fails the call with an Error status
@@ -21,15 +22,13 @@ framework should call whenever a pod's scheduling/binding ends (success or failu
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import (
     NodeScore,
     NominatingInfo,
-    PluginFactory,
     PostFilterResult,
     PreFilterResult,
 )
@@ -49,9 +48,10 @@ if TYPE_CHECKING:
     from wasmsched.framework.interfaces import Handle, NodeToStatus
     from wasmsched.framework.node_info import NodeInfo, PodInfo
 
-__all__ = ["WasmPlugin", "wasm_plugin_factory"]
+__all__ = ["WasmPlugin", "apply_normalized_scores"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_MODE_NOOP = 0  # framework.ModeNoop: the nomination is ignored
 _BINDING_ORDER = ("postbind", "bind", "prebind", "permit", "reserve")
 
 
@@ -83,7 +83,9 @@ class WasmPlugin:
         try:
             wasm = fetch_guest(url, base_dir=config.base_dir)
         except WasmError as exc:
-            raise WasmError(f"wasm: error reading guestURL {url}: {exc.problem}", url) from None
+            raise WasmError(
+                f"wasm: error reading guestURL {url}: {exc.problem}", url, exc.problem
+            ) from None
         try:
             module = load_module(wasm, config.cache_dir)
         except WasmError as exc:
@@ -169,6 +171,8 @@ class WasmPlugin:
                 result = _Result(
                     value, ctx.reason, ctx.node_names, ctx.nominated, ctx.events, ctx.normalized
                 )
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
                 return result
 
@@ -208,6 +212,8 @@ class WasmPlugin:
                     self._host_error("failed enqueue", status.message)
                     return default_events()
                 events = guest.ctx.events
+                if guest.ctx.recorded:
+                    self._env.record_events(guest.ctx.recorded)
                 guest.ctx.reset_results()
             if not events:
                 return default_events()
@@ -221,6 +227,12 @@ class WasmPlugin:
         # ``_invoke`` inlined for the one input PreFilter sets (the others, node name
         # included, are always clear between calls). ``pool.scheduling`` is skipped only
         # when it would change nothing: same pod, no stale binding instance to release.
+        # PreFilter, Filter and Score keep three inlined copies of this block on purpose:
+        # folded into one ``_hot(index, pod, node_name)`` method (callers by index in a
+        # tuple on Guest), an A/B run in one process, noop-wat guest, best of 25 x 30,000
+        # calls alternating, measured Filter 1.64/1.80/1.82 us folded against 1.47/1.67/1.57
+        # us inlined (8-16 % slower; PreFilter similar, Score within noise), so the faster
+        # shape stays.
         if not self._has_prefilter:
             return None, None
         pool = self._pool
@@ -253,6 +265,8 @@ class WasmPlugin:
                     return (None, None) if code == 0 else (None, Status(code))
                 names = ctx.node_names
                 reason = ctx.reason
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
             finally:
                 free.append(True)  # CallLock.release, inlined
@@ -317,6 +331,8 @@ class WasmPlugin:
                 if not ctx.dirty:
                     return None if code == 0 else Status(code)
                 reason = ctx.reason
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
             finally:
                 free.append(True)  # CallLock.release, inlined
@@ -333,8 +349,21 @@ class WasmPlugin:
         if isinstance(r, Status):
             return None, r
         mode, code = split_high_low(r.value)
+        if r.nominated and mode != _MODE_NOOP and not self._in_snapshot(r.nominated):
+            # kube-scheduler's schedule_one.go: handleSchedulingFailure nominates only nodes of
+            # the cache; a name it does not know would leave the pod nominated to nothing
+            message = (
+                f"wasm: postfilter error: nominated node {r.nominated!r} is not in the snapshot"
+            )
+            return None, Status(Code.ERROR, message)
         result = PostFilterResult(NominatingInfo(r.nominated, mode))
         return result, _status(code, r.reason)
+
+    def _in_snapshot(self, name: str) -> bool:
+        try:
+            return self._env.snapshot().get(name) is not None
+        except RuntimeError:  # no handle: nothing to check against
+            return True
 
     # --- PreScore, Score, NormalizeScore ------------------------------------------------------
 
@@ -382,6 +411,8 @@ class WasmPlugin:
                         return value >> 32, None
                     return value >> 32, Status(signed32(value))
                 reason = ctx.reason
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
                 ctx.reset_results()
             finally:
                 free.append(True)  # CallLock.release, inlined
@@ -461,13 +492,19 @@ class WasmPlugin:
     # --- lifecycle ------------------------------------------------------------------------------
 
     def forget_pod(self, uid: str) -> None:
-        """The pod's cycle is over (bound, failed or deleted): free the instance it held."""
-        self._pool.forget(uid)
+        """The pod's cycle is over (bound, failed or deleted): free the instance it held;
+        the pod's next attempt starts with a fresh cycle budget (``budget.CYCLE_BYTES``)."""
+        pool = self._pool
+        for guest in (pool.scheduled, pool.binding.get(uid)):
+            if guest is not None and guest.ctx.cycle_uid == uid:
+                guest.ctx.cycle_uid = None
+        pool.forget(uid)
 
     release = forget_pod
 
     def close(self) -> None:
         self._pool.close()
+        self._env.close()
 
 
 def apply_normalized_scores(raw: bytes, scores: list[NodeScore]) -> str | None:
@@ -477,6 +514,8 @@ def apply_normalized_scores(raw: bytes, scores: list[NodeScore]) -> str | None:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return f"invalid normalized score list: {exc}"
+    except RecursionError:
+        return "invalid normalized score list: nested too deeply"
     if data is None:
         return None
     if not isinstance(data, dict):
@@ -495,12 +534,3 @@ def apply_normalized_scores(raw: bytes, scores: list[NodeScore]) -> str | None:
     for s in scores:
         s.score = data[s.name]
     return None
-
-
-def wasm_plugin_factory(name: str, *, base_dir: Path | None = None) -> PluginFactory:
-    """A registry factory: ``(args, handle) -> WasmPlugin`` for plugin ``name``."""
-
-    def factory(args: Mapping[str, Any], handle: Handle) -> WasmPlugin:
-        return WasmPlugin(name, WasmPluginConfig.from_args(args, base_dir=base_dir), handle)
-
-    return factory

@@ -1,4 +1,5 @@
-"""Guest instances of one plugin: which instance serves which pod (abi.md 4.4, done right).
+"""Guest instances of one plugin: which instance serves which pod (upstream's
+scheduler/plugin/pool.go: guestPool, done right).
 
 Guest-side cycle state lives in the instance, so the pool ties instances to pods:
 
@@ -6,8 +7,8 @@ Guest-side cycle state lives in the instance, so the pool ties instances to pods
   NormalizeScore); sequential cycles reuse it;
 * when a cycle ends with a node chosen (Reserve, or the first binding-phase call for the
   pod), that instance moves to ``binding[uid]``; every later call for the pod (Permit,
-  PreBind, Bind, PostBind, Unreserve) runs on it, never on another pod's instance (abi.md
-  11 items 1-2). A binding-phase call for a pod with no instance of its own gets a fresh one
+  PreBind, Bind, PostBind, Unreserve) runs on it, never on another pod's instance (upstream's
+  pool.go: getForBinding can hand out another pod's instance). A binding-phase call for a pod with no instance of its own gets a fresh one
   (its cycle state is then empty) rather than stealing the next pod's;
 * ``release(uid)`` returns a pod's binding instance to the free list; the plugin calls it
   on every terminal path (item 3). The binding map is bounded (oldest entries are released

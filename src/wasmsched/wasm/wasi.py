@@ -1,18 +1,22 @@
 """Our own ``wasi_snapshot_preview1``: just enough WASI for TinyGo and wasi-libc guests.
 
 wasmtime's WASI cannot hand back what a guest printed during one call, which the error
-messages need, so these are plain host functions on the instance's CallContext (abi.md 1.7):
+messages need, so these are plain host functions on the instance's CallContext (upstream uses wazero's
+wasi_snapshot_preview1, scheduler/plugin/runtime.go: prepareRuntime):
 
 * ``args_*`` from the plugin's ``Args``; no environment; no preopened directories
   (``fd_prestat_get`` answers EBADF, which ends wasi-libc's preopen scan);
-* fd 0 reads EOF; fds 1 and 2 append to one in-memory buffer per instance (capped at
-  1 MiB per call), used to decorate errors and cleared after every call; fds 0-2 report
+* fd 0 reads EOF; fds 1 and 2 append to one in-memory buffer per instance (at most
+  ``budget.OUTPUT_BYTES`` per call, in at most ``budget.MAX_IOVECS`` iovecs per write,
+  checked before copying: more fails the call), used to decorate errors and cleared after
+  every call; fds 0-2 report
   themselves as character devices without seek rights, so wasi-libc line-buffers stdout;
   every other fd is EBADF;
 * deterministic time and randomness: each ``clock_time_get`` read advances that clock by
   1 ms (realtime starts at 2022-01-01T00:00:00Z, monotonic at 0), ``poll_oneoff`` returns
   at once, ``random_get`` draws from a PRNG with a fixed seed per instance;
-* ``proc_exit`` stops the guest (exit 0 during ``_start`` means "initialised", abi.md 4.2).
+* ``proc_exit`` stops the guest (exit 0 during ``_start`` means "initialised", as upstream's
+  runtime.go: prepareRuntime).
 
 Every preview1 function exists, so no guest fails to link merely for importing one; those
 that need a filesystem, sockets or signals answer EBADF, ENOTSUP or ENOSYS.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+from wasmsched.wasm import budget
 from wasmsched.wasm._fastpath import HostFunction, ProcExit
 from wasmsched.wasm.host import CallContext
 
@@ -33,7 +38,6 @@ WASI_MODULE = "wasi_snapshot_preview1"
 ESUCCESS, EBADF, EFAULT, EINVAL = 0, 8, 21, 28
 ENOSYS, ENOTSOCK, ENOTSUP, ESPIPE = 52, 57, 58, 70
 
-_OUT_CAP = 1 << 20
 _REALTIME_BASE_NS = 1_640_995_200 * 1_000_000_000
 _MS = 1_000_000
 _FILETYPE_CHARACTER_DEVICE = 2
@@ -155,19 +159,21 @@ def wasi_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
     def fd_write(fd: int, iovs: int, iovs_len: int, nwritten_ptr: int) -> int:
         if fd not in (1, 2):
             return EBADF
+        budget.check("iovecs", iovs_len, budget.MAX_IOVECS, unit="iovecs")
         table = read(iovs, 8 * iovs_len)
         if table is None:
             return EFAULT
+        pieces = list(struct.iter_unpack("<II", table))
+        total = sum(size for _, size in pieces)
         out = ctx.out
-        total = 0
-        for buf, size in struct.iter_unpack("<II", table):
+        # the sizes are summed before any byte is copied: the budget bounds the work
+        budget.check("stdout/stderr output", len(out) + total, budget.OUTPUT_BYTES)
+        ctx.charge("stdout/stderr output", total, budget.OUTPUT_BYTES)
+        for buf, size in pieces:
             data = read(buf, size)
             if data is None:
                 return EFAULT
-            if len(out) < _OUT_CAP:
-                out += data[: _OUT_CAP - len(out)]
-            total += size
-        ctx.dirty = True
+            out += data
         return ESUCCESS if write(nwritten_ptr, _U32.pack(total & 0xFFFFFFFF)) else EFAULT
 
     def fd_read(fd: int, _iovs: int, _iovs_len: int, nread_ptr: int) -> int:
@@ -204,6 +210,7 @@ def wasi_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
     def poll_oneoff(subs: int, events: int, count: int, nevents_ptr: int) -> int:
         if count == 0:
             return EINVAL
+        budget.check("subscriptions", count, budget.POLL_SUBSCRIPTIONS, unit="subscriptions")
         raw = read(subs, 48 * count)
         if raw is None:
             return EFAULT
@@ -223,6 +230,10 @@ def wasi_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         return ESUCCESS
 
     def random_get(buf: int, size: int) -> int:
+        budget.check("random bytes", size, budget.RANDOM_BYTES)
+        inst = ctx.inst
+        if inst is None or buf + size > inst.memory_size():
+            return EFAULT  # bounds first: nothing is generated for a bad buffer
         return ESUCCESS if write(buf, ctx.rng.randbytes(size)) else EFAULT
 
     def fd_only(fd: int, *_rest: int) -> int:

@@ -8,17 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from wasmsched.api.manifests import ClusterObjects, load_manifests
-from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, default_config, load_config
-from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.config import SchedulerConfig, default_config, load_config
+from wasmsched.config.catalog import PluginCatalog
 from wasmsched.replay.engine import Replay
 from wasmsched.replay.sources import read_trace
+from wasmsched.scheduler.registry import default_registry
 from wasmsched.simulator import Simulation, outcome_to_dict
 from wasmsched.whatif.diff import placement_metrics, summary_metrics
 from wasmsched.whatif.runs import RunSpec, placements_digest
 
 
-def _config(path: Path | None, known: set[str]) -> SchedulerConfig:
-    return load_config(path, known) if path is not None else default_config()
+def _config(path: Path | None, catalog: PluginCatalog) -> SchedulerConfig:
+    return load_config(path, catalog) if path is not None else default_config()
 
 
 def run_document(
@@ -31,9 +32,8 @@ def run_document(
 ) -> dict[str, Any]:
     """``simulate --output json`` (or ``replay`` with a trace) plus final placement
     metrics (allocation per resource, pods per zone)."""
-    registry = in_tree_registry()
-    known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-    sched_config = _config(config, known)
+    registry = default_registry()
+    sched_config = _config(config, registry)
     objects = load_manifests(cluster) if cluster is not None else ClusterObjects()
     if trace:
         events, standing = read_trace(trace, gpu_share)
