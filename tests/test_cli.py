@@ -27,8 +27,20 @@ def test_json_output_contract() -> None:
     data = simulate_json("--cluster", str(EXAMPLE / "cluster.yaml"))
     assert set(data) == {"pods", "summary"}
     for entry in data["pods"]:
-        assert set(entry) == {"namespace", "name", "node", "result", "message", "nominatedNode"}
-        assert entry["result"] in ("Scheduled", "Unschedulable", "Error")
+        assert set(entry) == {
+            "namespace",
+            "name",
+            "node",
+            "result",
+            "message",
+            "nominatedNode",
+            "preemptedBy",
+            "wasPending",
+        }
+        if entry["wasPending"]:
+            assert entry["result"] in ("Scheduled", "Unschedulable", "Error")
+        else:  # already bound in the cluster file
+            assert entry["result"] == "Running" and entry["node"]
     big = next(p for p in data["pods"] if p["name"] == "big-1")
     assert big == {
         "namespace": "shop",
@@ -38,6 +50,8 @@ def test_json_output_contract() -> None:
         "message": "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are "
         "available: 4 No preemption victims found for incoming pod..",
         "nominatedNode": None,
+        "preemptedBy": None,
+        "wasPending": True,
     }
     assert data["summary"]["scheduled"] == 7
 

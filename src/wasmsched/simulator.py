@@ -13,7 +13,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from wasmsched.api.admission import admit_pods
@@ -30,6 +30,12 @@ log = logging.getLogger("wasmsched.simulator")
 # every attempt, for instance, would otherwise be retried forever).
 DEFAULT_MAX_SIMULATED_SECONDS = 24 * 3600.0
 DEFAULT_MAX_CYCLES_PER_POD = 50
+
+# Results of pods the simulation did not schedule (the output contract's extension).
+RUNNING = "Running"  # bound before the run and still there at the end
+SKIPPED = "Skipped"  # left to another scheduler, or being deleted
+PREEMPTED = "Preempted"  # deleted by preemption during the run
+TERMINATED = ("Succeeded", "Failed")  # status.phase of a finished pod, reported as it is
 
 
 class SimClock:
@@ -49,6 +55,24 @@ class Preemption:
 
 
 @dataclass
+class PodReport:
+    """One pod of the cluster as the output reports it.
+
+    ``was_pending`` tells a pod this simulation had to schedule (its ``outcome`` is the
+    scheduler's) from one that was already bound, finished or left to someone else.
+    """
+
+    pod: Pod
+    result: str
+    node: str | None = None
+    message: str = ""
+    nominated_node: str | None = None
+    preempted_by: str | None = None
+    was_pending: bool = False
+    outcome: PodOutcome | None = None
+
+
+@dataclass
 class SimulationResult:
     outcomes: list[PodOutcome]
     other_scheduler_pods: list[Pod]
@@ -60,6 +84,8 @@ class SimulationResult:
     nodes: int
     skipped_plugins: dict[str, list[str]]
     stopped_early: str = ""
+    # Every pod of the cluster, in input order (pending or not).
+    pods: list[PodReport] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         counts = {SCHEDULED: 0, UNSCHEDULABLE: 0, ERROR: 0}
@@ -75,6 +101,11 @@ class SimulationResult:
             "unschedulable": counts.get(UNSCHEDULABLE, 0),
             "error": counts.get(ERROR, 0),
             "pending": counts.get("Pending", 0),
+            "totalPods": len(self.pods),
+            **{
+                key: sum(1 for r in self.pods if r.result == result)
+                for key, result in _OTHER_RESULT_KEYS
+            },
             "nodes": self.nodes,
             "schedulingCycles": self.cycles,
             "simulatedSeconds": round(self.simulated_seconds, 3),
@@ -93,6 +124,15 @@ class SimulationResult:
             "pluginsNotImplemented": self.skipped_plugins,
             "stoppedEarly": self.stopped_early or None,
         }
+
+
+_OTHER_RESULT_KEYS = (
+    ("running", RUNNING),
+    ("skipped", SKIPPED),
+    ("preempted", PREEMPTED),
+    ("succeeded", "Succeeded"),
+    ("failed", "Failed"),
+)
 
 
 class ClusterStore:
@@ -219,10 +259,13 @@ class Simulation:
             self.store.add_node(node)
         pods = admit_pods(self.cluster.pods, self.cluster.others)
         for pod in pods:
-            if pod.node_name:
+            # A finished pod holds nothing: kube-scheduler's pod informer lists pods with
+            # the field selector status.phase!=Succeeded,status.phase!=Failed
+            # (pkg/scheduler/scheduler.go: newPodInformer), so its cache never sees one.
+            if pod.node_name and not pod.is_terminal:
                 self.store.add_pod(pod)
         for pod in pods:
-            if pod.node_name:
+            if pod.node_name or pod.is_terminal:
                 continue
             if pod.scheduler_name not in sched.frameworks:
                 self.other_scheduler_pods.append(pod)
@@ -275,6 +318,7 @@ class Simulation:
         if progress is not None:
             progress(sched.scheduled_pods, total)
         wall = time.perf_counter() - started
+        reports = self._reports(pods)
         return SimulationResult(
             outcomes=list(sched.outcomes.values()),
             other_scheduler_pods=self.other_scheduler_pods,
@@ -286,23 +330,54 @@ class Simulation:
             nodes=len(self.store.nodes),
             skipped_plugins={k: v for k, v in sched.skipped_defaults.items() if v},
             stopped_early=stopped,
+            pods=reports,
         )
+
+    def _reports(self, pods: list[Pod]) -> list[PodReport]:
+        """Every loaded pod, in input order, with what became of it."""
+        outcomes = self.scheduler.outcomes
+        reports: list[PodReport] = []
+        for pod in pods:
+            if pod.is_terminal:
+                reports.append(PodReport(pod, pod.phase, pod.node_name or None))
+                continue
+            outcome = outcomes.get(pod.uid)
+            if outcome is not None:
+                reports.append(
+                    PodReport(
+                        pod,
+                        outcome.result,
+                        outcome.node,
+                        outcome.message,
+                        outcome.nominated_node,
+                        outcome.preempted_by,
+                        was_pending=True,
+                        outcome=outcome,
+                    )
+                )
+            else:
+                reports.append(PodReport(pod, RUNNING, pod.node_name or None))
+        return reports
 
     def close(self) -> None:
         self.scheduler.close()
 
 
-def outcome_to_dict(outcome: PodOutcome, explain: bool = False) -> dict[str, Any]:
-    pod = outcome.pod
+def report_to_dict(report: PodReport, explain: bool = False) -> dict[str, Any]:
+    """A pod's entry in the JSON output (docs/output.md)."""
+    pod = report.pod
     data: dict[str, Any] = {
         "namespace": pod.namespace,
         "name": pod.name,
-        "node": outcome.node,
-        "result": outcome.result,
-        "message": outcome.message,
-        "nominatedNode": outcome.nominated_node,
+        "node": report.node,
+        "result": report.result,
+        "message": report.message,
+        "nominatedNode": report.nominated_node,
+        "preemptedBy": report.preempted_by,
+        "wasPending": report.was_pending,
     }
-    if explain:
+    outcome = report.outcome
+    if explain and outcome is not None:
         data["attempts"] = outcome.attempts
         data["cycles"] = [c.to_dict() for c in outcome.cycles]
     return data

@@ -9,14 +9,14 @@ from rich.table import Table
 
 from wasmsched.framework.runtime import CycleRecord
 from wasmsched.scheduler import PodOutcome
-from wasmsched.simulator import SimulationResult, outcome_to_dict
+from wasmsched.simulator import SimulationResult, report_to_dict
 
 _RESULT_STYLE = {"Scheduled": "green", "Unschedulable": "yellow", "Error": "red"}
 
 
 def result_to_json(result: SimulationResult, explain: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "pods": [outcome_to_dict(o, explain) for o in result.outcomes],
+        "pods": [report_to_dict(r, explain) for r in result.pods],
         "summary": result.summary(),
     }
     if explain:
@@ -40,7 +40,7 @@ def print_table(console: Console, result: SimulationResult) -> None:
     table = Table(title="Pods", title_justify="left")
     for column in ("NAMESPACE", "NAME", "RESULT", "NODE", "MESSAGE"):
         table.add_column(column, overflow="fold")
-    for o in result.outcomes:
+    for o in result.pods:
         style = _RESULT_STYLE.get(o.result, "")
         message = o.message
         if o.nominated_node:

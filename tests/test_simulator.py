@@ -1,0 +1,101 @@
+"""The simulator's run and its report: terminated pods, settling, every pod reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, Pod
+from wasmsched.config import default_config
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator import Simulation, SimulationResult, report_to_dict
+
+REGISTRY = in_tree_registry()
+
+
+def node(name: str, cpu: str = "2", pods: str = "10", zone: str = "") -> Node:
+    labels = {"kubernetes.io/hostname": name}
+    if zone:
+        labels["topology.kubernetes.io/zone"] = zone
+    return Node(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": pods}},
+        }
+    )
+
+
+def pod(
+    name: str,
+    cpu: str = "0",
+    *,
+    node_name: str = "",
+    phase: str = "",
+    gates: tuple[str, ...] = (),
+    priority: int = 0,
+    scheduler: str = "",
+) -> Pod:
+    spec: dict[str, Any] = {
+        "priority": priority,
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    if gates:
+        spec["schedulingGates"] = [{"name": g} for g in gates]
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    manifest: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+    if phase:
+        manifest["status"] = {"phase": phase}
+    return Pod(manifest)
+
+
+def simulate(nodes: list[Node], pods: list[Pod], seed: int = 0) -> SimulationResult:
+    sim = Simulation(
+        ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(), REGISTRY, seed=seed
+    )
+    try:
+        return sim.run()
+    finally:
+        sim.close()
+
+
+def results(result: SimulationResult) -> dict[str, tuple[str, str | None]]:
+    return {r.pod.name: (r.result, r.node) for r in result.pods}
+
+
+@pytest.mark.parametrize(
+    ("phase", "old_result", "new_result"),
+    [
+        ("Succeeded", "Succeeded", ("Scheduled", "n1")),
+        ("Failed", "Failed", ("Scheduled", "n1")),
+        ("Running", "Running", ("Unschedulable", None)),
+        ("", "Running", ("Unschedulable", None)),
+    ],
+)
+def test_terminated_pods_hold_no_capacity_and_are_reported(
+    phase: str, old_result: str, new_result: tuple[str, str | None]
+) -> None:
+    result = simulate(
+        [node("n1", cpu="2")], [pod("old", "2", node_name="n1", phase=phase), pod("new", "2")]
+    )
+    assert results(result) == {"old": (old_result, "n1"), "new": new_result}
+    old = report_to_dict(result.pods[0])
+    assert old["result"] == old_result and old["node"] == "n1" and old["wasPending"] is False
+
+
+def test_unbound_terminated_pod_is_not_scheduled() -> None:
+    result = simulate([node("n1")], [pod("finished", "1", phase="Failed")])
+    assert results(result) == {"finished": ("Failed", None)}
+    assert result.outcomes == [] and result.cycles == 0
+    assert result.summary()["failed"] == 1
