@@ -99,3 +99,32 @@ def test_unbound_terminated_pod_is_not_scheduled() -> None:
     assert results(result) == {"finished": ("Failed", None)}
     assert result.outcomes == [] and result.cycles == 0
     assert result.summary()["failed"] == 1
+
+
+def test_gated_pod_and_pod_that_cannot_fit_settle_in_one_cycle() -> None:
+    result = simulate(
+        [node("n1", cpu="2")], [pod("gated", gates=("example.com/wait",)), pod("big", "4")]
+    )
+    assert result.cycles == 1
+    assert result.simulated_seconds == 0.0
+    assert not result.stopped_early
+    by_name = {r.pod.name: r for r in result.pods}
+    assert by_name["gated"].result == "Unschedulable"
+    assert by_name["gated"].message == "waiting for scheduling gates: [example.com/wait]"
+    assert by_name["big"].result == "Unschedulable"
+    assert by_name["big"].outcome is not None and by_name["big"].outcome.attempts == 1
+
+
+def test_gated_pod_does_not_multiply_cycles_on_a_larger_cluster() -> None:
+    nodes = [node(f"n{i}", cpu="2", zone="ab"[i % 2]) for i in range(20)]
+    pods = [pod(f"fits-{i}", "1500m") for i in range(25)] + [pod("huge", "3")]
+    plain = simulate(nodes, pods)
+    gated = simulate(nodes, [*pods, pod("gated", gates=("example.com/wait",))])
+    assert plain.cycles == gated.cycles
+    assert plain.simulated_seconds == gated.simulated_seconds
+    assert results(plain) == {k: v for k, v in results(gated).items() if k != "gated"}
+    # 20 pods fit, 5 + huge cannot: each pending pod is tried, and retried only after a
+    # change it has not seen (the bindings after its first attempt).
+    assert sum(1 for r in gated.pods if r.result == "Scheduled") == 20
+    assert gated.cycles <= 2 * len(pods)
+    assert not gated.stopped_early

@@ -1096,6 +1096,11 @@ class Scheduler:
         if self.queue.active_len() or self._ready_bindings or len(self.waiting_pods):
             return True
         for info in self.queue.pending():
+            if info.gated:
+                # PreEnqueue keeps a gated pod out of activeQ until the pod itself changes
+                # (pkg/scheduler/backend/queue/scheduling_queue.go: Update re-runs
+                # PreEnqueue); no other cluster change can let it in.
+                continue
             if self._attempt_generation.get(info.pod.uid, -1) != self.cluster_generation:
                 return True
         return False
