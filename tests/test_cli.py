@@ -25,7 +25,7 @@ def simulate_json(*args: str) -> dict:
 
 def test_json_output_contract() -> None:
     data = simulate_json("--cluster", str(EXAMPLE / "cluster.yaml"))
-    assert set(data) == {"pods", "summary"}
+    assert set(data) == {"pods", "nodes", "summary"}
     for entry in data["pods"]:
         assert set(entry) == {
             "namespace",

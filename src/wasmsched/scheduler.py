@@ -260,6 +260,8 @@ class Scheduler:
         self.now = now
         self.rng = random.Random(seed)
         self.explain = explain
+        # With explain: the "namespace/name" of the pods to record (None: every pod).
+        self.explain_pods: frozenset[str] | None = None
         self.cache = Cache()
         self.current_snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
@@ -455,7 +457,8 @@ class Scheduler:
         self.cycles += 1
         outcome.attempts = info.attempts
         self._attempt_generation[pod.uid] = self.cluster_generation
-        record = CycleRecord() if self.explain else None
+        explained = self.explain and (self.explain_pods is None or pod.key in self.explain_pods)
+        record = CycleRecord() if explained else None
         fwk.recorder = record
         if record is not None:
             outcome.cycles.append(record)

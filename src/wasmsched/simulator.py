@@ -19,8 +19,10 @@ from typing import Any
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
+from wasmsched.api.resources import Resource
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Event, Registry
+from wasmsched.framework.runtime import CycleRecord
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, PodOutcome, Scheduler
 
@@ -52,6 +54,7 @@ class Preemption:
     node: str
     preemptor: str
     time: float
+    uid: str = ""  # the victim's
 
 
 @dataclass
@@ -73,6 +76,44 @@ class PodReport:
 
 
 @dataclass
+class NodeReport:
+    """A node's utilization at the end of the run: what its bound pods request.
+
+    Amounts are integers: milli-CPU for ``cpu``, bytes for memory and storage, counts for
+    ``pods`` and for extended resources. Terminated pods count for nothing.
+    """
+
+    name: str
+    allocatable: dict[str, int]
+    requested: dict[str, int]
+    pods: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "allocatable": {k: format_amount(k, v) for k, v in self.allocatable.items()},
+            "requested": {k: format_amount(k, v) for k, v in self.requested.items()},
+            "pods": self.pods,
+        }
+
+
+_BYTES = ("memory", "ephemeral-storage")
+_BINARY_SUFFIXES = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """A quantity string as Kubernetes writes it: cpu in cores or millicores, bytes with the
+    largest binary suffix that divides them exactly, counts as integers."""
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if amount and (resource in _BYTES or resource.startswith("hugepages-")):
+        for suffix, size in _BINARY_SUFFIXES:
+            if amount % size == 0:
+                return f"{amount // size}{suffix}"
+    return str(amount)
+
+
+@dataclass
 class SimulationResult:
     outcomes: list[PodOutcome]
     other_scheduler_pods: list[Pod]
@@ -86,6 +127,7 @@ class SimulationResult:
     stopped_early: str = ""
     # Every pod of the cluster, in input order (pending or not).
     pods: list[PodReport] = field(default_factory=list)
+    node_reports: list[NodeReport] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         counts = {SCHEDULED: 0, UNSCHEDULABLE: 0, ERROR: 0}
@@ -148,6 +190,7 @@ class ClusterStore:
         self.conditions: dict[str, tuple[str, str]] = {}
         self.scheduler: Scheduler | None = None
         self._preemptor: Pod | None = None
+        self._uid_of: dict[str, str] = {}  # "namespace/name" -> uid, to find a preemptor
 
     # --- ClusterWriter ------------------------------------------------------------------
 
@@ -187,13 +230,25 @@ class ClusterStore:
                 node=current.node_name,
                 preemptor=reason,
                 time=self.clock.now(),
+                uid=current.uid,
             )
         )
         self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
+        record = self._current_record(self._uid_of.get(reason, ""))
+        if record is not None:
+            record.victims.append(current.key)
         if self.scheduler is not None:
             self.scheduler.on_pod_delete(current)
 
+    def _current_record(self, uid: str) -> CycleRecord | None:
+        """The explain record of a pod's attempt under way (None when not explained)."""
+        outcome = self.scheduler.outcomes.get(uid) if self.scheduler is not None else None
+        return outcome.cycles[-1] if outcome is not None and outcome.cycles else None
+
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
+        record = self._current_record(pod.uid)
+        if record is not None:
+            record.nominated_node = node_name or None
         current = self.pods.get(pod.uid)
         if current is None or current.nominated_node_name == node_name:
             return
@@ -217,6 +272,7 @@ class ClusterStore:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods[pod.uid] = pod
+        self._uid_of[pod.key] = pod.uid
         if self.scheduler is not None:
             self.scheduler.on_pod_add(pod)
 
@@ -235,16 +291,19 @@ class Simulation:
         seed: int = 0,
         explain: bool = False,
         max_simulated_seconds: float = DEFAULT_MAX_SIMULATED_SECONDS,
+        explain_pods: frozenset[str] | None = None,
     ) -> None:
         self.clock = SimClock()
         self.store = ClusterStore(self.clock)
         self.scheduler = Scheduler(config, registry, self.store, self.clock.now, seed, explain)
+        self.scheduler.explain_pods = explain_pods
         self.store.scheduler = self.scheduler
         self.cluster = cluster
         self.max_simulated_seconds = max_simulated_seconds
         self._arrivals: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self.other_scheduler_pods: list[Pod] = []
+        self._skipped: dict[str, str] = {}  # uid -> why this simulation does not schedule it
 
     def at(self, when: float, fn: Callable[[], None]) -> None:
         """Schedules a cluster change (a traced arrival, a completion) at simulated time."""
@@ -269,6 +328,11 @@ class Simulation:
                 continue
             if pod.scheduler_name not in sched.frameworks:
                 self.other_scheduler_pods.append(pod)
+                self.store.pods[pod.uid] = pod
+                continue
+            if pod.deletion_timestamp:
+                # pkg/scheduler/schedule_one.go: skipPodSchedule skips a pod being deleted.
+                self._skipped[pod.uid] = "being deleted (metadata.deletionTimestamp is set)"
                 self.store.pods[pod.uid] = pod
                 continue
             self.store.add_pod(pod)
@@ -331,17 +395,72 @@ class Simulation:
             skipped_plugins={k: v for k, v in sched.skipped_defaults.items() if v},
             stopped_early=stopped,
             pods=reports,
+            node_reports=self._node_reports(),
         )
+
+    def _node_reports(self) -> list[NodeReport]:
+        """Requested and allocatable per node, counting bound pods only (not assumed ones)."""
+        cache = self.scheduler.cache
+        reports: list[NodeReport] = []
+        for name in self.store.nodes:
+            info = cache.nodes.get(name)
+            if info is None:
+                continue
+            bound = [pi.pod for pi in info.pods if not cache.is_assumed(pi.pod.uid)]
+            requested = Resource()
+            for pod in bound:
+                requested.add(pod.requests)
+            requested.allowed_pod_number = len(bound)
+            names = list(info.allocatable.names())
+            names += [n for n in requested.names() if n not in names]
+            reports.append(
+                NodeReport(
+                    name,
+                    {n: info.allocatable.get(n) for n in names},
+                    {n: requested.get(n) for n in names},
+                    len(bound),
+                )
+            )
+        return reports
 
     def _reports(self, pods: list[Pod]) -> list[PodReport]:
         """Every loaded pod, in input order, with what became of it."""
         outcomes = self.scheduler.outcomes
+        preempted = {p.uid: p for p in self.store.preemptions if p.preemptor}
+        for p in self.other_scheduler_pods:
+            self._skipped[p.uid] = (
+                f'schedulerName "{p.scheduler_name}" has no profile here: left to that scheduler'
+            )
         reports: list[PodReport] = []
         for pod in pods:
             if pod.is_terminal:
                 reports.append(PodReport(pod, pod.phase, pod.node_name or None))
                 continue
             outcome = outcomes.get(pod.uid)
+            victim = preempted.get(pod.uid)
+            if victim is not None:
+                # Deleted by preemption, whether it ran before the run or was bound in it.
+                if outcome is not None:
+                    outcome.result = PREEMPTED
+                    outcome.node = victim.node or None
+                    outcome.preempted_by = victim.preemptor
+                reports.append(
+                    PodReport(
+                        pod,
+                        PREEMPTED,
+                        victim.node or None,
+                        f"preempted by {victim.preemptor} on {victim.node} at "
+                        f"{victim.time:.3f} simulated seconds",
+                        preempted_by=victim.preemptor,
+                        was_pending=outcome is not None,
+                        outcome=outcome,
+                    )
+                )
+                continue
+            skipped = self._skipped.get(pod.uid)
+            if skipped is not None:
+                reports.append(PodReport(pod, SKIPPED, None, skipped))
+                continue
             if outcome is not None:
                 reports.append(
                     PodReport(

@@ -75,16 +75,44 @@ class CycleRecord:
     """What explain mode keeps of one scheduling cycle (kube-scheduler-simulator style)."""
 
     pre_filter: dict[str, str] = field(default_factory=dict)
-    # node -> plugin -> "passed" | reason
-    filter: dict[str, dict[str, str]] = field(default_factory=dict)
     post_filter: dict[str, str] = field(default_factory=dict)
     pre_score: dict[str, str] = field(default_factory=dict)
-    # node -> plugin -> (raw, normalized, weighted)
-    score: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     reserve: dict[str, str] = field(default_factory=dict)
     permit: dict[str, str] = field(default_factory=dict)
     bind: dict[str, str] = field(default_factory=dict)
     selected_node: str | None = None
+    nominated_node: str | None = None  # set by PostFilter (preemption) in this cycle
+    victims: list[str] = field(default_factory=list)  # "namespace/name" deleted for it
+    # Recorded cheaply (one tuple per node, one per Score plugin), formatted on demand:
+    # the Filter plugins that ran, in order; per node (node, rejecting plugin, status).
+    filter_order: tuple[str, ...] | None = None
+    filter_rows: list[tuple[str, str | None, Status | None]] = field(default_factory=list)
+    # per Score plugin: (plugin, weight, nodes, raw scores, normalized scores)
+    score_rows: list[tuple[str, int, list[str], list[int], list[int]]] = field(default_factory=list)
+
+    @property
+    def filter(self) -> dict[str, dict[str, str]]:
+        """node -> plugin -> "passed" | reason; plugins after a rejection did not run."""
+        order = self.filter_order or ()
+        out: dict[str, dict[str, str]] = {}
+        for node, rejector, status in self.filter_rows:
+            verdicts: dict[str, str] = {}
+            for name in order:
+                if name == rejector:
+                    verdicts[name] = _verdict(status)
+                    break
+                verdicts[name] = "passed"
+            out[node] = verdicts
+        return out
+
+    @property
+    def score(self) -> dict[str, dict[str, list[int]]]:
+        """node -> plugin -> [raw, normalized, weighted]."""
+        out: dict[str, dict[str, list[int]]] = {}
+        for name, weight, nodes, raw, normalized in self.score_rows:
+            for i, node in enumerate(nodes):
+                out.setdefault(node, {})[name] = [raw[i], normalized[i], normalized[i] * weight]
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +130,8 @@ class CycleRecord:
             "permit": self.permit,
             "bind": self.bind,
             "selectedNode": self.selected_node,
+            "nominatedNode": self.nominated_node,
+            "victims": self.victims,
         }
 
 
@@ -328,6 +358,8 @@ class Framework:
         """k8s RunFilterPlugins: the first non-success status wins; non-rejections are errors."""
         skip = state.skip_filter_plugins
         rec = self.recorder
+        if rec is not None and rec.filter_order is None:
+            rec.filter_order = tuple(n for n, _ in self._filters if n not in skip)
         for name, filter_fn in self._filters:
             if skip and name in skip:
                 continue
@@ -336,9 +368,9 @@ class Framework:
                 status = filter_fn(state, pod, node_info)
             except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-            if rec is not None:
-                rec.filter.setdefault(node_info.name, {})[name] = _verdict(status)
             if status is not None and status.code != Code.SUCCESS:
+                if rec is not None:
+                    rec.filter_rows.append((node_info.name, name, status))
                 if status.code not in (2, 3, 6):
                     return _with_plugin(
                         Status(Code.ERROR, f"running {name!r} filter plugin: {status.message}"),
@@ -346,6 +378,8 @@ class Framework:
                     )
                 status.plugin = name
                 return status
+        if rec is not None:
+            rec.filter_rows.append((node_info.name, None, None))
         return None
 
     @property
@@ -468,8 +502,10 @@ class Framework:
                 entry = totals[i]
                 entry.scores.append(PluginScore(name, weighted))
                 entry.total_score += weighted
-                if rec is not None and raw is not None:
-                    rec.score.setdefault(node_score.name, {})[name] = [raw[i], value, weighted]
+            if rec is not None and raw is not None:
+                rec.score_rows.append(
+                    (name, weight, [s.name for s in scores], raw, [s.score for s in scores])
+                )
         return totals, None
 
     def run_reserve_plugins_reserve(
