@@ -128,3 +128,96 @@ def test_gated_pod_does_not_multiply_cycles_on_a_larger_cluster() -> None:
     assert sum(1 for r in gated.pods if r.result == "Scheduled") == 20
     assert gated.cycles <= 2 * len(pods)
     assert not gated.stopped_early
+
+
+def test_preempted_pods_are_reported_with_their_preemptor() -> None:
+    # "low" runs on the only node; "high" needs its CPU: low is deleted, high takes n1.
+    result = simulate(
+        [node("n1", cpu="2")], [pod("low", "2", node_name="n1"), pod("high", "2", priority=10)]
+    )
+    by_name = {r.pod.name: r for r in result.pods}
+    assert (by_name["low"].result, by_name["low"].node) == ("Preempted", "n1")
+    assert by_name["low"].preempted_by == "default/high"
+    assert by_name["low"].was_pending is False
+    assert "preempted by default/high on n1" in by_name["low"].message
+    assert (by_name["high"].result, by_name["high"].node) == ("Scheduled", "n1")
+    assert report_to_dict(by_name["low"])["preemptedBy"] == "default/high"
+    assert result.summary()["preempted"] == 1
+
+
+def test_pod_scheduled_early_then_preempted_is_reported_preempted() -> None:
+    nodes = [node("n1", cpu="2")]
+    sim = Simulation(
+        ClusterObjects(nodes=nodes, pods=[pod("early", "2")], others=[]), default_config(), REGISTRY
+    )
+    late = pod("late", "2", priority=100)
+    sim.at(60.0, lambda: sim.store.add_pod(late))
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    by_name = {o.pod.name: o for o in result.outcomes}
+    assert by_name["early"].result == "Preempted"
+    assert by_name["early"].preempted_by == "default/late"
+    (early,) = [r for r in result.pods if r.pod.name == "early"]
+    assert (early.result, early.node, early.was_pending) == ("Preempted", "n1", True)
+    assert [(r.pod.name, r.result) for r in result.pods] == [
+        ("early", "Preempted"),
+        ("late", "Scheduled"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "result_name", "message"),
+    [
+        (
+            {"spec": {"schedulerName": "other-scheduler"}},
+            "Skipped",
+            'schedulerName "other-scheduler" has no profile here: left to that scheduler',
+        ),
+        (
+            {"metadata": {"deletionTimestamp": "2024-01-01T00:00:00Z"}},
+            "Skipped",
+            "being deleted (metadata.deletionTimestamp is set)",
+        ),
+    ],
+)
+def test_pods_this_simulation_does_not_schedule_are_skipped(
+    extra: dict[str, Any], result_name: str, message: str
+) -> None:
+    base = pod("p", "1").manifest
+    manifest = {
+        **base,
+        "metadata": {**base["metadata"], **extra.get("metadata", {})},
+        "spec": {**base["spec"], **extra.get("spec", {})},
+    }
+    result = simulate([node("n1")], [Pod(manifest), pod("ours", "1")])
+    by_name = {r.pod.name: r for r in result.pods}
+    assert (by_name["p"].result, by_name["p"].node, by_name["p"].message) == (
+        result_name,
+        None,
+        message,
+    )
+    assert by_name["ours"].result == "Scheduled"
+    assert result.summary()["skipped"] == 1
+
+
+def test_node_reports_count_bound_pods_only() -> None:
+    result = simulate(
+        [node("n1", cpu="4"), node("n2", cpu="2")],
+        [
+            pod("running", "1500m", node_name="n1"),
+            pod("done", "2", node_name="n1", phase="Succeeded"),
+            pod("new", "2"),
+            pod("gated", "1", gates=("g",)),
+        ],
+    )
+    nodes = {n.name: n for n in result.node_reports}
+    placed = {r.pod.name: r.node for r in result.pods if r.result in ("Running", "Scheduled")}
+    for name, report in nodes.items():
+        on_it = [p for p, n in placed.items() if n == name]
+        assert report.pods == len(on_it) == report.requested["pods"]
+    cpu = {name: n.requested["cpu"] for name, n in nodes.items()}
+    assert sum(cpu.values()) == 3500  # running + new; done and gated hold nothing
+    assert nodes["n1"].allocatable["cpu"] == 4000
+    assert nodes["n1"].to_dict()["allocatable"]["memory"] == "4Gi"

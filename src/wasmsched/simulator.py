@@ -432,7 +432,13 @@ class Simulation:
                 f'schedulerName "{p.scheduler_name}" has no profile here: left to that scheduler'
             )
         reports: list[PodReport] = []
-        for pod in pods:
+        seen: set[str] = set()
+        # Loaded pods first, then those that arrived during the run (Simulation.at).
+        arrived = [o.pod for o in outcomes.values()] + list(self.store.pods.values())
+        for pod in [*pods, *arrived]:
+            if pod.uid in seen:
+                continue
+            seen.add(pod.uid)
             if pod.is_terminal:
                 reports.append(PodReport(pod, pod.phase, pod.node_name or None))
                 continue
