@@ -1,4 +1,4 @@
-"""The command line contract of DESIGN.md: simulate, inspect, bad input."""
+"""The command line contract (README, docs/output.md): simulate, inspect, run flags, bad input."""
 
 from __future__ import annotations
 
