@@ -91,4 +91,27 @@ def test_explain_prints_plugin_and_guest_reasons_verbatim(reason: str, nodes: in
     assert "7/3/6" in out  # raw / normalized / weighted
     assert "selected node: n[0]" in out
     if nodes > 20:
-        assert f"Filter: {nodes // 2} of {nodes} nodes evaluated passed" in out
+        assert f"Filter: {nodes // 2} of {nodes} evaluated nodes passed" in out
+
+
+@pytest.mark.parametrize("explain", [False, True])
+@pytest.mark.parametrize("pods", [0, 1, 3])
+def test_streamed_json_is_the_document_json_dumps_prints(explain: bool, pods: int) -> None:
+    import io
+    import json
+
+    from wasmsched.cli.report import result_to_json, write_json
+
+    reports = []
+    for i in range(pods):
+        p = pod(f"p{i}")
+        record = CycleRecord(filter_order=("F",), filter_rows=[("n\\n1", None, None)])
+        outcome = PodOutcome(p, "default-scheduler", "Scheduled", "n1", "a\\nb", cycles=[record])
+        reports.append(
+            PodReport(p, "Scheduled", "n1", "line\\nbreak", was_pending=True, outcome=outcome)
+        )
+    nodes = [NodeReport("n1", {"cpu": 1000}, {"cpu": 0}, 0)]
+    result = result_with(reports, nodes)
+    out = io.StringIO()
+    write_json(result, out, explain)
+    assert out.getvalue() == json.dumps(result_to_json(result, explain), indent=2) + "\n"

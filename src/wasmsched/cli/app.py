@@ -199,7 +199,7 @@ def simulate(
             stream=sys.stderr,
         )
     from wasmsched.api.manifests import load_manifests
-    from wasmsched.cli.report import print_explain, print_table, result_to_json, write_explain_lines
+    from wasmsched.cli.report import print_explain, print_table, write_explain_lines, write_json
     from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
     from wasmsched.errors import WasmschedError
     from wasmsched.plugins.registry import in_tree_registry
@@ -241,7 +241,7 @@ def simulate(
         except OSError as err:
             _fail(f"{explain_output}: {err.strerror or err}")
     if output is OutputFormat.json:
-        typer.echo(json.dumps(result_to_json(result, explain, explain_pods), indent=2))
+        write_json(result, sys.stdout, explain, explain_pods)
     else:
         console = Console()
         if explain:

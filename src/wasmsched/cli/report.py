@@ -64,20 +64,51 @@ def result_to_json(
         "summary": result.summary(),
     }
     if explain:
-        data["events"] = [
-            {
-                "time": e.time,
-                "object": f"{e.regarding.namespace}/{e.regarding.name}"
-                if e.regarding.namespace
-                else e.regarding.name,
-                "type": e.type,
-                "reason": e.reason,
-                "action": e.action,
-                "note": e.note,
-            }
-            for e in result.events
-        ]
+        data["events"] = _events(result)
     return data
+
+
+def write_json(
+    result: SimulationResult,
+    out: IO[str],
+    explain: bool = False,
+    explain_pods: frozenset[str] | None = None,
+) -> None:
+    """``result_to_json`` as ``json.dumps(..., indent=2)`` prints it, one pod at a time:
+    the explain record of 200 pods on 500 nodes is tens of megabytes of JSON."""
+    out.write('{\n  "pods": [')
+    for i, r in enumerate(result.pods):
+        entry = report_to_dict(r, explain and (explain_pods is None or r.pod.key in explain_pods))
+        out.write(",\n    " if i else "\n    ")
+        # json.dumps escapes newlines inside strings: every newline here is indentation.
+        out.write(json.dumps(entry, indent=2).replace("\n", "\n    "))
+    out.write("\n  ]" if result.pods else "]")
+    rest: dict[str, Any] = {
+        "nodes": [n.to_dict() for n in result.node_reports],
+        "summary": result.summary(),
+    }
+    if explain:
+        rest["events"] = _events(result)
+    for key, value in rest.items():
+        out.write(f",\n  {json.dumps(key)}: ")
+        out.write(json.dumps(value, indent=2).replace("\n", "\n  "))
+    out.write("\n}\n")
+
+
+def _events(result: SimulationResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "time": e.time,
+            "object": f"{e.regarding.namespace}/{e.regarding.name}"
+            if e.regarding.namespace
+            else e.regarding.name,
+            "type": e.type,
+            "reason": e.reason,
+            "action": e.action,
+            "note": e.note,
+        }
+        for e in result.events
+    ]
 
 
 def write_explain_lines(result: SimulationResult, out: IO[str]) -> int:
@@ -283,7 +314,7 @@ def _filter_groups(console: Console, filters: dict[str, dict[str, str]]) -> None
             passed += 1
         else:
             groups.setdefault(rejection, []).append(node)
-    console.print(Text(f"Filter: {passed} of {len(filters)} nodes evaluated passed", "bold"))
+    console.print(Text(f"Filter: {passed} of {len(filters)} evaluated nodes passed", "bold"))
     for (plugin, verdict), nodes in sorted(groups.items(), key=lambda g: -len(g[1])):
         shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
         console.print(Text(f"  {plugin}: {verdict}: {len(nodes)} nodes ({shown})"))
@@ -302,6 +333,9 @@ def _score_table(
             best.append(chosen)
         title += f", best {len(best)} of {len(nodes)} nodes"
         nodes = best
+        # Plain aligned text: a rich Table per attempt costs more than the attempt itself.
+        _score_text(console, title, plugins, [(n, scores[n], totals[n]) for n in nodes], chosen)
+        return
     table = Table(title=title, title_justify="left")
     table.add_column("NODE", overflow="fold", no_wrap=False)
     for name in plugins:
@@ -319,6 +353,30 @@ def _score_table(
             str(totals[node]),
         )
     console.print(table)
+
+
+def _score_text(
+    console: Console,
+    title: str,
+    plugins: list[str],
+    rows: list[tuple[str, dict[str, list[int]], int]],
+    chosen: str | None,
+) -> None:
+    header = ["NODE", *plugins, "TOTAL"]
+    body = [
+        [
+            node + (" *" if node == chosen else ""),
+            *("/".join(str(x) for x in ps[p]) if p in ps else "-" for p in plugins),
+            str(total),
+        ]
+        for node, ps, total in rows
+    ]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in body]
+    text = Text(title + "\n", style="italic")
+    text.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), "bold")
+    text.append("\n" + "\n".join(line.rstrip() for line in lines))
+    console.print(text, soft_wrap=True)
 
 
 def _cell(verdict: str | None) -> Text:
