@@ -273,7 +273,7 @@ def inspect(
     if plugin.is_dir():
         _fail(f"{plugin}: is a directory, not a wasm plugin (give a .wasm or .wat file)")
     if not plugin.is_file():
-        _fail(f"{plugin}: no such file")
+        _fail(f"{plugin}: {'not a regular file' if plugin.exists() else 'no such file'}")
     kind = _file_kind(plugin)
     if kind:
         _fail(f"{plugin}: {kind}, not a wasm plugin (no \\0asm header, not WebAssembly text)")
