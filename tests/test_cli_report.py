@@ -117,3 +117,36 @@ def test_streamed_json_is_the_document_json_dumps_prints(explain: bool, pods: in
     assert json.loads(out.getvalue()) == result_to_json(result, explain)
     if not explain:  # byte for byte what json.dumps prints
         assert out.getvalue() == json.dumps(result_to_json(result, explain), indent=2) + "\n"
+
+
+def test_record_json_is_the_records_dict() -> None:
+    import json
+    from pathlib import Path
+
+    from wasmsched.api.manifests import load_manifests
+    from wasmsched.cli.report import record_json
+    from wasmsched.config import default_config
+    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.simulator import Simulation
+
+    root = Path(__file__).resolve().parents[1]
+    objects = load_manifests(root / "tests" / "scenarios" / "preemption_mixed.yaml")
+    sim = Simulation(objects, default_config(), in_tree_registry(), explain=True)
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    records = [c for o in result.outcomes for c in o.cycles]
+    assert records and any(r.victims for r in records)
+    assert any(v != "passed" for r in records for vs in r.filter.values() for v in vs.values())
+    for record in records:
+        assert json.loads(record_json(record)) == record.to_dict()
+    # a node filtered twice (with and without nominated pods): the last run is kept
+    twice = CycleRecord(filter_order=("A", "B"))
+    status = Status(Code.UNSCHEDULABLE, 'quote " and \\[y]')
+    twice.filter_rows += [("n", "B", status), ("m", "B", status), ("n", None, None)]
+    assert json.loads(record_json(twice)) == twice.to_dict()
+    assert twice.to_dict()["filter"] == {
+        "n": {"A": "passed", "B": "passed"},
+        "m": {"A": "passed", "B": 'Unschedulable: quote " and \\[y]'},
+    }

@@ -17,7 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from wasmsched.cli.choices import Only
-from wasmsched.framework.runtime import CycleRecord
+
+# _verdict: the record's own formatting of a Status, so both renderings agree.
+from wasmsched.framework.runtime import CycleRecord, _verdict
 from wasmsched.scheduler import PodOutcome
 from wasmsched.simulator import (
     NodeReport,
@@ -79,13 +81,18 @@ def write_json(
     nodes is tens of megabytes, and only unindented JSON has the C encoder."""
     out.write('{\n  "pods": [')
     for i, r in enumerate(result.pods):
-        entry = report_to_dict(r, explain and (explain_pods is None or r.pod.key in explain_pods))
-        cycles = entry.pop("cycles", None)
+        entry = report_to_dict(r)
+        outcome = r.outcome if explain else None  # None: no explain record to print
+        if outcome is not None and explain_pods is not None and r.pod.key not in explain_pods:
+            outcome = None
+        if outcome is not None:
+            entry["attempts"] = outcome.attempts
         out.write(",\n    " if i else "\n    ")
         # json.dumps escapes newlines inside strings: every newline here is indentation.
         text = json.dumps(entry, indent=2).replace("\n", "\n    ")
-        if cycles is not None:
-            text = f'{text[:-6]},\n      "cycles": {json.dumps(cycles)}\n    }}'
+        if outcome is not None:
+            cycles_json = ",".join(record_json(c) for c in outcome.cycles)
+            text = f'{text[:-6]},\n      "cycles": [{cycles_json}]\n    }}'
         out.write(text)
     out.write("\n  ]" if result.pods else "]")
     rest: dict[str, Any] = {
@@ -116,6 +123,54 @@ def _events(result: SimulationResult) -> list[dict[str, Any]]:
     ]
 
 
+def record_json(record: CycleRecord) -> str:
+    """``json.dumps(record.to_dict())`` (compact), written from the recorded tuples.
+
+    Most nodes share a verdict prefix ("passed" up to the rejecting plugin) and most
+    verdicts repeat: building the strings directly is several times faster than building
+    a dict per node for the encoder.
+    """
+    dumps = json.dumps
+    order = record.filter_order or ()
+    keys = [dumps(name) for name in order]
+    passed = [f'{key}:"passed"' for key in keys]
+    all_passed = "{" + ",".join(passed) + "}"
+    index = {name: i for i, name in enumerate(order)}
+    verdicts: dict[int, str] = {}  # id(status) -> its JSON, statuses are often shared
+    filters: dict[str, str] = {}  # the last run on a node wins, as in CycleRecord.filter
+    for node, rejector, status in record.filter_rows:
+        i = index.get(rejector, -1) if rejector is not None else -1
+        if i < 0:
+            filters[node] = all_passed
+            continue
+        text = verdicts.get(id(status))
+        if text is None:
+            text = verdicts[id(status)] = dumps(_verdict(status))
+        filters[node] = "{" + ",".join([*passed[:i], f"{keys[i]}:{text}"]) + "}"
+    scores: dict[str, list[str]] = {}
+    for name, weight, nodes, raw, normalized in record.score_rows:
+        key = dumps(name)
+        for j, node in enumerate(nodes):
+            n = normalized[j]
+            scores.setdefault(node, []).append(
+                f'{key}:{{"raw":{raw[j]},"normalized":{n},"weighted":{n * weight}}}'
+            )
+    parts = [
+        f'"preFilter":{dumps(record.pre_filter)}',
+        '"filter":{' + ",".join(f"{dumps(n)}:{v}" for n, v in filters.items()) + "}",
+        f'"postFilter":{dumps(record.post_filter)}',
+        f'"preScore":{dumps(record.pre_score)}',
+        '"score":{' + ",".join(f"{dumps(n)}:{{{','.join(v)}}}" for n, v in scores.items()) + "}",
+        f'"reserve":{dumps(record.reserve)}',
+        f'"permit":{dumps(record.permit)}',
+        f'"bind":{dumps(record.bind)}',
+        f'"selectedNode":{dumps(record.selected_node)}',
+        f'"nominatedNode":{dumps(record.nominated_node)}',
+        f'"victims":{dumps(record.victims)}',
+    ]
+    return "{" + ",".join(parts) + "}"
+
+
 def write_explain_lines(result: SimulationResult, out: IO[str]) -> int:
     """One JSON object per scheduling attempt of every explained pod; returns the count."""
     lines = 0
@@ -124,14 +179,11 @@ def write_explain_lines(result: SimulationResult, out: IO[str]) -> int:
         if outcome is None:
             continue
         for attempt, record in enumerate(outcome.cycles, 1):
-            line: dict[str, Any] = {
-                "pod": report.pod.key,
-                "attempt": attempt,
-                "finalResult": report.result,
-                **record.to_dict(),
-            }
-            out.write(json.dumps(line, separators=(",", ":")))
-            out.write("\n")
+            head = json.dumps(
+                {"pod": report.pod.key, "attempt": attempt, "finalResult": report.result},
+                separators=(",", ":"),
+            )
+            out.write(f"{head[:-1]},{record_json(record)[1:]}\n")
             lines += 1
     return lines
 
