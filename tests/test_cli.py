@@ -453,6 +453,7 @@ def test_version() -> None:
 
 
 COMMAND_OPTIONS = {
+    "": ["--version"],
     "simulate": ["--cluster", "--explain-pod", "--explain-output", "--fail-on-unschedulable"],
     "inspect": ["--guest-config", "--arg"],
     "run": ["--leader-elect-resource-namespace", "--leader-elect-renew-deadline", "--port"],
@@ -464,7 +465,7 @@ COMMAND_OPTIONS = {
 @pytest.mark.parametrize("flag", ["-h", "--help"])
 def test_help_at_80_columns_keeps_option_names_whole(command: str, flag: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "wasmsched", command, flag],
+        [sys.executable, "-m", "wasmsched", *([command] if command else []), flag],
         capture_output=True,
         text=True,
         timeout=60,
