@@ -1,4 +1,4 @@
-"""The command line contract of DESIGN.md: simulate, inspect, bad input."""
+"""The command line contract (README, docs/output.md): simulate, inspect, run flags, bad input."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -25,10 +26,22 @@ def simulate_json(*args: str) -> dict:
 
 def test_json_output_contract() -> None:
     data = simulate_json("--cluster", str(EXAMPLE / "cluster.yaml"))
-    assert set(data) == {"pods", "summary"}
+    assert set(data) == {"pods", "nodes", "summary"}
     for entry in data["pods"]:
-        assert set(entry) == {"namespace", "name", "node", "result", "message", "nominatedNode"}
-        assert entry["result"] in ("Scheduled", "Unschedulable", "Error")
+        assert set(entry) == {
+            "namespace",
+            "name",
+            "node",
+            "result",
+            "message",
+            "nominatedNode",
+            "preemptedBy",
+            "wasPending",
+        }
+        if entry["wasPending"]:
+            assert entry["result"] in ("Scheduled", "Unschedulable", "Error")
+        else:  # already bound in the cluster file
+            assert entry["result"] == "Running" and entry["node"]
     big = next(p for p in data["pods"] if p["name"] == "big-1")
     assert big == {
         "namespace": "shop",
@@ -38,6 +51,8 @@ def test_json_output_contract() -> None:
         "message": "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are "
         "available: 4 No preemption victims found for incoming pod..",
         "nominatedNode": None,
+        "preemptedBy": None,
+        "wasPending": True,
     }
     assert data["summary"]["scheduled"] == 7
 
@@ -249,3 +264,270 @@ def test_inspect_passes_guest_config_to_start_up(tmp_path: Path) -> None:
     with_config = runner.invoke(app, ["inspect", str(guest), "--guest-config", "{}"])
     assert with_config.exit_code == 0, with_config.stdout
     assert "loadable: yes" in with_config.stdout
+
+
+# --- the output contract's extensions (docs/output.md) ------------------------------------
+
+PREEMPTION = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: default}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high, namespace: default}
+spec:
+  priority: 100
+  containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gated, namespace: default}
+spec:
+  schedulingGates: [{name: example.com/wait}]
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: theirs, namespace: default}
+spec:
+  schedulerName: other
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: done, namespace: default}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]
+status: {phase: Failed}
+"""
+
+
+def test_json_lists_every_pod_and_the_nodes(tmp_path: Path) -> None:
+    cluster = write(tmp_path, "c.yaml", PREEMPTION)
+    data = simulate_json("--cluster", str(cluster))
+    pods = {p["name"]: p for p in data["pods"]}
+    assert [p["name"] for p in data["pods"]] == ["low", "high", "gated", "theirs", "done"]
+    assert {n: (p["result"], p["node"]) for n, p in pods.items()} == {
+        "low": ("Preempted", "n1"),
+        "high": ("Scheduled", "n1"),
+        "gated": ("Unschedulable", None),
+        "theirs": ("Skipped", None),
+        "done": ("Failed", "n1"),
+    }
+    assert pods["low"]["preemptedBy"] == "default/high"
+    assert "other" in pods["theirs"]["message"]
+    assert [p["wasPending"] for p in data["pods"]] == [False, True, True, False, False]
+    assert data["nodes"] == [
+        {
+            "name": "n1",
+            "allocatable": {"cpu": "2", "memory": "4Gi", "ephemeral-storage": "0", "pods": "10"},
+            "requested": {"cpu": "2", "memory": "0", "ephemeral-storage": "0", "pods": "1"},
+            "pods": 1,
+        }
+    ]
+    summary = data["summary"]
+    assert (summary["totalPods"], summary["preempted"], summary["skipped"]) == (5, 1, 1)
+    assert summary["failed"] == 1 and summary["scheduled"] == 1
+
+
+@pytest.mark.parametrize(
+    ("only", "names"),
+    [
+        ([], {"high", "gated"}),
+        (["--only", "pending"], {"high", "gated"}),
+        (["--only", "unschedulable"], {"gated"}),
+        (["--only", "all"], {"low", "high", "gated", "theirs", "done"}),
+    ],
+)
+def test_table_only_selects_pods(tmp_path: Path, only: list[str], names: set[str]) -> None:
+    cluster = write(tmp_path, "c.yaml", PREEMPTION)
+    result = runner.invoke(
+        app, ["simulate", "--cluster", str(cluster), *only], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│") for line in result.stdout.splitlines() if line.startswith("│ default")]
+    assert {cells[2].strip() for cells in rows if len(cells) > 5} == names
+    # text in square brackets is data, not markup
+    if "gated" in names:
+        assert "waiting for scheduling gates: [example.com/wait]" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("cluster_text", "code"),
+    [(PREEMPTION, 3), (NODE, 0)],
+)
+def test_fail_on_unschedulable_exits_3(tmp_path: Path, cluster_text: str, code: int) -> None:
+    cluster = write(tmp_path, "c.yaml", cluster_text)
+    result = runner.invoke(app, ["simulate", "--cluster", str(cluster), "--fail-on-unschedulable"])
+    assert result.exit_code == code, result.output
+    plain = runner.invoke(app, ["simulate", "--cluster", str(cluster)])
+    assert plain.exit_code == 0
+
+
+def test_explain_output_writes_one_json_line_per_attempt(tmp_path: Path) -> None:
+    cluster = write(tmp_path, "c.yaml", PREEMPTION)
+    out = tmp_path / "explain.json"
+    data = simulate_json("--cluster", str(cluster), "--explain-output", str(out))
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    # high: preempts low (attempt 1), then binds (attempt 2); gated never gets an attempt
+    assert [(line["pod"], line["attempt"]) for line in lines] == [
+        ("default/high", 1),
+        ("default/high", 2),
+    ]
+    first, second = lines
+    assert first["filter"] == {
+        "n1": {
+            "NodeUnschedulable": "passed",
+            "NodeName": "passed",
+            "TaintToleration": "passed",
+            # NodeAffinity and NodePorts were skipped at PreFilter
+            "NodeResourcesFit": "Unschedulable: Insufficient cpu",
+        }
+    }
+    assert first["nominatedNode"] == "n1" and first["victims"] == ["default/low"]
+    assert first["selectedNode"] is None and first["finalResult"] == "Scheduled"
+    assert second["selectedNode"] == "n1" and second["victims"] == []
+    assert "cycles" not in data["pods"][1]  # the JSON document stays small without --explain
+
+
+def test_explain_pod_narrows_the_record(tmp_path: Path) -> None:
+    out = tmp_path / "explain.json"
+    data = simulate_json(
+        "--cluster",
+        str(EXAMPLE / "cluster.yaml"),
+        "--explain-pod",
+        "shop/big-1",
+        "--explain-output",
+        str(out),
+    )
+    explained = [p["name"] for p in data["pods"] if "cycles" in p]
+    assert explained == ["big-1"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {line["pod"] for line in lines} == {"shop/big-1"}
+    assert set(lines[0]["filter"]) == {"node-1", "node-2", "node-3", "node-4"}
+    table = runner.invoke(
+        app,
+        ["simulate", "--cluster", str(EXAMPLE / "cluster.yaml"), "--explain-pod", "shop/big-1"],
+        env={"COLUMNS": "200"},
+    )
+    assert table.exit_code == 0, table.output
+    assert "shop/big-1: Unschedulable" in table.stdout
+    assert "shop/api-3:" not in table.stdout
+
+
+def test_cluster_dash_is_passed_to_the_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    import wasmsched.api.manifests as manifests
+
+    real = manifests.load_manifests
+    seen: list[object] = []
+
+    def load(path: object) -> object:
+        seen.append(path)
+        return real(EXAMPLE / "cluster.yaml")
+
+    monkeypatch.setattr(manifests, "load_manifests", load)
+    result = runner.invoke(app, ["simulate", "--cluster", "-", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert seen == ["-"]
+
+
+# --- hygiene ------------------------------------------------------------------------------
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"wasmsched {version('wasmsched')}"
+
+
+COMMAND_OPTIONS = {
+    "": ["--version"],
+    "simulate": ["--cluster", "--explain-pod", "--explain-output", "--fail-on-unschedulable"],
+    "inspect": ["--guest-config", "--arg"],
+    "run": ["--leader-elect-resource-namespace", "--leader-elect-renew-deadline", "--port"],
+    "snapshot": ["--kubeconfig"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_OPTIONS))
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_at_80_columns_keeps_option_names_whole(command: str, flag: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "wasmsched", *([command] if command else []), flag],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**__import__("os").environ, "COLUMNS": "80"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 80
+    for option in COMMAND_OPTIONS[command]:
+        assert f"{option} " in proc.stdout or f"{option}\n" in proc.stdout, option
+    assert "…" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "--config", "x.yaml", "--port", "65536"], "--port"),
+        (["run", "--config", "x.yaml", "--port", "-1"], "--port"),
+        (["run", "--config", "x.yaml", "--port", "http"], "--port"),
+        (["run", "--config", "x.yaml", "--log-level", "loud"], "--log-level"),
+        (["run", "--config", "x.yaml", "--log-format", "xml"], "--log-format"),
+        (["simulate", "--cluster", "c.yaml", "--seed", "abc"], "--seed"),
+        (["simulate", "--cluster", "c.yaml", "--output", "xml"], "--output"),
+        (["simulate", "--cluster", "c.yaml", "--only", "some"], "--only"),
+        (["simulate", "--cluster", "c.yaml", "--explain-pod", "noslash"], "--explain-pod"),
+        (["simulate", "--cluster", "missing.yaml"], "missing.yaml"),
+        (["simulate", "--cluster", "c.yaml", "--explain-pod", "a/b"], "a/b"),
+        (["simulate", "--cluster", "c.yaml", "--explain-output", "no/such/dir/x.json"], "no/such"),
+    ],
+)
+def test_bad_flag_values_fail_without_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], expected: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "c.yaml", NODE)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert expected in result.stderr
+
+
+def test_run_port_zero_is_accepted_as_disabled(tmp_path: Path) -> None:
+    # 0 passes the flag check: the run then stops at the (missing) config, not at --port.
+    result = runner.invoke(app, ["run", "--config", str(tmp_path / "none.yaml"), "--port", "0"])
+    assert result.exit_code == 2
+    assert "--port" not in result.stderr and "none.yaml" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda d: d, "is a directory, not a wasm plugin"),
+        (lambda d: write(d, "notes.txt", "hello\n"), "a text file, not a wasm plugin"),
+        (lambda d: write(d, "empty.wasm", ""), "an empty file, not a wasm plugin"),
+        (lambda d: d / "absent.wasm", "no such file"),
+        (lambda d: Path("/dev/null"), "not a regular file"),
+    ],
+)
+def test_inspect_says_what_a_non_wasm_path_is(tmp_path: Path, make: Any, expected: str) -> None:
+    path = make(tmp_path)
+    result = runner.invoke(app, ["inspect", str(path)])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"wasmsched: error: {path}: {expected}")

@@ -33,8 +33,11 @@ class Run:
     stderr: str
 
     def data(self) -> dict[str, Any]:
+        """The JSON output, its ``pods`` narrowed to those that were pending (the output
+        lists every pod; already running ones have no placement or explain record)."""
         assert self.returncode == 0, self.stderr
         parsed: dict[str, Any] = json.loads(self.stdout)
+        parsed["pods"] = [p for p in parsed["pods"] if p["wasPending"]]
         return parsed
 
 

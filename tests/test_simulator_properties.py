@@ -35,13 +35,15 @@ pods_st = st.lists(
         st.integers(0, 3),  # priority
         st.sampled_from([None, "a", "b"]),  # zone selector
         st.integers(0, 6),  # index of a node it already runs on (>= nodes: pending)
+        st.sampled_from(["", "Pending", "Running", "Succeeded", "Failed"]),  # status.phase
+        st.booleans(),  # gated (spec.schedulingGates)
     ),
     min_size=1,
     max_size=14,
 )
 
 
-def build(nodes: list[Any], pods: list[Any]) -> ClusterObjects:
+def build(nodes: list[Any], pods: list[Any], gates: bool = True) -> ClusterObjects:
     node_objs = []
     for i, (cpu, mem, max_pods, tainted, unschedulable, zone) in enumerate(nodes):
         spec: dict[str, Any] = {"unschedulable": unschedulable}
@@ -71,7 +73,9 @@ def build(nodes: list[Any], pods: list[Any]) -> ClusterObjects:
             )
         )
     pod_objs = []
-    for i, (cpu, mem, tolerates, prio, zone, where) in enumerate(pods):
+    for i, (cpu, mem, tolerates, prio, zone, where, phase, gated) in enumerate(pods):
+        if gated and not gates and where >= len(nodes):
+            continue
         spec = {
             "priority": prio,
             "containers": [
@@ -88,9 +92,17 @@ def build(nodes: list[Any], pods: list[Any]) -> ClusterObjects:
             spec["nodeSelector"] = {"topology.kubernetes.io/zone": zone}
         if where < len(nodes):
             spec["nodeName"] = f"n{where}"
-        pod_objs.append(
-            Pod({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}, "spec": spec})
-        )
+        elif gated:
+            spec["schedulingGates"] = [{"name": "example.com/wait"}]
+        manifest: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}"},
+            "spec": spec,
+        }
+        if phase:
+            manifest["status"] = {"phase": phase}
+        pod_objs.append(Pod(manifest))
     return ClusterObjects(nodes=node_objs, pods=pod_objs, others=[])
 
 
@@ -101,37 +113,59 @@ def run(cluster: ClusterObjects, seed: int) -> tuple[Any, Simulation]:
     return result, sim
 
 
+TERMINATED = ("Succeeded", "Failed")
+PENDING_RESULTS = ("Scheduled", "Unschedulable", "Preempted")
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nodes=nodes_st, pods=pods_st, seed=st.integers(0, 2**16))
-def test_no_pod_lost_no_node_overcommitted_and_deterministic(
+def test_every_pod_reported_once_no_node_overcommitted_settles_and_deterministic(
     nodes: list[Any], pods: list[Any], seed: int
 ) -> None:
     cluster = build(nodes, pods)
     result, sim = run(cluster, seed)
-    pending = [p for p in cluster.pods if not p.node_name]
-    # every pending pod ends Scheduled, or Unschedulable with a reason; none is lost
-    assert sorted(o.pod.name for o in result.outcomes) == sorted(p.name for p in pending)
-    for o in result.outcomes:
-        assert o.result in ("Scheduled", "Unschedulable"), (o.result, o.message)
-        if o.result == "Scheduled":
-            assert o.node is not None
+    # every pod of the cluster appears exactly once, in input order, with a result
+    assert [r.pod.name for r in result.pods] == [p.name for p in cluster.pods]
+    for pod, report in zip(cluster.pods, result.pods, strict=True):
+        if pod.is_terminal:
+            assert (report.result, report.node) == (pod.phase, pod.node_name or None)
+        elif pod.node_name:
+            assert report.result in ("Running", "Preempted") and report.node == pod.node_name
+        elif pod.scheduling_gates:
+            assert report.result == "Unschedulable" and report.node is None
+            assert report.message == "waiting for scheduling gates: [example.com/wait]"
         else:
-            assert o.node is None and o.message.startswith("0/")
-    # nothing stays assumed; nodes hold what the store says, never more than allocatable
+            assert report.was_pending and report.result in PENDING_RESULTS, report
+            if report.result == "Unschedulable":
+                assert report.node is None and report.message.startswith("0/")
+            else:
+                assert report.node is not None
+    # nothing stays assumed; the cache holds exactly the live bound pods
     assert not sim.scheduler.cache.assumed
-    store_pods = list(sim.store.pods.values())
+    bound = [r for r in result.pods if r.result in ("Running", "Scheduled")]
     for info in sim.scheduler.cache.nodes.values():
-        placed = [p for p in store_pods if p.node_name == info.name]
-        assert len(info.pods) == len(placed)
-        new = [o.pod.uid for o in result.outcomes if o.node == info.name]
-        if not new:
+        here = [r for r in bound if r.node == info.name]
+        assert sorted(p.pod.name for p in info.pods) == sorted(r.pod.name for r in here)
+        if not any(r.was_pending for r in here):
             continue  # pre-existing pods may overcommit; the scheduler adds none to such nodes
+        # over-commit counted from the reports, terminated pods holding nothing
         alloc = info.allocatable
-        assert info.requested.milli_cpu <= alloc.milli_cpu
-        assert info.requested.memory <= alloc.memory
-        assert len(info.pods) <= alloc.allowed_pod_number
+        assert sum(r.pod.requests.milli_cpu for r in here) <= alloc.milli_cpu
+        assert sum(r.pod.requests.memory for r in here) <= alloc.memory
+        assert len(here) <= alloc.allowed_pod_number
+    # settling: each pending pod is tried once, then again only after a cluster change
+    changes = 1 + sum(1 for r in result.pods if r.result in ("Scheduled", "Preempted"))
+    pending = sum(1 for r in result.pods if r.was_pending)
+    assert not result.stopped_early
+    assert result.cycles <= pending * changes
+    # gated pods cost no cycle and change no placement
+    ungated, _ = run(build(nodes, pods, gates=False), seed)
+    assert ungated.cycles == result.cycles
+    assert {r.pod.name: (r.result, r.node) for r in ungated.pods} == {
+        r.pod.name: (r.result, r.node) for r in result.pods if not r.pod.scheduling_gates
+    }
     # the same seed gives the same result
     again, _ = run(build(nodes, pods), seed)
-    assert [(o.pod.name, o.result, o.node, o.message) for o in again.outcomes] == [
-        (o.pod.name, o.result, o.node, o.message) for o in result.outcomes
+    assert [(r.pod.name, r.result, r.node, r.message) for r in again.pods] == [
+        (r.pod.name, r.result, r.node, r.message) for r in result.pods
     ]

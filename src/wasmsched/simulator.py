@@ -14,14 +14,16 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
+from wasmsched.api.resources import Resource
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Event, Registry
+from wasmsched.framework.runtime import CycleRecord
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, PodOutcome, Scheduler
 
@@ -31,6 +33,12 @@ log = logging.getLogger("wasmsched.simulator")
 # every attempt, for instance, would otherwise be retried forever).
 DEFAULT_MAX_SIMULATED_SECONDS = 24 * 3600.0
 DEFAULT_MAX_CYCLES_PER_POD = 50
+
+# Results of pods the simulation did not schedule (the output contract's extension).
+RUNNING = "Running"  # bound before the run and still there at the end
+SKIPPED = "Skipped"  # left to another scheduler, or being deleted
+PREEMPTED = "Preempted"  # deleted by preemption during the run
+TERMINATED = ("Succeeded", "Failed")  # status.phase of a finished pod, reported as it is
 
 
 class SimClock:
@@ -47,6 +55,63 @@ class Preemption:
     node: str
     preemptor: str
     time: float
+    uid: str = ""  # the victim's
+
+
+@dataclass
+class PodReport:
+    """One pod of the cluster as the output reports it.
+
+    ``was_pending`` tells a pod this simulation had to schedule (its ``outcome`` is the
+    scheduler's) from one that was already bound, finished or left to someone else.
+    """
+
+    pod: Pod
+    result: str
+    node: str | None = None
+    message: str = ""
+    nominated_node: str | None = None
+    preempted_by: str | None = None
+    was_pending: bool = False
+    outcome: PodOutcome | None = None
+
+
+@dataclass
+class NodeReport:
+    """A node's utilization at the end of the run: what its bound pods request.
+
+    Amounts are integers: milli-CPU for ``cpu``, bytes for memory and storage, counts for
+    ``pods`` and for extended resources. Terminated pods count for nothing.
+    """
+
+    name: str
+    allocatable: dict[str, int]
+    requested: dict[str, int]
+    pods: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "allocatable": {k: format_amount(k, v) for k, v in self.allocatable.items()},
+            "requested": {k: format_amount(k, v) for k, v in self.requested.items()},
+            "pods": self.pods,
+        }
+
+
+_BYTES = ("memory", "ephemeral-storage")
+_BINARY_SUFFIXES = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """A quantity string as Kubernetes writes it: cpu in cores or millicores, bytes with the
+    largest binary suffix that divides them exactly, counts as integers."""
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if amount and (resource in _BYTES or resource.startswith("hugepages-")):
+        for suffix, size in _BINARY_SUFFIXES:
+            if amount % size == 0:
+                return f"{amount // size}{suffix}"
+    return str(amount)
 
 
 @dataclass
@@ -64,6 +129,9 @@ class SimulationResult:
     nodes: int
     skipped_plugins: dict[str, list[str]]
     stopped_early: str = ""
+    # Every pod of the cluster, in input order (pending or not).
+    pods: list[PodReport] = field(default_factory=list)
+    node_reports: list[NodeReport] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         counts = {SCHEDULED: 0, UNSCHEDULABLE: 0, ERROR: 0}
@@ -79,6 +147,11 @@ class SimulationResult:
             "unschedulable": counts.get(UNSCHEDULABLE, 0),
             "error": counts.get(ERROR, 0),
             "pending": counts.get("Pending", 0),
+            "totalPods": len(self.pods),
+            **{
+                key: sum(1 for r in self.pods if r.result == result)
+                for key, result in _OTHER_RESULT_KEYS
+            },
             "nodes": self.nodes,
             "schedulingCycles": self.cycles,
             "simulatedSeconds": round(self.simulated_seconds, 3),
@@ -97,6 +170,15 @@ class SimulationResult:
             "pluginsNotImplemented": self.skipped_plugins,
             "stoppedEarly": self.stopped_early or None,
         }
+
+
+_OTHER_RESULT_KEYS = (
+    ("running", RUNNING),
+    ("skipped", SKIPPED),
+    ("preempted", PREEMPTED),
+    ("succeeded", "Succeeded"),
+    ("failed", "Failed"),
+)
 
 
 class ClusterStore:
@@ -118,6 +200,7 @@ class ClusterStore:
         self.conditions: dict[str, tuple[str, str]] = {}
         self.scheduler: Scheduler | None = None
         self._inbox: deque[Callable[[Scheduler], None]] = deque()
+        self._uid_of: dict[str, str] = {}  # "namespace/name" -> uid, to find a preemptor
         # Callbacks for a driver of the run (trace replay, capacity): a pod was bound; a
         # pod was deleted (reason: the preemptor's key, or "" for a plain deletion).
         self.bound_hooks: list[Callable[[Pod], None]] = []
@@ -173,14 +256,26 @@ class ClusterStore:
                 node=current.node_name,
                 preemptor=reason,
                 time=self.clock.now(),
+                uid=current.uid,
             )
         )
         self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
+        record = self._current_record(self._uid_of.get(reason, ""))
+        if record is not None:
+            record.victims.append(current.key)
         self._notify(lambda s: s.on_pod_delete(current))
         for hook in self.deleted_hooks:
             hook(current, reason)
 
+    def _current_record(self, uid: str) -> CycleRecord | None:
+        """The explain record of a pod's attempt under way (None when not explained)."""
+        outcome = self.scheduler.outcomes.get(uid) if self.scheduler is not None else None
+        return outcome.cycles[-1] if outcome is not None and outcome.cycles else None
+
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
+        record = self._current_record(pod.uid)
+        if record is not None:
+            record.nominated_node = node_name or None
         current = self.pods.get(pod.uid)
         if current is None or current.nominated_node_name == node_name:
             return
@@ -202,6 +297,7 @@ class ClusterStore:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods[pod.uid] = pod
+        self._uid_of[pod.key] = pod.uid
         self._notify(lambda s: s.on_pod_add(pod))
 
     def remove_pod(self, uid: str) -> Pod | None:
@@ -249,16 +345,19 @@ class Simulation:
         seed: int = 0,
         explain: bool = False,
         max_simulated_seconds: float = DEFAULT_MAX_SIMULATED_SECONDS,
+        explain_pods: frozenset[str] | None = None,
     ) -> None:
         self.clock = SimClock()
         self.store = ClusterStore(self.clock)
         self.scheduler = Scheduler(config, registry, self.store, self.clock.now, seed, explain)
+        self.scheduler.explain_pods = explain_pods
         self.store.scheduler = self.scheduler
         self.cluster = cluster
         self.max_simulated_seconds = max_simulated_seconds
         self._arrivals: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self.other_scheduler_pods: list[Pod] = []
+        self._skipped: dict[str, str] = {}  # uid -> why this simulation does not schedule it
 
     def at(self, when: float, fn: Callable[[], None]) -> None:
         """Schedules a cluster change (a traced arrival, a completion) at simulated time."""
@@ -273,13 +372,21 @@ class Simulation:
             self.store.add_node(node)
         pods = admit_pods(self.cluster.pods, self.cluster.others)
         for pod in pods:
-            if pod.node_name:
+            # A finished pod holds nothing: kube-scheduler's pod informer lists pods with
+            # the field selector status.phase!=Succeeded,status.phase!=Failed
+            # (pkg/scheduler/scheduler.go: newPodInformer), so its cache never sees one.
+            if pod.node_name and not pod.is_terminal:
                 self.store.add_pod(pod)
         for pod in pods:
-            if pod.node_name:
+            if pod.node_name or pod.is_terminal:
                 continue
             if pod.scheduler_name not in sched.frameworks:
                 self.other_scheduler_pods.append(pod)
+                self.store.pods[pod.uid] = pod
+                continue
+            if pod.deletion_timestamp:
+                # pkg/scheduler/schedule_one.go: skipPodSchedule skips a pod being deleted.
+                self._skipped[pod.uid] = "being deleted (metadata.deletionTimestamp is set)"
                 self.store.pods[pod.uid] = pod
                 continue
             self.store.add_pod(pod)
@@ -335,6 +442,7 @@ class Simulation:
         if progress is not None:
             progress(sched.scheduled_pods, total)
         wall = time.perf_counter() - started
+        reports = self._reports(pods)
         return SimulationResult(
             outcomes=list(sched.outcomes.values()),
             other_scheduler_pods=self.other_scheduler_pods,
@@ -346,23 +454,115 @@ class Simulation:
             nodes=len(self.store.nodes),
             skipped_plugins={k: v for k, v in sched.skipped_defaults.items() if v},
             stopped_early=stopped,
+            pods=reports,
+            node_reports=self._node_reports(),
         )
+
+    def _node_reports(self) -> list[NodeReport]:
+        """Requested and allocatable per node, counting bound pods only (not assumed ones)."""
+        cache = self.scheduler.cache
+        reports: list[NodeReport] = []
+        for name in self.store.nodes:
+            info = cache.nodes.get(name)
+            if info is None:
+                continue
+            bound = [pi.pod for pi in info.pods if not cache.is_assumed(pi.pod.uid)]
+            requested = Resource()
+            for pod in bound:
+                requested.add(pod.requests)
+            requested.allowed_pod_number = len(bound)
+            names = list(info.allocatable.names())
+            names += [n for n in requested.names() if n not in names]
+            reports.append(
+                NodeReport(
+                    name,
+                    {n: info.allocatable.get(n) for n in names},
+                    {n: requested.get(n) for n in names},
+                    len(bound),
+                )
+            )
+        return reports
+
+    def _reports(self, pods: list[Pod]) -> list[PodReport]:
+        """Every loaded pod, in input order, with what became of it."""
+        outcomes = self.scheduler.outcomes
+        preempted = {p.uid: p for p in self.store.preemptions if p.preemptor}
+        for p in self.other_scheduler_pods:
+            self._skipped[p.uid] = (
+                f'schedulerName "{p.scheduler_name}" has no profile here: left to that scheduler'
+            )
+        reports: list[PodReport] = []
+        seen: set[str] = set()
+        # Loaded pods first, then those that arrived during the run (Simulation.at).
+        arrived = [o.pod for o in outcomes.values()] + list(self.store.pods.values())
+        for pod in [*pods, *arrived]:
+            if pod.uid in seen:
+                continue
+            seen.add(pod.uid)
+            if pod.is_terminal:
+                reports.append(PodReport(pod, pod.phase, pod.node_name or None))
+                continue
+            outcome = outcomes.get(pod.uid)
+            victim = preempted.get(pod.uid)
+            if victim is not None:
+                # Deleted by preemption, whether it ran before the run or was bound in it.
+                if outcome is not None:
+                    outcome.result = PREEMPTED
+                    outcome.node = victim.node or None
+                    outcome.preempted_by = victim.preemptor
+                reports.append(
+                    PodReport(
+                        pod,
+                        PREEMPTED,
+                        victim.node or None,
+                        f"preempted by {victim.preemptor} on {victim.node} at "
+                        f"{victim.time:.3f} simulated seconds",
+                        preempted_by=victim.preemptor,
+                        was_pending=outcome is not None,
+                        outcome=outcome,
+                    )
+                )
+                continue
+            skipped = self._skipped.get(pod.uid)
+            if skipped is not None:
+                reports.append(PodReport(pod, SKIPPED, None, skipped))
+                continue
+            if outcome is not None:
+                reports.append(
+                    PodReport(
+                        pod,
+                        outcome.result,
+                        outcome.node,
+                        outcome.message,
+                        outcome.nominated_node,
+                        outcome.preempted_by,
+                        was_pending=True,
+                        outcome=outcome,
+                    )
+                )
+            else:
+                reports.append(PodReport(pod, RUNNING, pod.node_name or None))
+        return reports
 
     def close(self) -> None:
         self.scheduler.close()
 
 
-def outcome_to_dict(outcome: PodOutcome, explain: bool = False) -> dict[str, Any]:
-    pod = outcome.pod
+def report_to_dict(report: PodReport, explain: bool = False) -> dict[str, Any]:
+    """A pod's entry in the JSON output (docs/output.md)."""
+    pod = report.pod
     data: dict[str, Any] = {
         "namespace": pod.namespace,
         "name": pod.name,
-        "node": outcome.node,
-        "result": outcome.result,
-        "message": outcome.message,
-        "nominatedNode": outcome.nominated_node,
+        "node": report.node,
+        "result": report.result,
+        "message": report.message,
+        "nominatedNode": report.nominated_node,
+        "preemptedBy": report.preempted_by,
+        "wasPending": report.was_pending,
     }
-    if explain:
+    outcome = report.outcome
+    if explain and outcome is not None:
         data["attempts"] = outcome.attempts
         data["cycles"] = [c.to_dict() for c in outcome.cycles]
     return data

@@ -16,13 +16,19 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from wasmsched.cli.choices import Only
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    # Plain (click) help: rich's panels cut long option names at 80 columns.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="A Kubernetes scheduler whose plugins can be WebAssembly (kube-scheduler-wasm-extension guests).",
 )
 
 EXIT_BAD_INPUT = 2
+EXIT_UNSCHEDULABLE = 3
 
 
 class OutputFormat(StrEnum):
@@ -30,9 +36,39 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+class LogLevel(StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"wasmsched {version('wasmsched')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            typer.echo("wasmsched (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """A Kubernetes scheduler whose plugins can be WebAssembly (kube-scheduler-wasm-extension guests)."""
+
+
 def _fail(message: str) -> NoReturn:
-    # One line: the file and the problem (DESIGN.md command line contract). A guest's
-    # trap carries wasmtime's backtrace: keep its cause, drop the frames.
+    # One line: the file and the problem. A guest's trap carries wasmtime's backtrace:
+    # keep its cause, drop the frames.
     text = str(message)
     head, _, tail = text.partition("error while executing at wasm backtrace:")
     if tail:
@@ -41,22 +77,6 @@ def _fail(message: str) -> NoReturn:
     one_line = " ".join(text.split())
     typer.echo(f"wasmsched: error: {one_line}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
-
-
-def _input_errors() -> tuple[type[BaseException], ...]:
-    from wasmsched.api.manifests import ManifestError
-    from wasmsched.api.objects import ObjectError
-    from wasmsched.config import ConfigError
-    from wasmsched.framework.runtime import FrameworkError
-
-    errors: list[type[BaseException]] = [ManifestError, ObjectError, ConfigError, FrameworkError]
-    try:
-        from wasmsched.wasm import WasmError
-
-        errors.append(WasmError)
-    except ImportError:  # pragma: no cover - the wasm host is part of the package
-        pass
-    return tuple(errors)
 
 
 @contextmanager
@@ -94,11 +114,25 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int], None]]:
             progress.stop()
 
 
+def _pod_keys(values: list[str] | None) -> frozenset[str] | None:
+    if not values:
+        return None
+    for value in values:
+        namespace, _, name = value.partition("/")
+        if not namespace or not name or "/" in name:
+            raise typer.BadParameter(
+                f"{value!r}: expected namespace/name", param_hint="--explain-pod"
+            )
+    return frozenset(values)
+
+
 @app.command()
 def simulate(
     cluster: Annotated[
         Path,
-        typer.Option("--cluster", help="A YAML file or a directory of Node and Pod manifests."),
+        typer.Option(
+            "--cluster", help="A YAML file or a directory of manifests; - reads standard input."
+        ),
     ],
     config: Annotated[
         Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
@@ -111,7 +145,39 @@ def simulate(
         bool,
         typer.Option(
             "--explain",
-            help="Show each plugin's Filter verdict and Score (raw, normalized, weighted) per node.",
+            help="Show each plugin's Filter verdict and Score (raw, normalized, weighted) per "
+            "node, for every pod (or those of --explain-pod).",
+        ),
+    ] = False,
+    explain_pod: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--explain-pod",
+            metavar="NAMESPACE/NAME",
+            help="Explain only this pod (repeatable); implies --explain.",
+        ),
+    ] = None,
+    explain_output: Annotated[
+        Path | None,
+        typer.Option(
+            "--explain-output",
+            metavar="FILE.json",
+            help="Write the full explain record as JSON lines, one per scheduling attempt.",
+        ),
+    ] = None,
+    only: Annotated[
+        Only,
+        typer.Option(
+            "--only",
+            help="Pods the table lists: those that were pending, "
+            "those left unschedulable (or in error), or all.",
+        ),
+    ] = Only.pending,
+    fail_on_unschedulable: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-unschedulable",
+            help=f"Exit {EXIT_UNSCHEDULABLE} when a pod stays Unschedulable (or Error).",
         ),
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
@@ -133,32 +199,58 @@ def simulate(
             stream=sys.stderr,
         )
     from wasmsched.api.manifests import load_manifests
-    from wasmsched.cli.report import print_explain, print_table, result_to_json
+    from wasmsched.cli.report import print_explain, print_table, write_explain_lines, write_json
     from wasmsched.config import default_config, load_config
+    from wasmsched.errors import WasmschedError
     from wasmsched.scheduler.registry import default_registry
     from wasmsched.simulator import Simulation
 
-    errors = _input_errors()
+    explain_pods = _pod_keys(explain_pod)
+    explain = explain or explain_pods is not None
+    record = explain or explain_output is not None
     registry = default_registry()
     try:
-        objects = load_manifests(cluster)
+        # "-" is standard input (load_manifests reads it).
+        objects = load_manifests("-" if str(cluster) == "-" else cluster)
+        known_pods = {p.key for p in objects.pods}
+        for key in sorted((explain_pods or frozenset()) - known_pods):
+            _fail(f"--explain-pod {key}: no such pod in {cluster}")
         sched_config = load_config(config, registry) if config is not None else default_config()
-        sim = Simulation(objects, sched_config, registry, seed=seed, explain=explain)
-    except errors as err:
+        sim = Simulation(
+            objects,
+            sched_config,
+            registry,
+            seed=seed,
+            explain=record,
+            explain_pods=explain_pods,
+        )
+    except WasmschedError as err:
         _fail(str(err))
     try:
         with _progress(progress and output is OutputFormat.table and sys.stderr.isatty()) as update:
             result = sim.run(update)
+    except WasmschedError as err:
+        _fail(str(err))
     finally:
         sim.close()
+    if explain_output is not None:
+        try:
+            with explain_output.open("w", encoding="utf-8") as out:
+                write_explain_lines(result, out)
+        except OSError as err:
+            _fail(f"{explain_output}: {err.strerror or err}")
     if output is OutputFormat.json:
-        typer.echo(json.dumps(result_to_json(result, explain), indent=2))
-        return
-    console = Console()
-    if explain:
-        print_explain(console, result)
+        write_json(result, sys.stdout, explain, explain_pods)
     else:
-        print_table(console, result)
+        console = Console()
+        if explain:
+            print_explain(console, result, only, explain_pods)
+        else:
+            print_table(console, result, only)
+    if fail_on_unschedulable and any(
+        r.was_pending and r.result in ("Unschedulable", "Error") for r in result.pods
+    ):
+        raise typer.Exit(EXIT_UNSCHEDULABLE)
 
 
 @app.command()
@@ -177,8 +269,13 @@ def inspect(
     the host can load it."""
     from wasmsched.wasm import WasmPluginConfig, inspect_wasm
 
+    if plugin.is_dir():
+        _fail(f"{plugin}: is a directory, not a wasm plugin (give a .wasm or .wat file)")
     if not plugin.is_file():
-        _fail(f"{plugin}: no such file")
+        _fail(f"{plugin}: {'not a regular file' if plugin.exists() else 'no such file'}")
+    kind = _file_kind(plugin)
+    if kind:
+        _fail(f"{plugin}: {kind}, not a wasm plugin (no \\0asm header, not WebAssembly text)")
     config = WasmPluginConfig(
         guest_url=plugin.resolve().as_uri(), guest_config=guest_config, args=list(args or [])
     )
@@ -189,6 +286,29 @@ def inspect(
         typer.echo(report.to_text())
     if not report.loadable:
         raise typer.Exit(1)
+
+
+def _file_kind(path: Path) -> str:
+    """What a file that is neither binary wasm nor WAT text is; "" when it may be wasm."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as err:
+        return f"unreadable ({err.strerror or err})"
+    if head.startswith(b"\0asm"):
+        return ""
+    if not head:
+        return "an empty file"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "a binary file"
+    stripped = text.lstrip()
+    while stripped.startswith(";;"):  # WAT line comments before the module
+        stripped = stripped.partition("\n")[2].lstrip()
+    if stripped.startswith("(module") or stripped.startswith("(component"):
+        return ""
+    return "a text file"
 
 
 class LogFormat(StrEnum):
@@ -230,24 +350,29 @@ def run(
         str, typer.Option("--bind-address", help="Address of /healthz, /readyz, /metrics.")
     ] = "0.0.0.0",
     port: Annotated[
-        int, typer.Option("--port", help="Port of /healthz, /readyz, /metrics (0: none).")
+        int,
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            help="Port of /healthz, /readyz, /metrics: 1-65535, or 0 for none.",
+        ),
     ] = 10259,
     log_format: Annotated[LogFormat, typer.Option("--log-format")] = LogFormat.text,
-    log_level: Annotated[str, typer.Option("--log-level")] = "info",
+    log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.info,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking.")] = 0,
 ) -> None:
     """Run as a live scheduler against a Kubernetes API server."""
     import signal
 
     from wasmsched.config import load_config
-    from wasmsched.live import ApiClient, KubeConfigError, LiveRunner
+    from wasmsched.errors import WasmschedError
+    from wasmsched.live import ApiClient, LiveRunner
     from wasmsched.live.ops import configure_logging
     from wasmsched.live.options import LeaderElectionFlags, leader_election_options
     from wasmsched.scheduler.registry import default_registry
 
-    configure_logging(log_format.value, log_level)
-    errors = _input_errors()
-    bad_input: tuple[type[BaseException], ...] = (*errors, KubeConfigError, ValueError)
+    configure_logging(log_format.value, log_level.value)
     registry = default_registry()
     try:
         sched_config = load_config(config, registry)
@@ -263,14 +388,15 @@ def run(
             ),
         )
         api = ApiClient.from_kubeconfig(kubeconfig)
-    except bad_input as err:
+    except (WasmschedError, ValueError) as err:
+        # ValueError: live.options' duration and lease checks (not yet InputErrors).
         _fail(str(err))
     options.bind_address = bind_address
     options.port = port if port > 0 else None
     options.seed = seed
     try:
         runner = LiveRunner(api, sched_config, registry, options)
-    except errors as err:
+    except WasmschedError as err:
         _fail(str(err))
     except OSError as err:  # the ops port is taken
         _fail(f"{bind_address}:{port}: {err.strerror or err}")
@@ -295,17 +421,18 @@ def snapshot(
     ] = None,
 ) -> None:
     """Print the cluster's Nodes, Pods and related objects as YAML for 'simulate --cluster'."""
-    from wasmsched.live import ApiClient, ApiError, KubeConfigError
+    from wasmsched.errors import WasmschedError
+    from wasmsched.live import ApiClient
     from wasmsched.live import dump as dump_yaml
     from wasmsched.live import snapshot as take_snapshot
 
     try:
         api = ApiClient.from_kubeconfig(kubeconfig)
-    except KubeConfigError as err:
+    except WasmschedError as err:
         _fail(str(err))
     try:
         objects = take_snapshot(api)
-    except ApiError as err:
+    except WasmschedError as err:
         _fail(f"{api.server}: {err}")
     finally:
         api.close()

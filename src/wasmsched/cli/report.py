@@ -1,155 +1,445 @@
-"""Rendering simulation results: JSON for machines, rich tables for people."""
+"""Rendering simulation results: JSON for machines, rich tables for people.
+
+Every piece of data (pod, node and plugin names, plugin and guest messages) reaches rich
+as a ``Text`` object or escaped, never as markup: a message such as
+``waiting for scheduling gates: [example.com/wait]`` must print as it is.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterable, Sequence
+from typing import IO, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from wasmsched.framework.runtime import CycleRecord
+from wasmsched.cli.choices import Only
+
+# verdict: the record's own formatting of a Status, so both renderings agree.
+from wasmsched.framework.records import CycleRecord
+from wasmsched.framework.records import verdict as _verdict
 from wasmsched.scheduler import PodOutcome
-from wasmsched.simulator import SimulationResult, outcome_to_dict
+from wasmsched.simulator import (
+    NodeReport,
+    PodReport,
+    SimulationResult,
+    format_amount,
+    report_to_dict,
+)
 
-_RESULT_STYLE = {"Scheduled": "green", "Unschedulable": "yellow", "Error": "red"}
+_RESULT_STYLE = {
+    "Scheduled": "green",
+    "Unschedulable": "yellow",
+    "Error": "red",
+    "Preempted": "magenta",
+    "Skipped": "dim",
+    "Succeeded": "dim",
+    "Failed": "dim",
+}
+# Beyond this many nodes, explain shows Filter verdicts grouped and the best-scored nodes;
+# the full per-node record goes to --explain-output.
+EXPLAIN_FULL_NODES = 20
+EXPLAIN_TOP_NODES = 10
 
 
-def result_to_json(result: SimulationResult, explain: bool = False) -> dict[str, Any]:
+def selected(reports: Iterable[PodReport], only: Only) -> list[PodReport]:
+    """The pods ``--only`` keeps: pending ones (default), those left without a node, all."""
+    if only is Only.all:
+        return list(reports)
+    if only is Only.unschedulable:
+        return [r for r in reports if r.was_pending and r.result in ("Unschedulable", "Error")]
+    return [r for r in reports if r.was_pending]
+
+
+def result_to_json(
+    result: SimulationResult, explain: bool = False, explain_pods: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """The whole JSON document (docs/output.md); ``explain_pods`` narrows the cycles shown."""
     data: dict[str, Any] = {
-        "pods": [outcome_to_dict(o, explain) for o in result.outcomes],
+        "pods": [
+            report_to_dict(r, explain and (explain_pods is None or r.pod.key in explain_pods))
+            for r in result.pods
+        ],
+        "nodes": [n.to_dict() for n in result.node_reports],
         "summary": result.summary(),
     }
     if explain:
-        data["events"] = [
-            {
-                "time": e.time,
-                "object": f"{e.regarding.namespace}/{e.regarding.name}"
-                if e.regarding.namespace
-                else e.regarding.name,
-                "type": e.type,
-                "reason": e.reason,
-                "action": e.action,
-                "note": e.note,
-            }
-            for e in result.events
-        ]
+        data["events"] = _events(result)
     return data
 
 
-def print_table(console: Console, result: SimulationResult) -> None:
-    table = Table(title="Pods", title_justify="left")
+def write_json(
+    result: SimulationResult,
+    out: IO[str],
+    explain: bool = False,
+    explain_pods: frozenset[str] | None = None,
+) -> None:
+    """``result_to_json`` as ``json.dumps(..., indent=2)`` prints it, one pod at a time,
+    except that a pod's explain ``cycles`` are on one line: the record of 200 pods on 500
+    nodes is tens of megabytes, and only unindented JSON has the C encoder."""
+    out.write('{\n  "pods": [')
+    for i, r in enumerate(result.pods):
+        entry = report_to_dict(r)
+        outcome = r.outcome if explain else None  # None: no explain record to print
+        if outcome is not None and explain_pods is not None and r.pod.key not in explain_pods:
+            outcome = None
+        if outcome is not None:
+            entry["attempts"] = outcome.attempts
+        out.write(",\n    " if i else "\n    ")
+        # json.dumps escapes newlines inside strings: every newline here is indentation.
+        text = json.dumps(entry, indent=2).replace("\n", "\n    ")
+        if outcome is not None:
+            cycles_json = ",".join(record_json(c) for c in outcome.cycles)
+            text = f'{text[:-6]},\n      "cycles": [{cycles_json}]\n    }}'
+        out.write(text)
+    out.write("\n  ]" if result.pods else "]")
+    rest: dict[str, Any] = {
+        "nodes": [n.to_dict() for n in result.node_reports],
+        "summary": result.summary(),
+    }
+    if explain:
+        rest["events"] = _events(result)
+    for key, value in rest.items():
+        out.write(f",\n  {json.dumps(key)}: ")
+        out.write(json.dumps(value, indent=2).replace("\n", "\n  "))
+    out.write("\n}\n")
+
+
+def _events(result: SimulationResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "time": e.time,
+            "object": f"{e.regarding.namespace}/{e.regarding.name}"
+            if e.regarding.namespace
+            else e.regarding.name,
+            "type": e.type,
+            "reason": e.reason,
+            "action": e.action,
+            "note": e.note,
+        }
+        for e in result.events
+    ]
+
+
+def record_json(record: CycleRecord) -> str:
+    """``json.dumps(record.to_dict())`` (compact), written from the recorded tuples.
+
+    Most nodes share a verdict prefix ("passed" up to the rejecting plugin) and most
+    verdicts repeat: building the strings directly is several times faster than building
+    a dict per node for the encoder.
+    """
+    dumps = json.dumps
+    order = record.filter_order or ()
+    keys = [dumps(name) for name in order]
+    passed = [f'{key}:"passed"' for key in keys]
+    all_passed = "{" + ",".join(passed) + "}"
+    index = {name: i for i, name in enumerate(order)}
+    verdicts: dict[int, str] = {}  # id(status) -> its JSON, statuses are often shared
+    filters: dict[str, str] = {}  # the last run on a node wins, as in CycleRecord.filter
+    for node, rejector, status in record.filter_rows:
+        i = index.get(rejector, -1) if rejector is not None else -1
+        if i < 0:
+            filters[node] = all_passed
+            continue
+        text = verdicts.get(id(status))
+        if text is None:
+            text = verdicts[id(status)] = dumps(_verdict(status))
+        filters[node] = "{" + ",".join([*passed[:i], f"{keys[i]}:{text}"]) + "}"
+    scores: dict[str, list[str]] = {}
+    for name, weight, nodes, raw, normalized in record.score_rows:
+        key = dumps(name)
+        for j, node in enumerate(nodes):
+            n = normalized[j]
+            scores.setdefault(node, []).append(
+                f'{key}:{{"raw":{raw[j]},"normalized":{n},"weighted":{n * weight}}}'
+            )
+    parts = [
+        f'"preFilter":{dumps(record.pre_filter)}',
+        '"filter":{' + ",".join(f"{dumps(n)}:{v}" for n, v in filters.items()) + "}",
+        f'"postFilter":{dumps(record.post_filter)}',
+        f'"preScore":{dumps(record.pre_score)}',
+        '"score":{' + ",".join(f"{dumps(n)}:{{{','.join(v)}}}" for n, v in scores.items()) + "}",
+        f'"reserve":{dumps(record.reserve)}',
+        f'"permit":{dumps(record.permit)}',
+        f'"bind":{dumps(record.bind)}',
+        f'"selectedNode":{dumps(record.selected_node)}',
+        f'"nominatedNode":{dumps(record.nominated_node)}',
+        f'"victims":{dumps(record.victims)}',
+    ]
+    return "{" + ",".join(parts) + "}"
+
+
+def write_explain_lines(result: SimulationResult, out: IO[str]) -> int:
+    """One JSON object per scheduling attempt of every explained pod; returns the count."""
+    lines = 0
+    for report in result.pods:
+        outcome = report.outcome
+        if outcome is None:
+            continue
+        for attempt, record in enumerate(outcome.cycles, 1):
+            head = json.dumps(
+                {"pod": report.pod.key, "attempt": attempt, "finalResult": report.result},
+                separators=(",", ":"),
+            )
+            out.write(f"{head[:-1]},{record_json(record)[1:]}\n")
+            lines += 1
+    return lines
+
+
+def _result_text(result: str) -> Text:
+    return Text(result, style=_RESULT_STYLE.get(result, ""))
+
+
+def print_table(
+    console: Console, result: SimulationResult, only: Only = Only.pending, nodes: bool = True
+) -> None:
+    """The pods ``only`` selects, the per-node utilization, then the summary lines."""
+    title = "Pods" if only is Only.pending else f"Pods ({only.value})"
+    table = Table(title=title, title_justify="left")
     for column in ("NAMESPACE", "NAME", "RESULT", "NODE", "MESSAGE"):
         table.add_column(column, overflow="fold")
-    for o in result.outcomes:
-        style = _RESULT_STYLE.get(o.result, "")
-        message = o.message
-        if o.nominated_node:
-            message = f"{message} (nominated: {o.nominated_node})".strip()
+    for r in selected(result.pods, only):
+        message = r.message
+        if r.nominated_node and r.result != "Preempted":
+            message = f"{message} (nominated: {r.nominated_node})".strip()
         table.add_row(
-            o.pod.namespace,
-            o.pod.name,
-            f"[{style}]{o.result}[/{style}]" if style else o.result,
-            o.node or "",
-            message,
+            Text(r.pod.namespace),
+            Text(r.pod.name),
+            _result_text(r.result),
+            Text(r.node or ""),
+            Text(message),
         )
     console.print(table)
+    if nodes and result.node_reports:
+        print_nodes(console, result.node_reports)
     s = result.summary()
     line = (
         f"{s['scheduled']} scheduled, {s['unschedulable']} unschedulable, {s['error']} error "
-        f"of {s['pods']} pods on {s['nodes']} nodes; {s['schedulingCycles']} scheduling cycles, "
-        f"{s['simulatedSeconds']} s simulated, {s['wallSeconds']} s wall"
+        f"of {s['pods']} pods on {s['nodes']} nodes; {s['schedulingCycles']} scheduling "
+        f"cycles, {s['simulatedSeconds']} s simulated, {s['wallSeconds']} s wall"
     )
-    console.print(line)
+    others = [
+        f"{s[key]} {key}"
+        for key in ("running", "preempted", "skipped", "succeeded", "failed")
+        if s.get(key)
+    ]
+    if others:
+        line += f" ({', '.join(others)}; {s['totalPods']} pods in all)"
+    console.print(Text(line))
     for p in result.preemptions:
-        console.print(f"preempted {p.victim} on {p.node} for {p.preemptor}")
+        if p.preemptor:
+            console.print(Text(f"preempted {p.victim} on {p.node} for {p.preemptor}"))
     if result.other_scheduler_pods:
         names = ", ".join(
             f"{p.namespace}/{p.name} ({p.scheduler_name})" for p in result.other_scheduler_pods
         )
-        console.print(f"left to other schedulers: {names}")
+        console.print(Text(f"left to other schedulers: {names}"))
     for profile, plugins in result.skipped_plugins.items():
         console.print(
-            f"[dim]profile {profile}: default plugins not implemented yet, skipped: "
-            f"{', '.join(plugins)}[/dim]"
+            Text(
+                f"profile {profile}: default plugins not implemented yet, skipped: "
+                f"{', '.join(plugins)}",
+                style="dim",
+            )
         )
     if result.stopped_early:
-        console.print(f"[red]{result.stopped_early}[/red]")
+        console.print(Text(result.stopped_early, style="red"))
 
 
-def print_explain(console: Console, result: SimulationResult) -> None:
-    for outcome in result.outcomes:
-        _explain_pod(console, outcome)
-    print_table(console, result)
+def _utilization(node: NodeReport, resource: str) -> str:
+    requested = node.requested.get(resource, 0)
+    allocatable = node.allocatable.get(resource, 0)
+    text = f"{format_amount(resource, requested)}/{format_amount(resource, allocatable)}"
+    if allocatable > 0:
+        text += f" ({100 * requested // allocatable}%)"
+    return text
 
 
-def _explain_pod(console: Console, outcome: PodOutcome) -> None:
-    pod = outcome.pod
-    head = f"[bold]{pod.namespace}/{pod.name}[/bold]: {outcome.result}"
-    if outcome.node:
-        head += f" on {outcome.node}"
+def print_nodes(console: Console, nodes: Sequence[NodeReport]) -> None:
+    """Requested / allocatable per resource and the pod count of every node."""
+    resources: list[str] = []
+    for n in nodes:
+        for name, amount in n.allocatable.items():
+            if name not in resources and name != "pods" and (amount or n.requested.get(name)):
+                resources.append(name)
+    table = Table(title="Nodes (requested/allocatable)", title_justify="left")
+    table.add_column("NODE", overflow="fold")
+    table.add_column("PODS")
+    for name in resources:
+        table.add_column(name.upper(), overflow="fold")
+    for n in nodes:
+        table.add_row(
+            Text(n.name),
+            Text(_utilization(n, "pods")),
+            *(Text(_utilization(n, r)) for r in resources),
+        )
+    console.print(table)
+
+
+def print_explain(
+    console: Console,
+    result: SimulationResult,
+    only: Only = Only.pending,
+    explain_pods: frozenset[str] | None = None,
+) -> None:
+    """Each explained pod's attempts, then the table."""
+    for report in result.pods:
+        if report.outcome is None:
+            continue
+        if explain_pods is not None and report.pod.key not in explain_pods:
+            continue
+        _explain_pod(console, report, report.outcome)
+    print_table(console, result, only)
+
+
+def _explain_pod(console: Console, report: PodReport, outcome: PodOutcome) -> None:
+    pod = report.pod
+    head = Text.assemble((f"{pod.namespace}/{pod.name}", "bold"), f": {report.result}")
+    if report.node:
+        head.append(f" on {report.node}")
     console.rule(head)
-    if outcome.message:
-        console.print(outcome.message)
-    if not outcome.cycles:
-        return
+    if report.message:
+        console.print(Text(report.message))
     for attempt, record in enumerate(outcome.cycles, 1):
         if len(outcome.cycles) > 1:
-            console.print(f"[dim]attempt {attempt}[/dim]")
+            console.print(Text(f"attempt {attempt}", style="dim"))
         _explain_cycle(console, record)
+
+
+def _verdicts_line(label: str, verdicts: dict[str, str]) -> Text:
+    return Text(f"{label}: " + ", ".join(f"{p}={v}" for p, v in verdicts.items()))
 
 
 def _explain_cycle(console: Console, record: CycleRecord) -> None:
     if record.pre_filter:
-        console.print("PreFilter: " + ", ".join(f"{p}={v}" for p, v in record.pre_filter.items()))
-    if record.filter:
-        plugins: list[str] = []
-        for verdicts in record.filter.values():
-            for name in verdicts:
-                if name not in plugins:
-                    plugins.append(name)
-        table = Table(title="Filter", title_justify="left")
-        table.add_column("NODE", overflow="fold", no_wrap=False)
-        for name in plugins:
-            table.add_column(name, overflow="fold")
-        for node, verdicts in record.filter.items():
-            table.add_row(node, *(_cell(verdicts.get(p)) for p in plugins))
-        console.print(table)
+        console.print(_verdicts_line("PreFilter", record.pre_filter))
+    filters = record.filter
+    if filters:
+        if len(filters) <= EXPLAIN_FULL_NODES:
+            _filter_table(console, filters)
+        else:
+            _filter_groups(console, filters)
     if record.post_filter:
-        console.print("PostFilter: " + ", ".join(f"{p}={v}" for p, v in record.post_filter.items()))
-    if record.score:
-        plugins = []
-        for scores in record.score.values():
-            for name in scores:
-                if name not in plugins:
-                    plugins.append(name)
-        table = Table(title="Score (raw / normalized / weighted)", title_justify="left")
-        table.add_column("NODE", overflow="fold", no_wrap=False)
-        for name in plugins:
-            table.add_column(name)
-        table.add_column("TOTAL")
-        for node, scores in record.score.items():
-            total = sum(v[2] for v in scores.values())
-            mark = " *" if node == record.selected_node else ""
-            table.add_row(
-                node + mark,
-                *("/".join(str(x) for x in scores[p]) if p in scores else "-" for p in plugins),
-                str(total),
-            )
-        console.print(table)
+        console.print(_verdicts_line("PostFilter", record.post_filter))
+    if record.nominated_node:
+        console.print(Text(f"nominated node: {record.nominated_node}"))
+    if record.victims:
+        console.print(Text(f"victims: {', '.join(record.victims)}"))
+    scores = record.score
+    if scores:
+        _score_table(console, scores, record.selected_node)
     for label, verdicts in (
         ("Reserve", record.reserve),
         ("Permit", record.permit),
         ("Bind", record.bind),
     ):
         if verdicts:
-            console.print(f"{label}: " + ", ".join(f"{p}={v}" for p, v in verdicts.items()))
+            console.print(_verdicts_line(label, verdicts))
     if record.selected_node:
-        console.print(f"selected node: [bold]{record.selected_node}[/bold]")
+        console.print(Text.assemble("selected node: ", (record.selected_node, "bold")))
 
 
-def _cell(verdict: str | None) -> str:
+def _columns(rows: Iterable[dict[str, Any]]) -> list[str]:
+    names: list[str] = []
+    for row in rows:
+        for name in row:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _filter_table(console: Console, filters: dict[str, dict[str, str]]) -> None:
+    plugins = _columns(filters.values())
+    table = Table(title="Filter", title_justify="left")
+    table.add_column("NODE", overflow="fold", no_wrap=False)
+    for name in plugins:
+        table.add_column(escape(name), overflow="fold")
+    for node, verdicts in filters.items():
+        table.add_row(Text(node), *(_cell(verdicts.get(p)) for p in plugins))
+    console.print(table)
+
+
+def _filter_groups(console: Console, filters: dict[str, dict[str, str]]) -> None:
+    """Nodes grouped by outcome: how many passed, and per rejection which nodes."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    passed = 0
+    for node, verdicts in filters.items():
+        rejection = next(((p, v) for p, v in verdicts.items() if v != "passed"), None)
+        if rejection is None:
+            passed += 1
+        else:
+            groups.setdefault(rejection, []).append(node)
+    console.print(Text(f"Filter: {passed} of {len(filters)} evaluated nodes passed", "bold"))
+    for (plugin, verdict), nodes in sorted(groups.items(), key=lambda g: -len(g[1])):
+        shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+        console.print(Text(f"  {plugin}: {verdict}: {len(nodes)} nodes ({shown})"))
+
+
+def _score_table(
+    console: Console, scores: dict[str, dict[str, list[int]]], chosen: str | None
+) -> None:
+    plugins = _columns(scores.values())
+    totals = {node: sum(v[2] for v in ps.values()) for node, ps in scores.items()}
+    nodes = list(scores)
+    title = "Score (raw / normalized / weighted)"
+    if len(nodes) > EXPLAIN_FULL_NODES:
+        best = sorted(nodes, key=lambda n: -totals[n])[:EXPLAIN_TOP_NODES]
+        if chosen in scores and chosen not in best:
+            best.append(chosen)
+        title += f", best {len(best)} of {len(nodes)} nodes"
+        nodes = best
+        # Plain aligned text: a rich Table per attempt costs more than the attempt itself.
+        _score_text(console, title, plugins, [(n, scores[n], totals[n]) for n in nodes], chosen)
+        return
+    table = Table(title=title, title_justify="left")
+    table.add_column("NODE", overflow="fold", no_wrap=False)
+    for name in plugins:
+        table.add_column(escape(name))
+    table.add_column("TOTAL")
+    for node in nodes:
+        node_scores = scores[node]
+        mark = " *" if node == chosen else ""
+        table.add_row(
+            Text(node + mark),
+            *(
+                "/".join(str(x) for x in node_scores[p]) if p in node_scores else "-"
+                for p in plugins
+            ),
+            str(totals[node]),
+        )
+    console.print(table)
+
+
+def _score_text(
+    console: Console,
+    title: str,
+    plugins: list[str],
+    rows: list[tuple[str, dict[str, list[int]], int]],
+    chosen: str | None,
+) -> None:
+    header = ["NODE", *plugins, "TOTAL"]
+    body = [
+        [
+            node + (" *" if node == chosen else ""),
+            *("/".join(str(x) for x in ps[p]) if p in ps else "-" for p in plugins),
+            str(total),
+        ]
+        for node, ps, total in rows
+    ]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in body]
+    text = Text(title + "\n", style="italic")
+    text.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), "bold")
+    text.append("\n" + "\n".join(line.rstrip() for line in lines))
+    console.print(text, soft_wrap=True)
+
+
+def _cell(verdict: str | None) -> Text:
     if verdict is None:
-        return "[dim]-[/dim]"
+        return Text("-", style="dim")
     if verdict == "passed":
-        return "[green]passed[/green]"
-    return f"[red]{verdict}[/red]"
+        return Text("passed", style="green")
+    return Text(verdict, style="red")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, code_name
 
 # Called (extension point, plugin name, status code name, seconds) after each plugin call:
 # kube-scheduler's plugin_execution_duration_seconds labels.
@@ -29,6 +29,14 @@ class BindingPending(Status):
 
     def __init__(self, message: str = "binding in flight") -> None:
         super().__init__(Code.SUCCESS, message)
+
+
+def verdict(status: Status | None) -> str:
+    """A plugin's result as explain shows it: "passed", or the code name and message."""
+    if status is None or status.code == Code.SUCCESS:
+        return "passed"
+    msg = status.message
+    return f"{code_name(status.code)}: {msg}" if msg else code_name(status.code)
 
 
 @dataclass(slots=True)
@@ -53,16 +61,44 @@ class CycleRecord:
     """What explain mode keeps of one scheduling cycle (kube-scheduler-simulator style)."""
 
     pre_filter: dict[str, str] = field(default_factory=dict)
-    # node -> plugin -> "passed" | reason
-    filter: dict[str, dict[str, str]] = field(default_factory=dict)
     post_filter: dict[str, str] = field(default_factory=dict)
     pre_score: dict[str, str] = field(default_factory=dict)
-    # node -> plugin -> (raw, normalized, weighted)
-    score: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     reserve: dict[str, str] = field(default_factory=dict)
     permit: dict[str, str] = field(default_factory=dict)
     bind: dict[str, str] = field(default_factory=dict)
     selected_node: str | None = None
+    nominated_node: str | None = None  # set by PostFilter (preemption) in this cycle
+    victims: list[str] = field(default_factory=list)  # "namespace/name" deleted for it
+    # Recorded cheaply (one tuple per node, one per Score plugin), formatted on demand:
+    # the Filter plugins that ran, in order; per node (node, rejecting plugin, status).
+    filter_order: tuple[str, ...] | None = None
+    filter_rows: list[tuple[str, str | None, Status | None]] = field(default_factory=list)
+    # per Score plugin: (plugin, weight, nodes, raw scores, normalized scores)
+    score_rows: list[tuple[str, int, list[str], list[int], list[int]]] = field(default_factory=list)
+
+    @property
+    def filter(self) -> dict[str, dict[str, str]]:
+        """node -> plugin -> "passed" | reason; plugins after a rejection did not run."""
+        order = self.filter_order or ()
+        out: dict[str, dict[str, str]] = {}
+        for node, rejector, status in self.filter_rows:
+            verdicts: dict[str, str] = {}
+            for name in order:
+                if name == rejector:
+                    verdicts[name] = verdict(status)
+                    break
+                verdicts[name] = "passed"
+            out[node] = verdicts
+        return out
+
+    @property
+    def score(self) -> dict[str, dict[str, list[int]]]:
+        """node -> plugin -> [raw, normalized, weighted]."""
+        out: dict[str, dict[str, list[int]]] = {}
+        for name, weight, nodes, raw, normalized in self.score_rows:
+            for i, node in enumerate(nodes):
+                out.setdefault(node, {})[name] = [raw[i], normalized[i], normalized[i] * weight]
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The record as the JSON of ``simulate --explain --output json``."""
@@ -81,6 +117,8 @@ class CycleRecord:
             "permit": self.permit,
             "bind": self.bind,
             "selectedNode": self.selected_node,
+            "nominatedNode": self.nominated_node,
+            "victims": self.victims,
         }
 
 

@@ -29,7 +29,10 @@ from wasmsched.framework.records import (
     PluginObserver,
     PluginScore,
 )
-from wasmsched.framework.status import Code, Status, code_name
+from wasmsched.framework.records import (
+    verdict as _verdict,
+)
+from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -53,13 +56,6 @@ log = logging.getLogger("wasmsched.framework")
 
 class FrameworkError(WasmschedError):
     """A profile that cannot be built (bad plugin args, missing queue sort, ...)."""
-
-
-def _verdict(status: Status | None) -> str:
-    if status is None or status.code == Code.SUCCESS:
-        return "passed"
-    msg = status.message
-    return f"{code_name(status.code)}: {msg}" if msg else code_name(status.code)
 
 
 def _with_plugin(status: Status, plugin: str) -> Status:
@@ -278,6 +274,8 @@ class Framework:
         skip = state.skip_filter_plugins
         rec = state.recorder
         filters = self._filters if state.observer is None else self._run(state)[1]
+        if rec is not None and rec.filter_order is None:
+            rec.filter_order = tuple(n for n, _ in filters if n not in skip)
         for name, filter_fn in filters:
             if skip and name in skip:
                 continue
@@ -286,9 +284,9 @@ class Framework:
                 status = filter_fn(state, pod, node_info)
             except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-            if rec is not None:
-                rec.filter.setdefault(node_info.name, {})[name] = _verdict(status)
             if status is not None and status.code != Code.SUCCESS:
+                if rec is not None:
+                    rec.filter_rows.append((node_info.name, name, status))
                 if not status.is_rejected():
                     return _with_plugin(
                         Status(Code.ERROR, f"running {name!r} filter plugin: {status.message}"),
@@ -296,6 +294,8 @@ class Framework:
                     )
                 status.plugin = name
                 return status
+        if rec is not None:
+            rec.filter_rows.append((node_info.name, None, None))
         return None
 
     @property
@@ -422,8 +422,10 @@ class Framework:
                 entry = totals[i]
                 entry.scores.append(PluginScore(name, weighted))
                 entry.total_score += weighted
-                if rec is not None and raw is not None:
-                    rec.score.setdefault(node_score.name, {})[name] = [raw[i], value, weighted]
+            if rec is not None and raw is not None:
+                rec.score_rows.append(
+                    (name, weight, [s.name for s in scores], raw, [s.score for s in scores])
+                )
         return totals, None
 
     def run_reserve_plugins_reserve(

@@ -148,6 +148,8 @@ class Scheduler:
         self.writer = writer
         self.now = now
         self.explain = explain
+        # With explain: the "namespace/name" of the pods to record (None: every pod).
+        self.explain_pods: frozenset[str] | None = None
         self.attempts = attempts
         self.cache = Cache()
         self.current_snapshot = Snapshot()
@@ -288,7 +290,8 @@ class Scheduler:
         self.cycles += 1
         outcome.attempts = info.attempts
         self._attempt_generation[pod.uid] = self.cluster_generation
-        record = CycleRecord() if self.explain else None
+        explained = self.explain and (self.explain_pods is None or pod.key in self.explain_pods)
+        record = CycleRecord() if explained else None
         if record is not None:
             outcome.cycles.append(record)
         observer = self.attempts.attempt_started(fwk, info) if self.attempts else None
@@ -390,6 +393,11 @@ class Scheduler:
         if self.queue.active_len() or self._ready_bindings or len(self.waiting_pods):
             return True
         for info in self.queue.pending():
+            if info.gated:
+                # PreEnqueue keeps a gated pod out of activeQ until the pod itself changes
+                # (pkg/scheduler/backend/queue/scheduling_queue.go: Update re-runs
+                # PreEnqueue); no other cluster change can let it in.
+                continue
             if self._attempt_generation.get(info.pod.uid, -1) != self.cluster_generation:
                 return True
         return False

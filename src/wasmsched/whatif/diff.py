@@ -53,10 +53,16 @@ def _side(pod: Mapping[str, Any] | None) -> dict[str, Any]:
 def summary_metrics(run: Mapping[str, Any]) -> dict[str, Any]:
     """The comparable numbers of a run: results, allocation, pods per zone, waits."""
     summary: Mapping[str, Any] = run.get("summary") or {}
-    results: Counter[str] = Counter(str(p.get("result")) for p in run.get("pods") or [])
+    pods = run.get("pods") or []
+    results: Counter[str] = Counter(str(p.get("result")) for p in pods)
+    # Placed by this run: simulate's Scheduled; a replay's pods that were bound (Running or
+    # Completed), but not simulate's pods that were running before (wasPending false).
+    placed = sum(
+        1 for p in pods if p.get("result") in ("Running", "Completed") and p.get("wasPending", True)
+    )
     out: dict[str, Any] = {
-        "pods": len(run.get("pods") or []),
-        "scheduled": results["Scheduled"] + results["Running"] + results["Completed"],
+        "pods": len(pods),
+        "scheduled": results["Scheduled"] + placed,
         "unschedulable": results["Unschedulable"],
         "error": results["Error"],
         "preempted": results["Preempted"],
