@@ -98,7 +98,9 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int], None]]:
 def simulate(
     cluster: Annotated[
         Path,
-        typer.Option("--cluster", help="A YAML file or a directory of Node and Pod manifests."),
+        typer.Option(
+            "--cluster", help="A YAML file or a directory of Node and Pod manifests ('-': stdin)."
+        ),
     ],
     config: Annotated[
         Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
@@ -146,7 +148,12 @@ def simulate(
         sched_config = load_config(config, known) if config is not None else default_config()
         sim = Simulation(objects, sched_config, registry, seed=seed, explain=explain)
     except errors as err:
-        _fail(str(err))
+        lines = getattr(err, "lines", None) or [str(err)]  # ManifestError: one per problem
+        for line in lines[:-1]:
+            typer.echo(f"wasmsched: error: {line}", err=True)
+        _fail(lines[-1])
+    for warning in objects.warnings:
+        typer.echo(f"wasmsched: warning: {warning}", err=True)
     try:
         with _progress(progress and output is OutputFormat.table and sys.stderr.isatty()) as update:
             result = sim.run(update)
