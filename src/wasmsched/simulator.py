@@ -19,6 +19,7 @@ from typing import Any
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
+from wasmsched.api.workloads import WorkloadControllers
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Event, Registry
 from wasmsched.framework.status import Code, Status
@@ -108,6 +109,7 @@ class ClusterStore:
         self.conditions: dict[str, tuple[str, str]] = {}
         self.scheduler: Scheduler | None = None
         self._preemptor: Pod | None = None
+        self.workloads: WorkloadControllers | None = None  # their pods react to bind/delete
 
     # --- ClusterWriter ------------------------------------------------------------------
 
@@ -131,6 +133,8 @@ class ClusterStore:
         self.conditions.pop(pod.uid, None)
         if self.scheduler is not None:
             self.scheduler.on_pod_update(current, bound)
+        for pod in self.workloads.on_pod_bound(bound) if self.workloads else ():
+            self.add_pod(pod)
         return None
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
@@ -152,6 +156,8 @@ class ClusterStore:
         self.record_event(Event.preempted(self.clock.now(), current, reason, "wasmsched"))
         if self.scheduler is not None:
             self.scheduler.on_pod_delete(current)
+        for pod in self.workloads.on_pod_deleted(current) if self.workloads else ():
+            self.add_pod(pod)
 
     def set_nominated_node(self, pod: Pod, node_name: str) -> None:
         current = self.pods.get(pod.uid)
@@ -213,11 +219,13 @@ class Simulation:
     def run(self, progress: ProgressFn | None = None) -> SimulationResult:
         started = time.perf_counter()
         sched = self.scheduler
-        for manifest in self.cluster.others:
+        workloads = WorkloadControllers(self.cluster.nodes, self.cluster.pods, self.cluster.others)
+        self.store.workloads = workloads
+        for manifest in [*self.cluster.others, *workloads.objects]:
             sched.on_object_add(manifest)
         for node in self.cluster.nodes:
             self.store.add_node(node)
-        pods = admit_pods(self.cluster.pods, self.cluster.others)
+        pods = admit_pods([*self.cluster.pods, *workloads.initial_pods()], self.cluster.others)
         for pod in pods:
             if pod.node_name:
                 self.store.add_pod(pod)
@@ -229,7 +237,7 @@ class Simulation:
                 self.store.pods[pod.uid] = pod
                 continue
             self.store.add_pod(pod)
-        total = len(sched.outcomes)
+        total = len(sched.outcomes) + workloads.pods_to_come()
         stopped = ""
         max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(total, 1)
         cycles_at_last_tick = -1

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from wasmsched.api.quantity import QuantityError, join_path, parse_quantity, quote
+from wasmsched.api.selectors import is_dns_subdomain, is_qualified_name, is_valid_label_value
 from wasmsched.api.validation.problems import Problem
 
 __all__ = ["object_problems"]
@@ -31,11 +32,6 @@ INT32_MAX = 2**31 - 1
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", re.ASCII)
-_DNS1123_SUBDOMAIN = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII
-)
-_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", re.ASCII)
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", re.ASCII)
 
 _LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -107,26 +103,24 @@ def _dns_label(errs: _Errors, path: str, value: str) -> None:
 def _dns_subdomain(errs: _Errors, path: str, value: str) -> None:
     if len(value) > 253:
         errs.invalid(path, value, "must be no more than 253 characters")
-    elif not _DNS1123_SUBDOMAIN.fullmatch(value):
+    elif not is_dns_subdomain(value):
         errs.invalid(path, value, _SUBDOMAIN_MSG)
 
 
 def _qualified_name(errs: _Errors, path: str, value: str) -> None:
     """validation.IsQualifiedName: an optional DNS subdomain prefix and a 63-char name."""
-    prefix, slash, name = value.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
-        errs.invalid(path, value, "prefix part must be a lowercase RFC 1123 subdomain")
-    elif not name or len(name) > 63 or not _QUALIFIED_NAME_PART.fullmatch(name):
+    if not is_qualified_name(value):
         errs.invalid(
             path,
             value,
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-            "start and end with an alphanumeric character (at most 63 characters)",
+            "a qualified name must be an optional DNS subdomain prefix and '/', then at most "
+            "63 alphanumeric characters, '-', '_' or '.', starting and ending with an "
+            "alphanumeric character",
         )
 
 
 def _label_value(errs: _Errors, path: str, value: str) -> None:
-    if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+    if not is_valid_label_value(value):
         errs.invalid(
             path,
             value,
