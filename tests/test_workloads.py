@@ -593,3 +593,102 @@ def test_loaded_dump_is_not_doubled_through_the_loader(tmp_path: Path) -> None:
     f.write_text(yaml.safe_dump_all([node("n1"), rs, pod], sort_keys=False))
     objs = load_manifests(f)
     assert len(WorkloadControllers(objs.nodes, objs.pods, objs.others).initial_pods()) == 1
+
+
+# --- properties ------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Pod]]:
+    nodes = [
+        node(f"n{i}", taints=[{"key": "t", "effect": "NoSchedule"}] if draw(st.booleans()) else [])
+        for i in range(draw(st.integers(1, 4)))
+    ]
+    others: list[dict[str, Any]] = []
+    pods: list[Pod] = []
+    for i in range(draw(st.integers(0, 5))):
+        kind = draw(
+            st.sampled_from(["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"])
+        )
+        replicas = draw(st.integers(0, 4))
+        name = f"w{i}"
+        if kind == "Deployment":
+            obj = deployment(name, replicas)
+        elif kind == "ReplicaSet":
+            obj = replica_set(name, replicas)
+        elif kind == "StatefulSet":
+            obj = stateful_set(
+                name,
+                replicas,
+                podManagementPolicy=draw(st.sampled_from(["OrderedReady", "Parallel"])),
+            )
+        elif kind == "DaemonSet":
+            obj = daemon_set(name)
+        else:
+            obj = job(name, parallelism=replicas, completions=draw(st.integers(0, 4)))
+        obj["metadata"]["uid"] = f"uid-{i}"
+        others.append(obj)
+        if kind != "Deployment":
+            for j in range(draw(st.integers(0, 3))):
+                phase = draw(st.sampled_from(["Running", "Succeeded", "Pending"]))
+                pod_name = f"{name}-{j}"
+                p = owned_pod(pod_name, obj, draw(st.sampled_from(["", "n0"])))
+                pods.append(Pod({**p.manifest, "status": {"phase": phase}}))
+    return nodes, others, pods
+
+
+@settings(max_examples=60, deadline=None)
+@given(clusters())
+def test_property_controllers_reach_their_desired_counts(
+    cluster: tuple[list[dict[str, Any]], list[dict[str, Any]], list[Pod]],
+) -> None:
+    nodes, others, existing = cluster
+    wc = controllers(others, nodes=nodes, pods=existing)
+    created = wc.initial_pods()
+    # A StatefulSet's OrderedReady pods come as the previous ones are bound.
+    pending = list(created) + [p for p in existing if not p.node_name and p.phase != "Succeeded"]
+    while pending:
+        pod = pending.pop(0)
+        target = pod.required_node_affinity.node_names  # a DaemonSet pod's node
+        more = wc.on_pod_bound(pod.with_node_name(next(iter(target)) if target else "n0"))
+        created.extend(more)
+        pending.extend(more)
+    # Names are unique among live pods (a StatefulSet recreates a finished pod's name).
+    keys = [p.key for p in existing if p.phase != "Succeeded"] + [p.key for p in created]
+    assert len(keys) == len(set(keys)), "pod names are unique"
+    assert wc.pods_to_come() == 0
+    active = [p for p in existing if p.phase != "Succeeded"]
+    for obj in others:
+        uid, kind, spec = obj["metadata"]["uid"], obj["kind"], obj["spec"]
+        mine = [p for p in created if p.owner_references[0]["uid"] == uid]
+        have = [p for p in active if p.owner_references[0]["uid"] == uid]
+        if kind == "StatefulSet":
+            # Ordinals 0..replicas-1 exist (pods beyond them are the controller's to delete).
+            ordinals = {int(p.name.rsplit("-", 1)[1]) for p in [*mine, *have]}
+            assert set(range(spec["replicas"])) <= ordinals
+            assert len(mine) == len(
+                set(range(spec["replicas"])) - {int(p.name.rsplit("-", 1)[1]) for p in have}
+            )
+        elif kind == "ReplicaSet":
+            assert len(mine) + len(have) == max(spec["replicas"], len(have))
+        elif kind == "Deployment":
+            rs_pods = [
+                p
+                for p in created
+                if p.owner_references[0]["name"].startswith(f"{obj['metadata']['name']}-")
+            ]
+            assert len(rs_pods) == spec["replicas"]
+        elif kind == "DaemonSet":
+            eligible = {n["metadata"]["name"] for n in nodes if not n["spec"]["taints"]}
+            assert len(mine) == len(eligible - {p.node_name for p in have})
+        else:
+            succeeded = sum(
+                p.phase == "Succeeded" for p in existing if p.owner_references[0]["uid"] == uid
+            )
+            want = min(spec["parallelism"], max(0, spec["completions"] - succeeded))
+            assert len(mine) == max(0, want - len(have))
+    again = controllers(others, nodes=nodes, pods=existing).initial_pods()
+    assert [p.key for p in again] == [p.key for p in created[: len(again)]]

@@ -210,6 +210,8 @@ class WorkloadControllers:
         if owner is None:
             return []
         owner.pods[pod.uid] = pod
+        if not isinstance(owner, StatefulSet):
+            return []  # only OrderedReady waits for its pods to run
         return self._admit(owner.reconcile())
 
     def on_pod_deleted(self, pod: Pod) -> list[Pod]:
