@@ -195,7 +195,11 @@ class _Walker:
 
 def _unknown(key: str, fields: Mapping[str, _Field]) -> str:
     close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.75)
-    hint = f" (did you mean {quote(close[0])}?)" if close else ""
+    hint = (
+        f" (did you mean {quote(close[0])}?)"
+        if close
+        else f" (not in the Kubernetes {KUBERNETES_VERSION} schema)"
+    )
     return f"unknown field {quote(key)}{hint}"
 
 
