@@ -15,6 +15,18 @@ from wasmsched.api.selectors import LabelSelector
 from wasmsched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
 from wasmsched.api.workloads.naming import random_suffix, template_hash
 
+__all__ = [
+    "Controller",
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "Owner",
+    "ReplicaSet",
+    "StatefulSet",
+    "active",
+    "controller_ref",
+]
+
 POD_TEMPLATE_HASH = "pod-template-hash"
 CONTROLLER_REVISION_HASH = "controller-revision-hash"
 STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
@@ -23,7 +35,6 @@ JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 DS_TEMPLATE_GENERATION = "pod-template-generation"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
-WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 _UIDS = uuid.UUID("4d0a3a5e-8c44-5b7e-9d7e-0b6f4d2f9a11")
 
 # pkg/controller/daemon/util: AddOrUpdateDaemonPodTolerations (key, effect).
@@ -92,6 +103,7 @@ class Controller:
     # --- ownership --------------------------------------------------------------------
 
     def owns(self, pod: Pod) -> bool:
+        """Whether ``pod``'s controller owner reference names this controller."""
         ref = controller_ref(pod)
         if pod.namespace != self.namespace:
             return False
@@ -105,6 +117,7 @@ class Controller:
         )
 
     def may_adopt(self, pod: Pod) -> bool:
+        """Whether ClaimPods would adopt ``pod``: an orphan its selector matches."""
         return (
             self.adopts
             and pod.namespace == self.namespace
@@ -126,30 +139,23 @@ class Controller:
         labels: Mapping[str, str] | None = None,
         annotations: Mapping[str, str] | None = None,
         spec_updates: Mapping[str, Any] | None = None,
-        ref: tuple[str, str, str, str] | None = None,
         generate_name: str = "",
     ) -> Pod:
         """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and
         spec, the controller as owner."""
         meta = _m(self.template.get("metadata"))
-        api_version, kind, owner_name, owner_uid = ref or (
-            self.api_version,
-            self.kind,
-            self.name,
-            self.uid,
-        )
         self.created += 1
         metadata: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,
-            "uid": str(uuid.uuid5(_UIDS, f"{owner_uid}/{name}/{self.created}")),
+            "uid": str(uuid.uuid5(_UIDS, f"{self.uid}/{name}/{self.created}")),
             "labels": {**_m(meta.get("labels")), **(labels or {})},
             "ownerReferences": [
                 {
-                    "apiVersion": api_version,
-                    "kind": kind,
-                    "name": owner_name,
-                    "uid": owner_uid,
+                    "apiVersion": self.api_version,
+                    "kind": self.kind,
+                    "name": self.name,
+                    "uid": self.uid,
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
@@ -183,12 +189,16 @@ class Controller:
 
 
 class ReplicaSet(Controller):
+    """pkg/controller/replicaset manageReplicas: create pods up to ``replicas`` (or what
+    its Deployment wants of it)."""
+
     def __init__(self, manifest: Mapping[str, Any], owner: Owner) -> None:
         super().__init__("ReplicaSet", manifest, owner)
         self.replicas = _int(self.spec.get("replicas"), 1)
         self.deployment: Deployment | None = None
 
     def wanted(self) -> int:
+        """How many active pods this ReplicaSet should have now."""
         if self.deployment is not None:
             return self.deployment.wanted_for(self)
         return self.replicas
@@ -239,8 +249,8 @@ class Deployment(Controller):
                     self.new_rs = rs  # deployment util: EqualIgnoreHash
         if self.new_rs is not None:
             return None
-        collision = self.manifest.get("status", {}) or {}
-        pth = template_hash(self.template, _int(_m(collision).get("collisionCount"), 0) or None)
+        status = _m(self.manifest.get("status"))
+        pth = template_hash(self.template, _int(status.get("collisionCount"), 0) or None)
         labels = {**_m(_m(self.template.get("metadata")).get("labels")), POD_TEMPLATE_HASH: pth}
         selector = copy.deepcopy(dict(_m(self.spec.get("selector"))))
         selector["matchLabels"] = {**_m(selector.get("matchLabels")), POD_TEMPLATE_HASH: pth}
@@ -278,6 +288,7 @@ class Deployment(Controller):
         return rs
 
     def wanted_for(self, rs: ReplicaSet) -> int:
+        """What the Deployment wants of ``rs``: the rest of ``replicas`` for the new one."""
         if rs is not self.new_rs:
             return len(rs.pods)  # old ReplicaSets keep what they have, no more
         others = sum(len(r.pods) for r in self.replica_sets if r is not rs)
@@ -298,6 +309,8 @@ _ORDINAL = re.compile(r"(.*)-([0-9]+)")
 
 
 class StatefulSet(Controller):
+    """pkg/controller/statefulset: pods by ordinal, OrderedReady one at a time."""
+
     def __init__(self, manifest: Mapping[str, Any], owner: Owner) -> None:
         super().__init__("StatefulSet", manifest, owner)
         self.replicas = _int(self.spec.get("replicas"), 1)
@@ -306,6 +319,7 @@ class StatefulSet(Controller):
         self.revision = f"{self.name}-{template_hash(self.template)}"
 
     def ordinal(self, pod: Pod) -> int | None:
+        """The ordinal in ``<sts>-<ordinal>``, or None for another name."""
         m = _ORDINAL.fullmatch(pod.name)
         return int(m.group(2)) if m and m.group(1) == self.name else None
 
@@ -358,6 +372,7 @@ class StatefulSet(Controller):
         )
 
     def claim_templates(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """(name, template) of each volumeClaimTemplate."""
         out = []
         for t in self.spec.get("volumeClaimTemplates") or []:
             name = _m(_m(t).get("metadata")).get("name")
@@ -395,6 +410,8 @@ class StatefulSet(Controller):
 
 
 class DaemonSet(Controller):
+    """pkg/controller/daemon: one pod per node that should run it, pinned to the node."""
+
     def __init__(self, manifest: Mapping[str, Any], owner: Owner) -> None:
         super().__init__("DaemonSet", manifest, owner)
         self.revision = template_hash(self.template)
@@ -476,6 +493,8 @@ class DaemonSet(Controller):
 
 
 class Job(Controller):
+    """pkg/controller/job manageJob: ``parallelism`` active pods, bounded by completions."""
+
     api_version = "batch/v1"
     adopts = False  # a Job's selector names its controller-uid
 
@@ -494,6 +513,7 @@ class Job(Controller):
         self.done_pods = 0
 
     def wanted(self) -> int:
+        """How many active pods the Job should have now."""
         if self.spec.get("suspend") is True or self.finished:
             return 0
         succeeded = max(self.succeeded, self.done_pods)
