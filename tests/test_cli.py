@@ -133,9 +133,10 @@ NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: 
             {
                 "c.yaml": NODE
                 + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-                "  - name: c\n    resources: {requests: {cpu: 12x}}\n"
+                "  - name: c\n    image: i\n    resources: {requests: {cpu: 12x}}\n"
             },
-            'c.yaml: document 2: spec.containers[0].resources.requests.cpu: invalid quantity "12x"',
+            "c.yaml: document 2: Pod default/p: spec.containers[0].resources.requests.cpu: "
+            'invalid quantity "12x"',
         ),
     ],
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,9 +31,13 @@ metadata:
 spec:
   containers:
   - name: c
+    image: registry.k8s.io/pause:3.9
     resources:
       requests: {{cpu: {cpu}}}
 """
+
+
+SPEC: dict[str, Any] = {"spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause"}]}}
 
 
 def write(path: Path, text: str) -> Path:
@@ -79,8 +84,9 @@ def test_lists_are_expanded(tmp_path: Path) -> None:
         "kind": "List",
         "items": [
             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
-            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "a"}},
-            {"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "p2"}}]},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "a"}}
+            | SPEC,
+            {"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "p2"}} | SPEC]},
         ],
     }
     f = write(tmp_path / "list.json", json.dumps(doc))
@@ -96,9 +102,8 @@ def test_lists_are_expanded(tmp_path: Path) -> None:
     objs = load_manifests(f2)
     assert [n.name for n in objs.nodes] == ["a", "b"]
     assert objs.others == [{"metadata": {"name": "pv1"}, "kind": "PersistentVolume"}]
-    assert load_manifests(write(tmp_path / "empty.yaml", "kind: List\nitems: null\n")) == (
-        ClusterObjects()
-    )
+    empty = write(tmp_path / "empty.yaml", "kind: List\nitems: null\n")
+    assert load_manifests(empty, require_nodes=False) == ClusterObjects()
 
 
 def test_directory_is_read_recursively_in_sorted_order(tmp_path: Path) -> None:
@@ -116,12 +121,17 @@ def test_directory_is_read_recursively_in_sorted_order(tmp_path: Path) -> None:
     assert [n.name for n in load_manifests(tmp_path / "c").nodes] == ["n2"]
 
 
-def error_of(path: Path) -> str:
+def errors_of(path: Path | str, **kwargs: Any) -> list[str]:
     with pytest.raises(ManifestError) as info:
-        load_manifests(path)
-    message = str(info.value)
-    assert "\n" not in message
-    return message
+        load_manifests(path, **kwargs)
+    assert str(info.value) == "\n".join(info.value.lines)
+    return info.value.lines
+
+
+def error_of(path: Path) -> str:
+    lines = errors_of(path)
+    assert len(lines) == 1, lines
+    return lines[0]
 
 
 def test_bad_quantity_names_file_document_field_and_value(tmp_path: Path) -> None:
@@ -134,14 +144,16 @@ def test_bad_quantity_names_file_document_field_and_value(tmp_path: Path) -> Non
         + POD.format(name="p1", cpu="12x"),
     )
     assert error_of(f) == (
-        f'{f}: document 3: spec.containers[0].resources.requests.cpu: invalid quantity "12x"'
+        f"{f}: document 3: Pod default/p1: spec.containers[0].resources.requests.cpu: "
+        'invalid quantity "12x"'
     )
 
 
 def test_single_document_error_has_no_document_index(tmp_path: Path) -> None:
     f = write(tmp_path / "pod.yaml", POD.format(name="p1", cpu="1.2.3"))
     assert (
-        error_of(f) == f'{f}: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"'
+        error_of(f)
+        == f'{f}: Pod default/p1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"'
     )
 
 
@@ -158,7 +170,9 @@ def test_error_inside_a_list_names_the_item(tmp_path: Path) -> None:
         ],
     }
     f = write(tmp_path / "nodes.json", json.dumps(doc))
-    assert error_of(f) == f'{f}: items[1].status.allocatable.memory: invalid quantity "lots"'
+    assert (
+        error_of(f) == f'{f}: items[1]: Node n2: status.allocatable.memory: invalid quantity "lots"'
+    )
 
 
 @pytest.mark.parametrize(
@@ -197,7 +211,10 @@ def test_malformed_json_names_file_and_line(tmp_path: Path) -> None:
         ("kind: 5\n", "kind must be a string: 5"),
         ("kind: List\nitems: {a: 1}\n", "items: expected a list, got mapping"),
         ("kind: List\nitems:\n- kind: Widget\n", 'items[0]: unknown kind "Widget"'),
-        ("kind: Pod\nmetadata: {namespace: x}\n", "metadata.name: required field is missing"),
+        (
+            "kind: Pod\nmetadata: {namespace: x}\nspec: {containers: [{name: c, image: i}]}\n",
+            "Pod x/(no name): metadata.name: Required value: name or generateName is required",
+        ),
         ("just a string\n", "expected a mapping, got string"),
     ],
 )
@@ -218,8 +235,8 @@ def test_duplicates_are_rejected(tmp_path: Path) -> None:
     )
     f = write(
         tmp_path / "pods" / "p.yaml",
-        "kind: PodList\nitems:\n- metadata: {name: p, namespace: ns}\n"
-        "- metadata: {name: p, namespace: other}\n- metadata: {name: p, namespace: ns}\n",
+        "kind: PodList\nitems:\n- {metadata: {name: p, namespace: ns}, spec: &s {containers: [{name: c, image: i}]}}\n"
+        "- {metadata: {name: p, namespace: other}, spec: *s}\n- {metadata: {name: p, namespace: ns}, spec: *s}\n",
     )
     assert error_of(f) == f'{f}: items[2]: duplicate pod "ns/p" (first in {f}: items[0])'
 
@@ -227,7 +244,8 @@ def test_duplicates_are_rejected(tmp_path: Path) -> None:
 def test_empty_documents_are_skipped(tmp_path: Path) -> None:
     f = write(tmp_path / "e.yaml", "---\n---\n\n---\n" + NODE.format(name="n") + "---\n")
     assert [n.name for n in load_manifests(f).nodes] == ["n"]
-    assert load_manifests(write(tmp_path / "blank.yaml", "")) == ClusterObjects()
+    blank = write(tmp_path / "blank.yaml", "")
+    assert load_manifests(blank, require_nodes=False) == ClusterObjects()
 
 
 def test_missing_path(tmp_path: Path) -> None:

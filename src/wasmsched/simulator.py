@@ -21,6 +21,7 @@ from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.api.resources import Resource
+from wasmsched.api.workloads import WorkloadControllers
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Event, Registry
 from wasmsched.framework.runtime import CycleRecord
@@ -201,6 +202,7 @@ class ClusterStore:
         self.scheduler: Scheduler | None = None
         self._inbox: deque[Callable[[Scheduler], None]] = deque()
         self._uid_of: dict[str, str] = {}  # "namespace/name" -> uid, to find a preemptor
+        self.workloads: WorkloadControllers | None = None  # their pods react to bind/delete
         # Callbacks for a driver of the run (trace replay, capacity): a pod was bound; a
         # pod was deleted (reason: the preemptor's key, or "" for a plain deletion).
         self.bound_hooks: list[Callable[[Pod], None]] = []
@@ -240,6 +242,8 @@ class ClusterStore:
         self._notify(lambda s: s.on_pod_update(current, bound))
         for hook in self.bound_hooks:
             hook(bound)
+        for pod in self.workloads.on_pod_bound(bound) if self.workloads else ():
+            self.add_pod(pod)
         return None
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
@@ -266,6 +270,8 @@ class ClusterStore:
         self._notify(lambda s: s.on_pod_delete(current))
         for hook in self.deleted_hooks:
             hook(current, reason)
+        for pod in self.workloads.on_pod_deleted(current) if self.workloads else ():
+            self.add_pod(pod)
 
     def _current_record(self, uid: str) -> CycleRecord | None:
         """The explain record of a pod's attempt under way (None when not explained)."""
@@ -366,11 +372,13 @@ class Simulation:
     def run(self, progress: ProgressFn | None = None) -> SimulationResult:
         started = time.perf_counter()
         sched = self.scheduler
-        for manifest in self.cluster.others:
+        workloads = WorkloadControllers(self.cluster.nodes, self.cluster.pods, self.cluster.others)
+        self.store.workloads = workloads
+        for manifest in [*self.cluster.others, *workloads.objects]:
             sched.on_object_add(manifest)
         for node in self.cluster.nodes:
             self.store.add_node(node)
-        pods = admit_pods(self.cluster.pods, self.cluster.others)
+        pods = admit_pods([*self.cluster.pods, *workloads.initial_pods()], self.cluster.others)
         for pod in pods:
             # A finished pod holds nothing: kube-scheduler's pod informer lists pods with
             # the field selector status.phase!=Succeeded,status.phase!=Failed
@@ -391,7 +399,7 @@ class Simulation:
                 continue
             self.store.add_pod(pod)
         self.store.deliver()
-        total = len(sched.outcomes)
+        total = len(sched.outcomes) + workloads.pods_to_come()
         stopped = ""
         cycles_at_last_tick = -1
         while True:

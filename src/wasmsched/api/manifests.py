@@ -1,27 +1,47 @@
 """Loading Nodes, Pods and other Kubernetes objects from YAML or JSON manifests.
 
-Every problem is a one-line ``ManifestError`` naming the file, the document (when the file
-has several), the field and the value:
-``cluster.yaml: document 3: spec.containers[0].resources.requests.cpu: invalid quantity "12x"``.
+Every object of a kind the simulation reads is validated as the Kubernetes v1.33 API server
+would (wasmsched.api.validation): strict schema (unknown fields, wrong types, required
+fields) and the API server's rules (negative quantities, names, enums, ranges). Every
+problem is one line naming the file, the document (when the file has several), the object,
+the field and the value:
+
+``cluster.yaml: document 3: Pod default/web: spec.containers[0].resources.requests.cpu:
+Invalid value: "-1": must be greater than or equal to 0``
+
+All problems of all files are collected (up to MAX_ERRORS, then ``... and N more``) into one
+``ManifestError``. What the API server would accept but a simulation should mention (a pod
+bound to a node that is not in the cluster, a CronJob) is returned as warnings.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
-from wasmsched.api.objects import Node, ObjectError, Pod
+from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
+from wasmsched.api.validation import validate_object
+from wasmsched.api.workloads import workload_warnings
 from wasmsched.errors import InputError, InternalError
 
-__all__ = ["KNOWN_KINDS", "ClusterObjects", "ManifestError", "load_manifests"]
+__all__ = [
+    "KNOWN_KINDS",
+    "MAX_ERRORS",
+    "STDIN",
+    "ClusterObjects",
+    "ManifestError",
+    "load_manifests",
+]
 
-# Kinds kept raw in ClusterObjects.others: Kubernetes kinds a scheduler may consult.
+# Kinds kept raw in ClusterObjects.others: Kubernetes kinds a scheduler may consult, and
+# the workload controllers whose pods wasmsched.api.workloads creates.
 OTHER_KINDS = frozenset(
     {
         "PodDisruptionBudget",
@@ -39,10 +59,18 @@ OTHER_KINDS = frozenset(
         "DaemonSet",
         "StatefulSet",
         "Job",
+        "CronJob",
     }
 )
 KNOWN_KINDS = frozenset({"Node", "Pod"}) | OTHER_KINDS
+# Cluster-scoped kinds: named without a namespace in messages.
+_CLUSTER_SCOPED = frozenset(
+    {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "RuntimeClass"}
+    | {"Namespace"}
+)
 _EXTENSIONS = (".yaml", ".yml", ".json")
+MAX_ERRORS = 20
+STDIN = "-"
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -58,16 +86,24 @@ _Loader.yaml_implicit_resolvers = {
 
 
 class ManifestError(InputError):
-    """A manifest that cannot be loaded; the message is one line naming file and field."""
+    """Manifests that cannot be loaded: one line per problem (``lines``), each naming the
+    file, the object and the field; ``str()`` is the lines joined by newlines."""
+
+    def __init__(self, problems: str | Sequence[str], omitted: int = 0) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.omitted = omitted
+        self.lines = self.problems + ([f"... and {omitted} more"] if omitted else [])
+        super().__init__("\n".join(self.lines))
 
 
 @dataclass
 class ClusterObjects:
-    """The objects of a set of manifests, in file order."""
+    """The objects of a set of manifests, in file order, and the loader's warnings."""
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _files(root: Path) -> list[Path]:
@@ -82,19 +118,22 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _read_documents(path: Path) -> list[Any]:
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ManifestError(f"{path}: not UTF-8 text: {e.reason} at byte {e.start}") from None
     except OSError as e:
         raise ManifestError(f"{path}: {e.strerror or e}") from None
-    if path.suffix == ".json":
+
+
+def _parse(name: str, text: str, as_json: bool) -> list[Any]:
+    if as_json:
         try:
             return [json.loads(text)]
         except json.JSONDecodeError as e:
             raise ManifestError(
-                f"{path}: line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}"
+                f"{name}: line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}"
             ) from None
     try:
         return list(yaml.load_all(text, Loader=_Loader))
@@ -102,9 +141,9 @@ def _read_documents(path: Path) -> list[Any]:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = _one_line(" ".join(p for p in (e.context, e.problem) if p))
-        raise ManifestError(f"{path}: {where}invalid YAML: {problem}") from None
+        raise ManifestError(f"{name}: {where}invalid YAML: {problem}") from None
     except yaml.YAMLError as e:
-        raise ManifestError(f"{path}: invalid YAML: {_one_line(str(e))}") from None
+        raise ManifestError(f"{name}: invalid YAML: {_one_line(str(e))}") from None
 
 
 def _items(doc: Any, path: str) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
@@ -149,65 +188,152 @@ class _Located(InternalError):
         self.problem = problem
 
 
-def load_manifests(path: str | Path) -> ClusterObjects:
-    """Load every Node, Pod and other known object from a file or a directory.
+def object_label(kind: str, obj: Mapping[str, Any]) -> str:
+    """``Pod default/web`` or ``Node n1``: how messages name an object."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = meta.get("name")
+    name = name if isinstance(name, str) and name else "(no name)"
+    if kind in _CLUSTER_SCOPED:
+        return f"{kind} {name}"
+    namespace = meta.get("namespace")
+    namespace = namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE
+    return f"{kind} {namespace}/{name}"
+
+
+class _Problems:
+    """Problem lines collected up to MAX_ERRORS; the rest only counted."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.omitted = 0
+
+    def add(self, line: str) -> None:
+        if len(self.lines) < MAX_ERRORS:
+            self.lines.append(line)
+        else:
+            self.omitted += 1
+
+    def raise_any(self) -> None:
+        if self.lines:
+            raise ManifestError(self.lines, self.omitted)
+
+
+@dataclass
+class _State:
+    out: ClusterObjects = field(default_factory=ClusterObjects)
+    problems: _Problems = field(default_factory=_Problems)
+    node_where: dict[str, str] = field(default_factory=dict)
+    pod_where: dict[str, str] = field(default_factory=dict)
+
+
+def _sources(path: str | Path, stdin: TextIO | None) -> list[tuple[str, str, bool]]:
+    """(name, text, is JSON) of every file to read."""
+    if str(path) == STDIN:
+        stream = stdin if stdin is not None else sys.stdin
+        return [("<stdin>", stream.read(), False)]
+    root = Path(path)
+    files = _files(root)
+    if not files:
+        raise ManifestError(f"{root}: no manifest files (*.yaml, *.yml, *.json) in the directory")
+    out = []
+    for file in files:
+        out.append((str(file), _read_text(file), file.suffix == ".json"))
+    return out
+
+
+def load_manifests(
+    path: str | Path, *, stdin: TextIO | None = None, require_nodes: bool = True
+) -> ClusterObjects:
+    """Load and validate every Node, Pod and other known object from a file or a directory
+    (``"-"``: standard input, read as YAML, which also reads JSON).
 
     A directory is searched recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files, read
     in sorted order. Files may hold several YAML documents; ``List`` / ``NodeList`` /
-    ``PodList`` documents are expanded. Empty documents are skipped. Raises ManifestError.
+    ``PodList`` documents are expanded. Empty documents are skipped. Input without any Node
+    is an error unless ``require_nodes`` is false. Raises ManifestError listing every
+    problem found; warnings are in the result's ``warnings``.
     """
-    root = Path(path)
-    out = ClusterObjects()
-    node_where: dict[str, str] = {}
-    pod_where: dict[str, str] = {}
-    for file in _files(root):
-        docs = _read_documents(file)
+    state = _State()
+    sources: list[tuple[str, str, bool]] = []
+    try:
+        sources = _sources(path, stdin)
+    except ManifestError as e:
+        for line in e.lines:
+            state.problems.add(line)
+    for name, text, as_json in sources:
+        try:
+            docs = _parse(name, text, as_json)
+        except ManifestError as e:
+            for line in e.lines:
+                state.problems.add(line)
+            continue
         multi = len(docs) > 1
         for index, doc in enumerate(docs, start=1):
             if doc is None:
                 continue
-            where = f"{file}: document {index}" if multi else str(file)
+            where = f"{name}: document {index}" if multi else name
             try:
                 for fpath, kind, obj in _items(doc, ""):
-                    _add(out, kind, obj, where, fpath, node_where, pod_where)
+                    _add(state, kind, obj, where, fpath)
             except _Located as e:
                 prefix = f"{where}: {e.path}" if e.path else where
-                raise ManifestError(f"{prefix}: {e.problem}") from None
+                state.problems.add(f"{prefix}: {e.problem}")
+    out = state.out
+    if require_nodes and not out.nodes and not state.problems.lines:
+        state.problems.add(
+            f"{path if str(path) != STDIN else '<stdin>'}: no Node objects: "
+            "a cluster needs at least one node"
+        )
+    state.problems.raise_any()
+    nodes = {n.name for n in out.nodes}
+    for pod in out.pods:
+        if pod.node_name and pod.node_name not in nodes:
+            out.warnings.append(
+                f"{state.pod_where[pod.key]}: Pod {pod.key}: spec.nodeName: node "
+                f"{quote(pod.node_name)} is not in the cluster (the pod is kept, bound to it)"
+            )
+    out.warnings.extend(workload_warnings(out.others))
     return out
 
 
-def _add(
-    out: ClusterObjects,
-    kind: str,
-    obj: Mapping[str, Any],
-    where: str,
-    fpath: str,
-    node_where: dict[str, str],
-    pod_where: dict[str, str],
-) -> None:
+def _add(state: _State, kind: str, obj: Mapping[str, Any], where: str, fpath: str) -> None:
     here = f"{where}: {fpath}" if fpath else where
+    label = object_label(kind, obj)
+    problems = validate_object(kind, obj)
+    if problems:
+        for p in problems:
+            state.problems.add(f"{here}: {label}: {p}")
+        return
     if kind == "Node":
         node = Node(obj)
-        _validate(node, fpath)
-        first = node_where.get(node.name)
+        if not _parsed(state, node, here, label):
+            return
+        first = state.node_where.get(node.name)
         if first is not None:
-            raise _Located(fpath, f"duplicate node {quote(node.name)} (first in {first})")
-        node_where[node.name] = here
-        out.nodes.append(node)
+            state.problems.add(f"{here}: duplicate node {quote(node.name)} (first in {first})")
+            return
+        state.node_where[node.name] = here
+        state.out.nodes.append(node)
     elif kind == "Pod":
         pod = Pod(obj)
-        _validate(pod, fpath)
-        first = pod_where.get(pod.key)
+        if not _parsed(state, pod, here, label):
+            return
+        first = state.pod_where.get(pod.key)
         if first is not None:
-            raise _Located(fpath, f"duplicate pod {quote(pod.key)} (first in {first})")
-        pod_where[pod.key] = here
-        out.pods.append(pod)
+            state.problems.add(f"{here}: duplicate pod {quote(pod.key)} (first in {first})")
+            return
+        state.pod_where[pod.key] = here
+        state.out.pods.append(pod)
     else:
-        out.others.append(dict(obj))
+        state.out.others.append(dict(obj))
 
 
-def _validate(obj: Pod | Node, fpath: str) -> None:
+def _parsed(state: _State, obj: Pod | Node, here: str, label: str) -> bool:
+    """Parse every field the scheduler reads; a failure is a problem line."""
     try:
         obj.validate()
     except ObjectError as e:
-        raise _Located(_join(fpath, e.path), e.problem) from None
+        state.problems.add(f"{here}: {label}: {e}")
+        return False
+    return True

@@ -225,7 +225,12 @@ def simulate(
             explain_pods=explain_pods,
         )
     except WasmschedError as err:
-        _fail(str(err))
+        lines = getattr(err, "lines", None) or [str(err)]  # ManifestError: one per problem
+        for line in lines[:-1]:
+            typer.echo(f"wasmsched: error: {line}", err=True)
+        _fail(lines[-1])
+    for warning in objects.warnings:
+        typer.echo(f"wasmsched: warning: {warning}", err=True)
     try:
         with _progress(progress and output is OutputFormat.table and sys.stderr.isatty()) as update:
             result = sim.run(update)
