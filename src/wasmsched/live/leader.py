@@ -223,6 +223,9 @@ class LeaderElector:
             log.info("lease update failed lease=%s error=%r", self.path, str(err))
             return False
         self._observe(updated or new, now, renewed=True)
+        if held_by_me:
+            # The one line a renewal logs, at debug (a renewal every retryPeriod).
+            log.debug("renewed lease lease=%s identity=%s", self.path, self.identity)
         return True
 
     def _spec(self, acquire: str, renew: str, transitions: int) -> dict[str, Any]:

@@ -189,7 +189,16 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out)
 
 
+# The HTTP client's loggers: httpx logs every request at INFO (three lines a pod: binding,
+# status, event) and httpcore traces every connection at DEBUG. The scheduler logs what it
+# does itself, so these say only warnings and errors, at every --log-level.
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "hpack")
+
+
 def configure_logging(fmt: str = "text", level: str = "info") -> None:
+    """Logs to stderr at ``level`` (text or JSON lines), HTTP client request logs off."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
     root = logging.getLogger()
