@@ -54,6 +54,7 @@ class RunOptions:
     watch_timeout: int = 300
     informer_initial_backoff: float = 0.8
     informer_max_backoff: float = 30.0
+    informer_backoff_reset: float = 120.0
     plugin_metrics_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT
     kinds: tuple[str, ...] = tuple(RESOURCES)
 
@@ -118,6 +119,7 @@ class LiveRunner:
                 watch_timeout=opts.watch_timeout,
                 initial_backoff=opts.informer_initial_backoff,
                 max_backoff=opts.informer_max_backoff,
+                backoff_reset=opts.informer_backoff_reset,
                 keep=_not_terminal if resource is PODS else None,
                 on_relist=self._on_relist,
             )
