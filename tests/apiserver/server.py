@@ -292,6 +292,9 @@ class ApiServerDouble:
         self.faults = Faults(lambda kind: lookup(kind).key, self._compact)
         self.requests: list[tuple[str, str, int]] = []
         self.bindings: list[Obj] = []
+        # The request being served on this handler thread (who sent a binding, and when).
+        self._local = threading.local()
+        self.user_agents: set[str] = set()
         self._events: dict[tuple[str, str], Obj] = {}
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -484,6 +487,9 @@ class ApiServerDouble:
             h.close_connection = True
             return
         is_watch = method == "GET" and query.get("watch") in ("true", "1")
+        self._local.user_agent = agent = h.headers.get("User-Agent", "")
+        self.user_agents.add(agent)
+        self._local.received = time.monotonic()
         delay = self.faults.delay_for(method, path)
         if delay > 0 and self._stopping.wait(delay):
             h.close_connection = True
@@ -1135,6 +1141,10 @@ class ApiServerDouble:
             "node": target.get("name"),
             "uid": (binding.get("metadata") or {}).get("uid"),
             "binding": copy.deepcopy(binding),
+            # Who sent it, when it arrived and when it was decided (time.monotonic()).
+            "userAgent": getattr(self._local, "user_agent", ""),
+            "received": getattr(self._local, "received", 0.0),
+            "at": time.monotonic(),
         }
         try:
             with self._store.cond:

@@ -145,6 +145,9 @@ class ApiClient:
         )
         self._http: httpx2.Client = client_adapter.Client(config, params)
         self.server = str(config.cluster.server)
+        # Sent with every request; the runner adds its identity, as kube-scheduler's
+        # "kube-scheduler/<version> (...)/leader-election" user agents name the component.
+        self.user_agent = "wasmsched"
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str | Path | None = None) -> ApiClient:
@@ -169,7 +172,7 @@ class ApiClient:
     ) -> dict[str, Any]:
         """One call; the decoded JSON answer (empty when there is none). Raises ApiError."""
         content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-        headers = {"Accept": JSON}
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
             headers["Content-Type"] = content_type
         try:
@@ -224,7 +227,11 @@ class ApiClient:
         timeout = httpx2.Timeout(self.timeout, read=read_timeout)
         try:
             with self._http.stream(
-                "GET", path, params=dict(params), headers={"Accept": JSON}, timeout=timeout
+                "GET",
+                path,
+                params=dict(params),
+                headers={"Accept": JSON, "User-Agent": self.user_agent},
+                timeout=timeout,
             ) as resp:
                 if resp.status_code >= 400:
                     raise _error_from(resp.status_code, resp.read())

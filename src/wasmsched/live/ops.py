@@ -73,6 +73,13 @@ class SchedulerMetrics:
             "Bindings refused because the pod was already bound or deleted.",
             registry=r,
         )
+        self.fenced_writes = Counter(
+            "wasmsched_fenced_writes_total",
+            "Writes dropped because this replica no longer led in the term they were decided "
+            "in, by the write (binding, status, event, delete).",
+            ["write"],
+            registry=r,
+        )
         self.relists = Counter(
             "wasmsched_informer_relists_total",
             "Full lists made by the informers (start, 410 Gone).",

@@ -91,12 +91,16 @@ class LiveRunner:
                 on_started=self._on_started_leading,
                 on_stopped=self._on_stopped_leading,
             )
+        if self.elector is not None:
+            api.user_agent = f"wasmsched ({self.elector.identity})"
         self.writer = LiveWriter(
             api,
             self.dispatcher,
             self.pods.get,
             may_write=self.is_leader,
+            term=self.term,
             bind_results=self.inbox.put,
+            on_fenced=self._on_fenced,
         )
         self.scheduler = LiveScheduler(
             config,
@@ -142,6 +146,12 @@ class LiveRunner:
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader()
+
+    def term(self) -> int:
+        return 0 if self.elector is None else self.elector.term
+
+    def _on_fenced(self, what: str) -> None:
+        self.metrics.fenced_writes.labels(what).inc()
 
     def _healthy(self) -> tuple[bool, str]:
         if self.elector is not None and not self.elector.healthy:

@@ -181,7 +181,13 @@ class LiveWriter:
 
     ``current_pod(uid)`` is the informer's latest view of a pod (read on the scheduling
     thread, where every writer method is called); it avoids writing what is already there.
-    ``may_write()`` is False once this replica is no longer the leader. Given
+    Fencing: every write is decided under a leadership term (``term()`` when it is
+    queued, on the scheduling thread) and checked immediately before it is sent: it goes
+    out only if ``may_write()`` (this replica holds the lease and is within its renew
+    deadline, by its own monotonic clock) and the term is still the same; a write decided
+    under an older term (before a pause, a lost renewal) is dropped, never sent late
+    (client-go tools/leaderelection: a leader that cannot renew within RenewDeadline
+    stops acting). Dropped writes are counted in ``fenced``. Given
     ``bind_results``, it binds asynchronously (``bind_async``): the POST runs on a worker
     and its ``BindResult`` goes to ``bind_results``, which must hand it to the scheduling
     thread (the runner's inbox, then ``Scheduler.complete_binding``).
@@ -195,7 +201,9 @@ class LiveWriter:
         *,
         reporter: str = "wasmsched",
         may_write: Callable[[], bool] = lambda: True,
+        term: Callable[[], int] = lambda: 0,
         bind_results: Callable[[BindResult], None] | None = None,
+        on_fenced: Callable[[str], None] = lambda what: None,
     ) -> None:
         self.api = api
         self.dispatcher = dispatcher
@@ -203,6 +211,9 @@ class LiveWriter:
         self.reporter = reporter
         self.instance = f"{reporter}-{socket.gethostname()}"
         self.may_write = may_write
+        self.term = term
+        self.on_fenced = on_fenced
+        self.fenced = 0
         self._events_api = "events.k8s.io/v1"
         self._bind_results = bind_results
         # The capability DefaultBinder looks for; absent without a place for the answers.
@@ -214,7 +225,7 @@ class LiveWriter:
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
         """The synchronous binding: without ``bind_results``, or for other Bind plugins."""
-        if not self.may_write():
+        if not self._may_send(self.term(), "binding"):
             return Status(Code.ERROR, "not the leader: binding not written")
         result = post_binding(self.api, pod, node_name)
         if result.ok:
@@ -225,12 +236,12 @@ class LiveWriter:
         """Posts the binding on the pod's worker; the answer goes to ``bind_results``."""
         deliver = self._bind_results
         assert deliver is not None
+        term = self.term()
 
         def job() -> None:
-            if not self.may_write():
-                result = BindResult(
-                    pod.uid, node_name, False, conflict=True, message="not the leader"
-                )
+            if not self._may_send(term, "binding"):
+                # The binding-failure path: requeued, and retried only by a leader.
+                result = BindResult(pod.uid, node_name, False, message="not the leader")
             else:
                 result = post_binding(self.api, pod, node_name)
             deliver(result)
@@ -244,9 +255,10 @@ class LiveWriter:
         """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""
         node = pod.node_name
         ns, name, uid = pod.namespace, pod.name, pod.uid
+        term = self.term()
 
         def job() -> None:
-            if not self.may_write():
+            if not self._may_send(term, "status"):
                 return
             cond = {
                 "type": "DisruptionTarget",
@@ -262,6 +274,8 @@ class LiveWriter:
                     body={"status": {"conditions": [cond]}},
                     content_type=STRATEGIC_MERGE_PATCH,
                 )
+                if not self._may_send(term, "delete"):
+                    return
                 self.api.request(
                     "DELETE",
                     f"/api/v1/namespaces/{ns}/pods/{name}",
@@ -311,15 +325,26 @@ class LiveWriter:
 
     def record_event(self, event: Event) -> None:
         body = self._event_body(event)
-        self.dispatcher.submit_event(lambda: self._post_event(event, body))
+        term = self.term()
+        self.dispatcher.submit_event(lambda: self._post_event(event, body, term))
 
     # --- helpers ----------------------------------------------------------------------------
 
+    def _may_send(self, term: int, what: str) -> bool:
+        """Leading, and still in the term the write was decided in; else counted and dropped."""
+        if self.may_write() and self.term() == term:
+            return True
+        self.fenced += 1
+        self.on_fenced(what)
+        log.debug("write dropped: not the leader of its term what=%s term=%d", what, term)
+        return False
+
     def _patch_status(self, pod: Pod, status: dict[str, Any]) -> None:
         ns, name = pod.namespace, pod.name
+        term = self.term()
 
         def job() -> None:
-            if not self.may_write():
+            if not self._may_send(term, "status"):
                 return
             try:
                 # A strategic merge patch merges conditions by type, as PatchPodStatus does.
@@ -356,8 +381,8 @@ class LiveWriter:
             body["related"] = _reference(event.related)
         return body
 
-    def _post_event(self, event: Event, body: dict[str, Any]) -> None:
-        if not self.may_write():
+    def _post_event(self, event: Event, body: dict[str, Any], term: int) -> None:
+        if not self._may_send(term, "event"):
             return
         ns = body["metadata"]["namespace"]
         if self._events_api == "events.k8s.io/v1":
