@@ -11,6 +11,7 @@ import json
 import random
 import select
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -229,6 +230,12 @@ class _Server(ThreadingHTTPServer):
         self.conns: set[socket.socket] = set()
         self.threads: set[threading.Thread] = set()
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing a kept-alive connection (its pool is full) is not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         with self.track_lock:

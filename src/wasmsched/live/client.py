@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +149,8 @@ class ApiClient:
         # Sent with every request; the runner adds its identity, as kube-scheduler's
         # "kube-scheduler/<version> (...)/leader-election" user agents name the component.
         self.user_agent = "wasmsched"
+        # Told (verb, seconds) after every request that got an answer (the latency metric).
+        self.on_request: Callable[[str, float], None] | None = None
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str | Path | None = None) -> ApiClient:
@@ -175,6 +178,7 @@ class ApiClient:
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
             headers["Content-Type"] = content_type
+        started = time.perf_counter()
         try:
             resp = self._http.request(
                 method,
@@ -186,6 +190,8 @@ class ApiClient:
             )
         except httpx2.HTTPError as err:
             raise ApiError(0, f"{method} {path}: {type(err).__name__}: {err}") from None
+        if self.on_request is not None:
+            self.on_request(method, time.perf_counter() - started)
         if resp.status_code >= 400:
             raise _error_from(resp.status_code, resp.content)
         if not resp.content:

@@ -73,6 +73,20 @@ class SchedulerMetrics:
             "Bindings refused because the pod was already bound or deleted.",
             registry=r,
         )
+        self.dropped_events = Counter(
+            "wasmsched_events_dropped_total",
+            "Events not written because the event queue was full (client-go's broadcaster "
+            "drops them the same way).",
+            registry=r,
+        )
+        # client-go's rest_client_request_duration_seconds (tools/metrics), by verb.
+        self.api_latency = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb.",
+            ["verb"],
+            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
+            registry=r,
+        )
         self.fenced_writes = Counter(
             "wasmsched_fenced_writes_total",
             "Writes dropped because this replica no longer led in the term they were decided "

@@ -35,6 +35,8 @@ Job = Callable[[], None]
 # validation.NoteLengthLimit: event notes and condition messages are cut to this.
 NOTE_LENGTH_LIMIT = 1024
 EVENT_QUEUE_LENGTH = 1000
+DEFAULT_API_WORKERS = 32
+DEFAULT_EVENT_WORKERS = 16
 
 
 def now_rfc3339(micro: bool = False) -> str:
@@ -52,25 +54,44 @@ def truncate(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
 
 
 class Dispatcher:
-    """Worker threads running API calls; jobs with the same key run in submission order."""
+    """Worker threads running API calls; jobs with the same key run in submission order.
 
-    def __init__(self, workers: int = 4, name: str = "api") -> None:
+    ``workers`` threads take the per-pod calls (bindings, status patches, deletes) and
+    ``event_workers`` the events, from a queue of ``event_queue_length``. With an API
+    server answering in 200 ms, 32 workers allow 160 bindings/s and 16 event workers 80
+    events/s; kube-scheduler binds each pod on its own goroutine and the event
+    broadcaster keeps 1000 queued events (client-go tools/record: maxQueuedEvents).
+    ``on_drop`` is told the total each time an event is dropped.
+    """
+
+    def __init__(
+        self,
+        workers: int = DEFAULT_API_WORKERS,
+        name: str = "api",
+        *,
+        event_workers: int = DEFAULT_EVENT_WORKERS,
+        event_queue_length: int = EVENT_QUEUE_LENGTH,
+        on_drop: Callable[[int], None] = lambda total: None,
+    ) -> None:
         self._queues: list[queue.SimpleQueue[Job | None]] = [
             queue.SimpleQueue() for _ in range(max(1, workers))
         ]
-        self._events: queue.Queue[Job | None] = queue.Queue(EVENT_QUEUE_LENGTH)
+        self._events: queue.Queue[Job | None] = queue.Queue(max(1, event_queue_length))
         self._pending = 0
         self._lock = threading.Condition()
         self._threads = [
             threading.Thread(target=self._work, args=(q,), name=f"{name}-{i}", daemon=True)
             for i, q in enumerate(self._queues)
         ]
-        self._threads.append(
+        self._event_threads = [
             threading.Thread(
-                target=self._work, args=(self._events,), name=f"{name}-events", daemon=True
+                target=self._work, args=(self._events,), name=f"{name}-events-{i}", daemon=True
             )
-        )
+            for i in range(max(1, event_workers))
+        ]
+        self._threads.extend(self._event_threads)
         self.dropped_events = 0
+        self.on_drop = on_drop
         self._closed = False
         for t in self._threads:
             t.start()
@@ -94,7 +115,9 @@ class Dispatcher:
             with self._lock:
                 self._pending -= 1
                 self._lock.notify_all()
-            self.dropped_events += 1
+                self.dropped_events += 1
+                total = self.dropped_events
+            self.on_drop(total)
 
     @property
     def pending(self) -> int:
@@ -130,8 +153,9 @@ class Dispatcher:
         self._closed = True
         for q in self._queues:
             q.put(None)
-        with contextlib.suppress(queue.Full):
-            self._events.put(None, timeout=timeout)
+        for _ in self._event_threads:
+            with contextlib.suppress(queue.Full):
+                self._events.put(None, timeout=timeout)
         deadline = time.monotonic() + timeout
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
