@@ -223,6 +223,9 @@ def _decode_continue(token: str) -> tuple[int, str]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 resets connections when a client opens dozens
+    # at once (a pool of binding workers).
+    request_queue_size = 256
 
     def __init__(self, double: ApiServerDouble) -> None:
         self.double = double
