@@ -249,3 +249,19 @@ def test_writes_decided_under_an_older_term_are_dropped(srv: ApiServerDouble) ->
     assert condition(srv, "web-1", "PodScheduled")["status"] == "True"
     assert sorted(fenced) == ["binding", "event", "status", "status"]
     assert w.fenced == 4
+
+
+def test_calls_left_at_close_are_abandoned_not_run() -> None:
+    # They ran against the closed HTTP client: one traceback each at shutdown.
+    ran: list[int] = []
+    release = threading.Event()
+    d = Dispatcher(workers=1, event_workers=1)
+    d.submit("k", lambda: release.wait(10))
+    for i in range(5):
+        d.submit("k", lambda i=i: ran.append(i))
+    closer = threading.Thread(target=d.close, args=(10.0,))
+    closer.start()
+    wait(lambda: d._closed, 10, "closing")
+    release.set()
+    closer.join(15)
+    assert ran == [] and d.abandoned == 5

@@ -91,6 +91,7 @@ class Dispatcher:
         ]
         self._threads.extend(self._event_threads)
         self.dropped_events = 0
+        self.abandoned = 0
         self.on_drop = on_drop
         self._closed = False
         for t in self._threads:
@@ -130,7 +131,12 @@ class Dispatcher:
             if job is None:
                 return
             try:
-                job()
+                if self._closed:
+                    # Shutting down after the drain deadline: what is left is abandoned,
+                    # not sent through a client that is being closed.
+                    self.abandoned += 1
+                else:
+                    job()
             except Exception:
                 log.exception("API call failed")
             finally:
@@ -159,6 +165,8 @@ class Dispatcher:
         deadline = time.monotonic() + timeout
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
+        if self.abandoned:
+            log.warning("API calls abandoned at shutdown count=%d", self.abandoned)
 
 
 @dataclass(frozen=True)
