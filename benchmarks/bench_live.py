@@ -115,7 +115,7 @@ def run_live(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--workers", type=int, default=None, help="api_workers (default: 32)")
+    parser.add_argument("--workers", type=int, default=None, help="api_workers (default: 64)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     nodes, pods = (100, 200) if args.quick else (500, 1000)

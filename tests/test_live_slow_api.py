@@ -30,7 +30,7 @@ def _scheduled_events(srv: ApiServerDouble) -> int:
 
 
 def test_bindings_go_out_in_parallel(slow: ApiServerDouble) -> None:
-    # 4 fixed workers: 20 bindings/s at 200 ms an answer (p99 30 s). 32 by default: the
+    # 4 fixed workers: 20 bindings/s at 200 ms an answer (p99 30 s). 64 by default: the
     # target is 100/s; the bar here leaves room for a loaded 2-core machine.
     n = 300
     for i in range(n):

@@ -255,8 +255,15 @@ def test_calls_left_at_close_are_abandoned_not_run() -> None:
     # They ran against the closed HTTP client: one traceback each at shutdown.
     ran: list[int] = []
     release = threading.Event()
+    started = threading.Event()
     d = Dispatcher(workers=1, event_workers=1)
-    d.submit("k", lambda: release.wait(10))
+
+    def block() -> None:
+        started.set()
+        release.wait(10)
+
+    d.submit("k", block)
+    assert started.wait(10)
     for i in range(5):
         d.submit("k", lambda i=i: ran.append(i))
     closer = threading.Thread(target=d.close, args=(10.0,))

@@ -41,6 +41,9 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 DEFAULT_TIMEOUT = 10.0
+# Connections kept to the API server: the API workers, the event workers, one watch per
+# kind and the leader elector, with room to spare.
+POOL_SIZE = 128
 
 
 class KubeConfigError(InputError):
@@ -144,7 +147,12 @@ class ApiClient:
             # Many watches plus the binding workers share the pool.
             trust_env=True,
         )
-        self._http: httpx2.Client = client_adapter.Client(config, params)
+        # client_adapter.Client with a pool as large as the workers: httpx keeps only 20
+        # idle connections, so 48 API workers would reconnect on most calls.
+        self._http: httpx2.Client = httpx2.Client(
+            **params.httpx_params(config),
+            limits=httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE),
+        )
         self.server = str(config.cluster.server)
         # Sent with every request; the runner adds its identity, as kube-scheduler's
         # "kube-scheduler/<version> (...)/leader-election" user agents name the component.

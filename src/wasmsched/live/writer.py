@@ -35,7 +35,7 @@ Job = Callable[[], None]
 # validation.NoteLengthLimit: event notes and condition messages are cut to this.
 NOTE_LENGTH_LIMIT = 1024
 EVENT_QUEUE_LENGTH = 1000
-DEFAULT_API_WORKERS = 32
+DEFAULT_API_WORKERS = 64
 DEFAULT_EVENT_WORKERS = 16
 
 
@@ -58,7 +58,7 @@ class Dispatcher:
 
     ``workers`` threads take the per-pod calls (bindings, status patches, deletes) and
     ``event_workers`` the events, from a queue of ``event_queue_length``. With an API
-    server answering in 200 ms, 32 workers allow 160 bindings/s and 16 event workers 80
+    server answering in 200 ms, 64 workers allow 320 bindings/s and 16 event workers 80
     events/s; kube-scheduler binds each pod on its own goroutine and the event
     broadcaster keeps 1000 queued events (client-go tools/record: maxQueuedEvents).
     ``on_drop`` is told the total each time an event is dropped.
