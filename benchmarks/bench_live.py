@@ -16,7 +16,9 @@ so the live numbers are a lower bound of what a separate API server allows.
     python benchmarks/bench_live.py --quick         # 100 nodes, fewer pods
 
 Measured on the 2-core development machine under load (load average 7-14; the simulator
-itself ran at 124-212 pods/s across runs, so compare within one run), 500 nodes:
+itself ran at 124-212 pods/s across runs, so compare within one run), 500 nodes; "before"
+is the live mode as it was (4 workers, 1 event worker), with the double as it was for the
+instant cases and with TCP_NODELAY for the 200 ms ones:
 
 | case                         | before             | after                      |
 |------------------------------|--------------------|----------------------------|
