@@ -272,3 +272,48 @@ def test_calls_left_at_close_are_abandoned_not_run() -> None:
     release.set()
     closer.join(15)
     assert ran == [] and d.abandoned == 5
+
+
+def test_leadership_is_checked_again_right_before_the_request_is_written(
+    srv: ApiServerDouble,
+) -> None:
+    # Checked only when the job started, a binding still went out if the replica stopped
+    # leading (a pause, a lapsed renewal) while the job waited for a connection.
+    from wasmsched.live.client import FencedError
+
+    srv.create(node("node-0"))
+    srv.create(pod("web-0"))
+    api = api_for(srv)
+    path = "/api/v1/namespaces/default/pods/web-0/binding"
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web-0"},
+        "target": {"kind": "Node", "name": "node-0"},
+    }
+    with pytest.raises(FencedError):
+        api.request("POST", path, body=body, guard=lambda: False)
+    assert srv.bindings == []
+    checks = iter([True, False])  # leading when the job starts, not when it is written
+    results: list[BindResult] = []
+    fenced: list[str] = []
+    dispatcher = Dispatcher(workers=1)
+    w = LiveWriter(
+        api,
+        dispatcher,
+        {}.get,
+        may_write=lambda: next(checks, False),
+        bind_results=results.append,
+        on_fenced=fenced.append,
+    )
+    try:
+        assert w.bind_async is not None
+        w.bind_async(stored(srv, "web-0"), "node-0")
+        assert dispatcher.drain(10)
+    finally:
+        dispatcher.close()
+    assert srv.bindings == []
+    assert [(r.ok, r.conflict, r.fenced) for r in results] == [(False, False, True)]
+    assert fenced == ["binding"]
+    api.request("POST", path, body=body, guard=lambda: True)
+    assert [b["code"] for b in srv.bindings] == [201]

@@ -31,6 +31,7 @@ __all__ = [
     "RESOURCES",
     "ApiClient",
     "ApiError",
+    "FencedError",
     "KubeConfigError",
     "ResourceType",
     "load_kube_config",
@@ -70,6 +71,31 @@ class ApiError(ExternalError):
     @property
     def not_found(self) -> bool:
         return self.status == 404
+
+
+class FencedError(ApiError):
+    """A write not sent: its guard said no just before the request went on the wire."""
+
+    def __init__(self, method: str, path: str) -> None:
+        super().__init__(0, f"{method} {path}: not sent, no longer the leader", "Fenced")
+
+
+class _Fenced(Exception):
+    """Raised inside the HTTP client to abort a request before its first byte is written."""
+
+
+def _guarding(guard: Callable[[], bool]) -> Callable[[str, Any], None]:
+    """An httpcore ``trace`` callback asking ``guard`` right before the request is written.
+
+    httpcore calls it with "<http11|http2>.send_request_headers.started" once it holds a
+    connection, just before writing the request: the last moment a write can be withheld.
+    """
+
+    def trace(event: str, info: Any) -> None:
+        if event.endswith("send_request_headers.started") and not guard():
+            raise _Fenced
+
+    return trace
 
 
 @dataclass(frozen=True)
@@ -180,8 +206,13 @@ class ApiClient:
         body: Any = None,
         content_type: str = JSON,
         timeout: float | None = None,
+        guard: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
-        """One call; the decoded JSON answer (empty when there is none). Raises ApiError."""
+        """One call; the decoded JSON answer (empty when there is none). Raises ApiError.
+
+        With ``guard``, the request is written only if ``guard()`` is still true once a
+        connection is ready (FencedError otherwise): leader fencing as late as possible.
+        """
         content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
@@ -195,7 +226,10 @@ class ApiClient:
                 content=content,
                 headers=headers,
                 timeout=timeout if timeout is not None else self.timeout,
+                extensions={"trace": _guarding(guard)} if guard is not None else None,
             )
+        except _Fenced:
+            raise FencedError(method, path) from None
         except httpx2.HTTPError as err:
             raise ApiError(0, f"{method} {path}: {type(err).__name__}: {err}") from None
         if self.on_request is not None:

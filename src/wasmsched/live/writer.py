@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.framework.status import Code, Status
-from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError
+from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError, FencedError
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -179,6 +179,7 @@ class BindResult:
     conflict: bool = False
     message: str = ""
     seconds: float = 0.0
+    fenced: bool = False
 
 
 def binding_body(pod: Pod, node_name: str) -> dict[str, Any]:
@@ -191,11 +192,16 @@ def binding_body(pod: Pod, node_name: str) -> dict[str, Any]:
     }
 
 
-def post_binding(api: ApiClient, pod: Pod, node_name: str) -> BindResult:
+def post_binding(
+    api: ApiClient, pod: Pod, node_name: str, guard: Callable[[], bool] | None = None
+) -> BindResult:
+    """POSTs the binding (not sent, and not ok, once ``guard`` says no: FencedError)."""
     path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
     start = time.perf_counter()
     try:
-        api.request("POST", path, body=binding_body(pod, node_name))
+        api.request("POST", path, body=binding_body(pod, node_name), guard=guard)
+    except FencedError:
+        return BindResult(pod.uid, node_name, False, message="not the leader", fenced=True)
     except ApiError as err:
         return BindResult(
             pod.uid,
@@ -257,9 +263,12 @@ class LiveWriter:
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
         """The synchronous binding: without ``bind_results``, or for other Bind plugins."""
-        if not self._may_send(self.term(), "binding"):
+        term = self.term()
+        if not self._may_send(term, "binding"):
             return Status(Code.ERROR, "not the leader: binding not written")
-        result = post_binding(self.api, pod, node_name)
+        result = post_binding(self.api, pod, node_name, self._guard(term))
+        if result.fenced:
+            self._dropped(term, "binding")
         if result.ok:
             return None
         return Status(Code.ERROR, result.message)
@@ -275,7 +284,9 @@ class LiveWriter:
                 # The binding-failure path: requeued, and retried only by a leader.
                 result = BindResult(pod.uid, node_name, False, message="not the leader")
             else:
-                result = post_binding(self.api, pod, node_name)
+                result = post_binding(self.api, pod, node_name, self._guard(term))
+                if result.fenced:
+                    self._dropped(term, "binding")
             deliver(result)
 
         self.dispatcher.submit(pod.uid, job)
@@ -305,6 +316,7 @@ class LiveWriter:
                     f"/api/v1/namespaces/{ns}/pods/{name}/status",
                     body={"status": {"conditions": [cond]}},
                     content_type=STRATEGIC_MERGE_PATCH,
+                    guard=self._guard(term),
                 )
                 if not self._may_send(term, "delete"):
                     return
@@ -316,7 +328,11 @@ class LiveWriter:
                         "kind": "DeleteOptions",
                         "preconditions": {"uid": uid},
                     },
+                    guard=self._guard(term),
                 )
+            except FencedError:
+                self._dropped(term, "delete")
+                return
             except ApiError as err:
                 if not err.not_found:
                     log.warning("preemption failed victim=%s/%s error=%r", ns, name, str(err))
@@ -362,14 +378,24 @@ class LiveWriter:
 
     # --- helpers ----------------------------------------------------------------------------
 
+    def _leads(self, term: int) -> bool:
+        return self.may_write() and self.term() == term
+
+    def _guard(self, term: int) -> Callable[[], bool]:
+        """Asked by the HTTP client right before the request is written."""
+        return lambda: self._leads(term)
+
     def _may_send(self, term: int, what: str) -> bool:
         """Leading, and still in the term the write was decided in; else counted and dropped."""
-        if self.may_write() and self.term() == term:
+        if self._leads(term):
             return True
+        self._dropped(term, what)
+        return False
+
+    def _dropped(self, term: int, what: str) -> None:
         self.fenced += 1
         self.on_fenced(what)
         log.debug("write dropped: not the leader of its term what=%s term=%d", what, term)
-        return False
 
     def _patch_status(self, pod: Pod, status: dict[str, Any]) -> None:
         ns, name = pod.namespace, pod.name
@@ -385,7 +411,10 @@ class LiveWriter:
                     f"/api/v1/namespaces/{ns}/pods/{name}/status",
                     body={"status": status},
                     content_type=STRATEGIC_MERGE_PATCH,
+                    guard=self._guard(term),
                 )
+            except FencedError:
+                self._dropped(term, "status")
             except ApiError as err:
                 level = logging.DEBUG if err.not_found else logging.WARNING
                 log.log(level, "pod status update failed pod=%s/%s error=%r", ns, name, str(err))
@@ -420,8 +449,14 @@ class LiveWriter:
         if self._events_api == "events.k8s.io/v1":
             try:
                 self.api.request(
-                    "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=body
+                    "POST",
+                    f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+                    body=body,
+                    guard=self._guard(term),
                 )
+                return
+            except FencedError:
+                self._dropped(term, "event")
                 return
             except ApiError as err:
                 if err.status != 404 or 'namespaces "' in err.message:
@@ -431,8 +466,13 @@ class LiveWriter:
                 self._events_api = "v1"
         try:
             self.api.request(
-                "POST", f"/api/v1/namespaces/{ns}/events", body=_core_event(body, event)
+                "POST",
+                f"/api/v1/namespaces/{ns}/events",
+                body=_core_event(body, event),
+                guard=self._guard(term),
             )
+        except FencedError:
+            self._dropped(term, "event")
         except ApiError as err:
             log.debug("event not written reason=%s error=%r", event.reason, str(err))
 
