@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import tempfile
 import threading
 import time
@@ -139,3 +142,42 @@ def placements(srv: ApiServerDouble, namespace: str | None = None) -> dict[str, 
         for p in srv.list("Pod", namespace)
         if p.get("spec", {}).get("nodeName")
     }
+
+
+def replica_command(kubeconfig: Path, identity: str, **lease: float) -> list[str]:
+    """The command line of a replica in its own process (``python live_support.py replica``)."""
+    args = [sys.executable, str(Path(__file__)), "replica", str(kubeconfig), identity]
+    for key in ("lease_duration", "renew_deadline", "retry_period"):
+        args.append(
+            str(lease.get(key, {"lease_duration": 4.0, "renew_deadline": 3.0}.get(key, 0.5)))
+        )
+    return args
+
+
+def replica_env() -> dict[str, str]:
+    """The environment of a replica: no proxy variables (they could reroute 127.0.0.1)."""
+    return {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+
+
+def _replica(argv: list[str]) -> int:
+    """A leader-electing scheduler against the double: what ``wasmsched run`` runs."""
+    from wasmsched.live import LeaseConfig
+    from wasmsched.live.ops import configure_logging
+
+    kubeconfig, identity, duration, deadline, retry = argv
+    configure_logging("text", "info")
+    lease = LeaseConfig(
+        lease_duration=float(duration), renew_deadline=float(deadline), retry_period=float(retry)
+    )
+    api = ApiClient(load_kube_config(kubeconfig))
+    opts = RunOptions(leader_elect=True, lease=lease, identity=identity, port=None, **FAST)
+    runner = LiveRunner(api, default_config(), in_tree_registry(), opts)
+    signal.signal(signal.SIGTERM, lambda signum, frame: runner.stop())
+    try:
+        return runner.run()
+    finally:
+        api.close()
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["replica"]:
+    sys.exit(_replica(sys.argv[2:]))

@@ -799,3 +799,23 @@ def test_json_patch_over_http(srv: ApiServerDouble, http: httpx2.Client) -> None
     assert (r.status_code, r.json()["reason"]) == (422, "Invalid")
     r = http.patch("/api/v1/nodes/n1", content="{}", headers={"Content-Type": "text/plain"})
     assert r.status_code == 415
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_answers_are_not_held_back_by_delayed_acks(
+    srv: ApiServerDouble, http: httpx2.Client, method: str
+) -> None:
+    # Headers and body written separately without TCP_NODELAY: every answer on a kept-alive
+    # connection waited for the client's delayed ACK (~40 ms each, measured 44 ms p50).
+    srv.create(node("n1"))
+    times = []
+    for i in range(40):
+        start = time.perf_counter()
+        if method == "GET":
+            resp = http.get("/api/v1/nodes/n1")
+        else:
+            resp = http.post("/api/v1/namespaces/default/pods", json=pod(f"p{i}"))
+        times.append(time.perf_counter() - start)
+        assert resp.status_code in (200, 201)
+    times.sort()
+    assert times[len(times) // 2] < 0.025, f"median {times[len(times) // 2] * 1e3:.1f} ms"

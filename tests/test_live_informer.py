@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from apiserver import ApiServerDouble
 from live_support import api_for, node, pod, wait
 from wasmsched.live.client import RESOURCES
-from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced
+from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced, WatchBackoff
 
 
 @pytest.fixture
@@ -166,3 +167,69 @@ def test_failures_on_the_first_list(
         assert isinstance(items[-1], Synced)
         failed = [r for r in srv.requests if r[2] == status]
         assert len(failed) == 2
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_watch_backoff_grows_caps_and_resets_after_a_healthy_period() -> None:
+    clock = FakeClock()
+    b = WatchBackoff(0.8, 30.0, 120.0, clock=clock, jitter=0.0)
+    delays = []
+    for _ in range(8):
+        clock.t += 1.0
+        delays.append(b.next())
+    assert delays == pytest.approx([0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0])
+    clock.t += 119.0  # within the reset period of the last backoff: no reset
+    assert b.next() == 30.0
+    clock.t += 121.0  # healthy for longer than the reset period
+    assert b.next() == 0.8
+    jittered = WatchBackoff(0.8, 30.0, 120.0, clock=clock)
+    samples = [WatchBackoff(0.8, 30.0, 120.0, clock=clock).next() for _ in range(50)]
+    assert all(0.8 <= s <= 1.6 for s in samples) and len(set(samples)) > 1
+    assert 0.8 <= jittered.next() <= 1.6
+
+
+def test_a_drop_after_a_healthy_period_reconnects_fast(srv: ApiServerDouble) -> None:
+    # The delay went back to its minimum only when a watch ended cleanly: after a burst of
+    # drops, every later drop left the informer blind for the maximum delay.
+    srv.create(node("node-0"))
+    clock = FakeClock()
+    items: list[InformerItem] = []
+    inf = Informer(
+        api_for(srv),
+        RESOURCES["Node"],
+        items.append,
+        initial_backoff=0.05,
+        max_backoff=2.0,
+        backoff_reset=120.0,
+        clock=clock,
+    )
+    inf.start()
+    try:
+        wait(lambda: inf.synced.is_set(), 30, "sync")
+        for i in range(6):  # a burst of drops: 0.05 .. 1.6 s, then the cap
+            srv.faults.drop_watch("Node", after_events=1)
+            srv.create(node(f"burst-{i}"))
+            wait(lambda i=i: len(inf.backoff_delays) == i + 1, 30, f"drop {i}")
+            wait(lambda i=i: f"burst-{i}" in str(inf.store), 30, f"burst-{i} seen")
+        assert inf.backoff_delays[-1] >= 1.6
+        clock.t += 121.0  # a healthy period: no error for longer than the reset period
+        watches = inf.watches
+        srv.faults.drop_watch("Node", after_events=1)
+        srv.create(node("after"))
+        wait(lambda: len(inf.backoff_delays) == 7, 30, "the drop after the healthy period")
+        started = time.monotonic()
+        wait(lambda: inf.watches > watches, 30, "reconnect")
+        reconnect = time.monotonic() - started
+        srv.create(node("later"))
+        wait(lambda: "later" in inf.store, 30, "an event after the reconnect")
+    finally:
+        inf.stop()
+    assert inf.backoff_delays[-1] <= 0.1  # the minimum with its jitter, not the 2 s cap
+    assert reconnect < 1.5

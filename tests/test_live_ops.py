@@ -12,8 +12,9 @@ import httpx2
 import pytest
 
 from apiserver import ApiServerDouble
-from live_support import config, node, placements, pod, running, wait
-from wasmsched.live.ops import JsonFormatter, KeyValueFormatter
+from live_support import api_for, config, node, placements, pod, running, wait
+from wasmsched.live import LeaderElector, LeaseConfig
+from wasmsched.live.ops import JsonFormatter, KeyValueFormatter, configure_logging
 
 ROOT = Path(__file__).resolve().parents[1]
 WASM = f"""
@@ -139,3 +140,66 @@ def test_log_formats(formatter: logging.Formatter) -> None:
         assert (data["level"], data["logger"]) == ("info", "wasmsched.live")
     else:
         assert line.endswith("INFO wasmsched.live bound pod pod=ns/a node=n1")
+
+
+@pytest.fixture
+def restore_logging() -> Any:
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    quiet = {name: logging.getLogger(name).level for name in ("httpx", "httpx2", "httpcore2")}
+    yield
+    root.handlers[:] = saved[0]
+    root.setLevel(saved[1])
+    for name, level in quiet.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_info_logs_no_http_request_lines(
+    srv: ApiServerDouble, capsys: pytest.CaptureFixture[str], restore_logging: None
+) -> None:
+    # httpx logged one INFO line per request: 14,730 lines for 5,000 pods.
+    configure_logging("text", "info")
+    srv.create(node("n1"))
+    for i in range(5):
+        srv.create(pod(f"p-{i}"))
+    with running(srv):
+        wait(lambda: len(placements(srv)) == 5, 30, "5 pods bound")
+        wait(lambda: len(srv.events) >= 5, 30, "5 Scheduled events")
+    err = capsys.readouterr().err
+    assert "HTTP Request" not in err
+    assert err.count("bound pod") == 5
+    assert len(err.splitlines()) < 30, err
+
+
+def test_a_lease_renewal_logs_at_most_one_debug_line(
+    srv: ApiServerDouble, capsys: pytest.CaptureFixture[str], restore_logging: None
+) -> None:
+
+    configure_logging("text", "debug")
+    lease = LeaseConfig(lease_duration=1.5, renew_deadline=1.0, retry_period=0.1)
+    elector = LeaderElector(api_for(srv), lease, "a")
+    elector.start()
+    try:
+        wait(
+            lambda: (
+                (srv.get("Lease", "kube-system", "wasmsched") or {}).get("metadata", {})
+                and _renewals(srv) >= 5
+            ),
+            30,
+            "5 renewals",
+        )
+    finally:
+        elector.release()
+    renewals = _renewals(srv)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert not [ln for ln in lines if "HTTP Request" in ln or "httpcore" in ln]
+    renew_lines = [ln for ln in lines if "renewed lease" in ln]
+    assert renew_lines and all("level=debug" in ln.lower() or "DEBUG" in ln for ln in renew_lines)
+    # Acquire, release and one line per renewal at most.
+    assert len(lines) <= renewals + 4, lines
+
+
+def _renewals(srv: ApiServerDouble) -> int:
+    return sum(
+        1 for method, target, code in list(srv.requests) if method == "PUT" and "leases" in target
+    )

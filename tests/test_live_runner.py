@@ -266,3 +266,31 @@ def test_expired_resource_version_relists_and_syncs_the_difference(srv: ApiServe
         wait(lambda: gone_uid not in sched.cache.pod_node, what="synthetic delete")
         # Only a 410 Gone (here an ERROR event on the resumed watch) makes it list again.
         assert informer.relists == 2
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+def test_terminated_pods_hold_no_capacity(srv: ApiServerDouble, phase: str) -> None:
+    # kube-scheduler's pod informer leaves out finished pods (pkg/scheduler/eventhandlers.go:
+    # addAllEventHandlers, assigned pods filtered by phase); a pod that finishes leaves the cache.
+    srv.create(node("node-0", cpu="2"))
+    done = pod("done", cpu="2")
+    done["spec"]["nodeName"] = "node-0"
+    done["status"] = {"phase": phase}
+    srv.create(done)  # finished before the scheduler started
+    running_pod = pod("busy", cpu="2")
+    running_pod["spec"]["nodeName"] = "node-0"
+    running_pod["status"] = {"phase": "Running"}
+    srv.create(running_pod)
+    srv.create(pod("web-0", cpu="2"))
+    with running(srv, config(FAST_BACKOFF)) as runner:
+        wait(lambda: runner.scheduler.outcomes.get(_uid(srv, "web-0")) is not None, 30, "a try")
+        assert "web-0" not in placements(srv)  # busy holds the node
+        busy = srv.get("Pod", "default", "busy")
+        busy["status"]["phase"] = phase
+        srv.update(busy)
+        wait(lambda: placements(srv).get("web-0") == "node-0", 30, "web-0 bound once busy ended")
+    assert {p for p in placements(srv)} == {"done", "busy", "web-0"}
+
+
+def _uid(srv: ApiServerDouble, name: str) -> str:
+    return str(srv.get("Pod", "default", name)["metadata"]["uid"])

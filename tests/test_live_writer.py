@@ -170,7 +170,7 @@ def test_a_slow_api_server_does_not_block_the_caller(srv: ApiServerDouble, write
         (True, None, (True, False, "")),
         (True, 409, (False, True, None)),
         (True, 500, (False, False, None)),
-        (False, None, (False, True, "not the leader")),
+        (False, None, (False, False, "not the leader")),
     ],
     ids=["bound", "conflict", "error", "not-leader"],
 )
@@ -205,3 +205,115 @@ def test_bind_async_delivers_the_result(
 
 def test_without_a_result_sink_the_writer_binds_synchronously(writer: Any) -> None:
     assert writer.bind_async is None
+
+
+def test_writes_decided_under_an_older_term_are_dropped(srv: ApiServerDouble) -> None:
+    # A replica paused past its renew deadline that then renews leads again, but in a new
+    # term: what it queued before the pause was decided on a view that may be stale.
+    srv.create(node("node-0"))
+    for name in ("web-0", "web-1", "web-2"):
+        srv.create(pod(name))
+    term = [1]
+    results: list[BindResult] = []
+    fenced: list[str] = []
+    dispatcher = Dispatcher(workers=1)
+    w = LiveWriter(
+        api_for(srv),
+        dispatcher,
+        {}.get,
+        term=lambda: term[0],
+        bind_results=results.append,
+        on_fenced=fenced.append,
+    )
+    release = threading.Event()
+    dispatcher.submit("x", lambda: release.wait(10))  # holds the one worker
+    dispatcher.submit_event(lambda: release.wait(10))  # and the events worker
+    try:
+        assert w.bind_async is not None
+        w.bind_async(stored(srv, "web-0"), "node-0")
+        w.set_unschedulable(stored(srv, "web-1"), "Unschedulable", "no")
+        w.delete_pod(stored(srv, "web-2"), "default/high")
+        term[0] = 2
+        release.set()
+        assert dispatcher.drain(10)
+        w.bind_async(stored(srv, "web-1"), "node-0")  # decided in the new term: sent
+        assert dispatcher.drain(10)
+    finally:
+        dispatcher.close()
+    assert [(r.uid, r.ok, r.conflict) for r in results] == [
+        (stored(srv, "web-0").uid, False, False),
+        (stored(srv, "web-1").uid, True, False),
+    ]
+    assert stored(srv, "web-0").node_name == ""
+    assert srv.get("Pod", "default", "web-2") is not None  # the victim was not deleted
+    assert condition(srv, "web-1", "PodScheduled")["status"] == "True"
+    assert sorted(fenced) == ["binding", "event", "status", "status"]
+    assert w.fenced == 4
+
+
+def test_calls_left_at_close_are_abandoned_not_run() -> None:
+    # They ran against the closed HTTP client: one traceback each at shutdown.
+    ran: list[int] = []
+    release = threading.Event()
+    started = threading.Event()
+    d = Dispatcher(workers=1, event_workers=1)
+
+    def block() -> None:
+        started.set()
+        release.wait(10)
+
+    d.submit("k", block)
+    assert started.wait(10)
+    for i in range(5):
+        d.submit("k", lambda i=i: ran.append(i))
+    closer = threading.Thread(target=d.close, args=(10.0,))
+    closer.start()
+    wait(lambda: d._closed, 10, "closing")
+    release.set()
+    closer.join(15)
+    assert ran == [] and d.abandoned == 5
+
+
+def test_leadership_is_checked_again_right_before_the_request_is_written(
+    srv: ApiServerDouble,
+) -> None:
+    # Checked only when the job started, a binding still went out if the replica stopped
+    # leading (a pause, a lapsed renewal) while the job waited for a connection.
+    from wasmsched.live.client import FencedError
+
+    srv.create(node("node-0"))
+    srv.create(pod("web-0"))
+    api = api_for(srv)
+    path = "/api/v1/namespaces/default/pods/web-0/binding"
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web-0"},
+        "target": {"kind": "Node", "name": "node-0"},
+    }
+    with pytest.raises(FencedError):
+        api.request("POST", path, body=body, guard=lambda: False)
+    assert srv.bindings == []
+    checks = iter([True, False])  # leading when the job starts, not when it is written
+    results: list[BindResult] = []
+    fenced: list[str] = []
+    dispatcher = Dispatcher(workers=1)
+    w = LiveWriter(
+        api,
+        dispatcher,
+        {}.get,
+        may_write=lambda: next(checks, False),
+        bind_results=results.append,
+        on_fenced=fenced.append,
+    )
+    try:
+        assert w.bind_async is not None
+        w.bind_async(stored(srv, "web-0"), "node-0")
+        assert dispatcher.drain(10)
+    finally:
+        dispatcher.close()
+    assert srv.bindings == []
+    assert [(r.ok, r.conflict, r.fenced) for r in results] == [(False, False, True)]
+    assert fenced == ["binding"]
+    api.request("POST", path, body=body, guard=lambda: True)
+    assert [b["code"] for b in srv.bindings] == [201]

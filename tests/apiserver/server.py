@@ -11,6 +11,7 @@ import json
 import random
 import select
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -222,6 +223,9 @@ def _decode_continue(token: str) -> tuple[int, str]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 resets connections when a client opens dozens
+    # at once (a pool of binding workers).
+    request_queue_size = 256
 
     def __init__(self, double: ApiServerDouble) -> None:
         self.double = double
@@ -229,6 +233,12 @@ class _Server(ThreadingHTTPServer):
         self.conns: set[socket.socket] = set()
         self.threads: set[threading.Thread] = set()
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing a kept-alive connection (its pool is full) is not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         with self.track_lock:
@@ -244,7 +254,16 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY (socketserver.StreamRequestHandler.setup): without it a small answer waits
+    # for the client's delayed ACK (~40 ms on Linux) behind the segment sent before it.
+    disable_nagle_algorithm = True
     server: _Server
+
+    def end_headers_with(self, data: bytes) -> None:
+        """Ends the headers and sends them with ``data`` in one write (one segment)."""
+        self._headers_buffer.append(b"\r\n")
+        self._headers_buffer.append(data)
+        self.flush_headers()
 
     def _serve(self) -> None:
         self.server.double._handle(self)
@@ -283,6 +302,9 @@ class ApiServerDouble:
         self.faults = Faults(lambda kind: lookup(kind).key, self._compact)
         self.requests: list[tuple[str, str, int]] = []
         self.bindings: list[Obj] = []
+        # The request being served on this handler thread (who sent a binding, and when).
+        self._local = threading.local()
+        self.user_agents: set[str] = set()
         self._events: dict[tuple[str, str], Obj] = {}
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -475,6 +497,9 @@ class ApiServerDouble:
             h.close_connection = True
             return
         is_watch = method == "GET" and query.get("watch") in ("true", "1")
+        self._local.user_agent = agent = h.headers.get("User-Agent", "")
+        self.user_agents.add(agent)
+        self._local.received = time.monotonic()
         delay = self.faults.delay_for(method, path)
         if delay > 0 and self._stopping.wait(delay):
             h.close_connection = True
@@ -526,9 +551,7 @@ class ApiServerDouble:
             h.send_header("Content-Length", str(len(data)))
             for k, v in reply.headers.items():
                 h.send_header(k, v)
-            h.end_headers()
-            if h.command != "HEAD":
-                h.wfile.write(data)
+            h.end_headers_with(data if h.command != "HEAD" else b"")
         except OSError:
             h.close_connection = True
 
@@ -1128,6 +1151,10 @@ class ApiServerDouble:
             "node": target.get("name"),
             "uid": (binding.get("metadata") or {}).get("uid"),
             "binding": copy.deepcopy(binding),
+            # Who sent it, when it arrived and when it was decided (time.monotonic()).
+            "userAgent": getattr(self._local, "user_agent", ""),
+            "received": getattr(self._local, "received", 0.0),
+            "at": time.monotonic(),
         }
         try:
             with self._store.cond:

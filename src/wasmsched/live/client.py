@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ __all__ = [
     "RESOURCES",
     "ApiClient",
     "ApiError",
+    "FencedError",
     "KubeConfigError",
     "ResourceType",
     "load_kube_config",
@@ -40,6 +42,9 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 DEFAULT_TIMEOUT = 10.0
+# Connections kept to the API server: the API workers, the event workers, one watch per
+# kind and the leader elector, with room to spare.
+POOL_SIZE = 128
 
 
 class KubeConfigError(InputError):
@@ -66,6 +71,31 @@ class ApiError(ExternalError):
     @property
     def not_found(self) -> bool:
         return self.status == 404
+
+
+class FencedError(ApiError):
+    """A write not sent: its guard said no just before the request went on the wire."""
+
+    def __init__(self, method: str, path: str) -> None:
+        super().__init__(0, f"{method} {path}: not sent, no longer the leader", "Fenced")
+
+
+class _Fenced(Exception):
+    """Raised inside the HTTP client to abort a request before its first byte is written."""
+
+
+def _guarding(guard: Callable[[], bool]) -> Callable[[str, Any], None]:
+    """An httpcore ``trace`` callback asking ``guard`` right before the request is written.
+
+    httpcore calls it with "<http11|http2>.send_request_headers.started" once it holds a
+    connection, just before writing the request: the last moment a write can be withheld.
+    """
+
+    def trace(event: str, info: Any) -> None:
+        if event.endswith("send_request_headers.started") and not guard():
+            raise _Fenced
+
+    return trace
 
 
 @dataclass(frozen=True)
@@ -143,8 +173,18 @@ class ApiClient:
             # Many watches plus the binding workers share the pool.
             trust_env=True,
         )
-        self._http: httpx2.Client = client_adapter.Client(config, params)
+        # client_adapter.Client with a pool as large as the workers: httpx keeps only 20
+        # idle connections, so 48 API workers would reconnect on most calls.
+        self._http: httpx2.Client = httpx2.Client(
+            **params.httpx_params(config),
+            limits=httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE),
+        )
         self.server = str(config.cluster.server)
+        # Sent with every request; the runner adds its identity, as kube-scheduler's
+        # "kube-scheduler/<version> (...)/leader-election" user agents name the component.
+        self.user_agent = "wasmsched"
+        # Told (verb, seconds) after every request that got an answer (the latency metric).
+        self.on_request: Callable[[str, float], None] | None = None
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str | Path | None = None) -> ApiClient:
@@ -166,12 +206,18 @@ class ApiClient:
         body: Any = None,
         content_type: str = JSON,
         timeout: float | None = None,
+        guard: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
-        """One call; the decoded JSON answer (empty when there is none). Raises ApiError."""
+        """One call; the decoded JSON answer (empty when there is none). Raises ApiError.
+
+        With ``guard``, the request is written only if ``guard()`` is still true once a
+        connection is ready (FencedError otherwise): leader fencing as late as possible.
+        """
         content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-        headers = {"Accept": JSON}
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
             headers["Content-Type"] = content_type
+        started = time.perf_counter()
         try:
             resp = self._http.request(
                 method,
@@ -180,9 +226,14 @@ class ApiClient:
                 content=content,
                 headers=headers,
                 timeout=timeout if timeout is not None else self.timeout,
+                extensions={"trace": _guarding(guard)} if guard is not None else None,
             )
+        except _Fenced:
+            raise FencedError(method, path) from None
         except httpx2.HTTPError as err:
             raise ApiError(0, f"{method} {path}: {type(err).__name__}: {err}") from None
+        if self.on_request is not None:
+            self.on_request(method, time.perf_counter() - started)
         if resp.status_code >= 400:
             raise _error_from(resp.status_code, resp.content)
         if not resp.content:
@@ -224,7 +275,11 @@ class ApiClient:
         timeout = httpx2.Timeout(self.timeout, read=read_timeout)
         try:
             with self._http.stream(
-                "GET", path, params=dict(params), headers={"Accept": JSON}, timeout=timeout
+                "GET",
+                path,
+                params=dict(params),
+                headers={"Accept": JSON, "User-Agent": self.user_agent},
+                timeout=timeout,
             ) as resp:
                 if resp.status_code >= 400:
                     raise _error_from(resp.status_code, resp.read())

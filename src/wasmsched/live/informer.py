@@ -5,8 +5,9 @@ resourceVersion with bookmarks, resuming from the last resourceVersion it saw wh
 stream ends or breaks. A 410 Gone (an expired resourceVersion, as an HTTP answer or an
 ERROR event) makes it relist; a relist is compared with what it already knows and the
 differences are delivered as synthetic add/update/delete deltas, so nothing is lost or
-delivered twice. Errors are retried with exponential backoff and jitter. An optional kind
-answering 403 or 404 on its first list is disabled instead.
+delivered twice. Errors are retried with exponential backoff and jitter that goes back to
+its minimum after a period without errors (``WatchBackoff``, client-go's reflector rule).
+An optional kind answering 403 or 404 on its first list is disabled instead.
 
 The sink receives ``Delta``, ``Synced`` (the first list was delivered) and ``Disabled``;
 it must be thread-safe (the runner's inbox).
@@ -30,10 +31,15 @@ from wasmsched.live.client import ApiClient, ApiError, ResourceType, status_erro
 
 log = logging.getLogger("wasmsched.live.informer")
 
-# client-go's reflector: watches end after a random 5-10 minutes; backoff 800 ms to 30 s.
+# client-go's reflector: watches end after a random 5-10 minutes; backoff 800 ms to 30 s,
+# factor 2, jitter 1.0, reset after 2 minutes without a backoff
+# (tools/cache/reflector.go: NewReflectorWithOptions, wait.NewExponentialBackoffManager).
 MIN_WATCH_TIMEOUT = 300
 INITIAL_BACKOFF = 0.8
 MAX_BACKOFF = 30.0
+BACKOFF_RESET = 120.0
+BACKOFF_FACTOR = 2.0
+BACKOFF_JITTER = 1.0
 # A watch idle for longer than this (no event, no bookmark) is considered dead.
 WATCH_READ_SLACK = 60.0
 # A watch that ends this fast with no event is treated as an error (backoff), not a timeout.
@@ -65,6 +71,49 @@ class Disabled:
 InformerItem = Delta | Synced | Disabled
 
 
+class WatchBackoff:
+    """The delay before the next list/watch after an error.
+
+    apimachinery's exponentialBackoffManagerImpl.getNextBackoff: when the previous backoff
+    started more than ``reset`` seconds ago (a healthy period: no error since), the delay
+    goes back to ``initial``; each step returns the current delay with up to ``jitter``
+    times itself added at random (wait.Jitter), then multiplies it by ``factor``, capped
+    at ``cap``. The cap is below the reset period, so failing at the cap never resets.
+    """
+
+    def __init__(
+        self,
+        initial: float = INITIAL_BACKOFF,
+        cap: float = MAX_BACKOFF,
+        reset: float = BACKOFF_RESET,
+        *,
+        factor: float = BACKOFF_FACTOR,
+        jitter: float = BACKOFF_JITTER,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.initial = initial
+        self.cap = cap
+        self.reset = reset
+        self.factor = factor
+        self.jitter = jitter
+        self.clock = clock
+        self._rng = rng or random.Random()
+        self._duration = initial
+        self._last_start = clock()
+
+    def next(self) -> float:
+        now = self.clock()
+        if now - self._last_start > self.reset:
+            self._duration = self.initial
+        self._last_start = now
+        delay = self._duration
+        if self.jitter > 0:
+            delay += delay * self.jitter * self._rng.random()
+        self._duration = min(self._duration * self.factor, self.cap)
+        return delay
+
+
 def object_key(manifest: Mapping[str, Any]) -> str:
     meta = manifest.get("metadata") or {}
     ns = meta.get("namespace") or ""
@@ -93,6 +142,8 @@ class Informer:
         watch_timeout: int = MIN_WATCH_TIMEOUT,
         initial_backoff: float = INITIAL_BACKOFF,
         max_backoff: float = MAX_BACKOFF,
+        backoff_reset: float = BACKOFF_RESET,
+        clock: Callable[[], float] = time.monotonic,
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
         on_relist: Callable[[str], None] | None = None,
     ) -> None:
@@ -118,6 +169,9 @@ class Informer:
         self._response: httpx2.Response | None = None
         self._lock = threading.Lock()
         self._rng = random.Random()
+        self.backoff = WatchBackoff(initial_backoff, max_backoff, backoff_reset, clock=clock)
+        # The delays waited after errors, newest last (a few, for tests and logs).
+        self.backoff_delays: list[float] = []
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -145,14 +199,11 @@ class Informer:
     # --- the reflector loop -----------------------------------------------------------------
 
     def run(self) -> None:
-        backoff = self.initial_backoff
         while not self._stop.is_set():
             try:
                 if not self.resource_version:
                     self._relist()
-                clean = self._watch()
-                if clean:
-                    backoff = self.initial_backoff
+                if self._watch():
                     continue
             except ApiError as err:
                 if self._stop.is_set():
@@ -165,20 +216,25 @@ class Informer:
                     log.warning("kind disabled kind=%s status=%s", self.kind, err.status)
                     self.sink(Disabled(self.kind, str(err)))
                     return
+                delay = self._next_backoff()
                 log.warning(
                     "list/watch failed kind=%s error=%r retry_in=%.2fs",
                     self.kind,
                     str(err),
-                    backoff,
+                    delay,
                 )
             except Exception:
                 if self._stop.is_set():
                     return
                 log.exception("informer error kind=%s", self.kind)
-            # Jittered exponential backoff, as client-go's wait.Backoff with jitter 1.0.
-            if self._stop.wait(backoff * (1.0 + self._rng.random())):
+                delay = self._next_backoff()
+            if self._stop.wait(delay):
                 return
-            backoff = min(backoff * 2.0, self.max_backoff)
+
+    def _next_backoff(self) -> float:
+        delay = self.backoff.next()
+        self.backoff_delays = [*self.backoff_delays[-15:], delay]
+        return delay
 
     def _wanted(self, manifest: Mapping[str, Any]) -> bool:
         return self.keep is None or self.keep(manifest)

@@ -9,6 +9,11 @@ renewed successfully for ``renew_deadline`` (shorter than the lease duration) co
 itself deposed at once; ``is_leader()`` checks that deadline on every call, so the
 scheduling loop and the binding workers stop even before the elector thread notices.
 Releasing writes an empty holderIdentity so that a standby takes over without waiting.
+
+``term`` counts unbroken runs of leadership: it goes up on every acquisition and on every
+renewal that comes after the renew deadline had passed (a replica paused past its
+deadline that renews afterwards starts a new term). Writes carry the term they were
+decided in, and a write of an older term is dropped (see LiveWriter).
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ class LeaderElector:
         self._lease: dict[str, Any] | None = None  # last Lease read or written
         self._leading = False
         self._last_renew = -1e18
+        self._term = 0
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -91,6 +97,12 @@ class LeaderElector:
         """Leading, and renewed less than renew_deadline ago."""
         with self._lock:
             return self._leading and self.clock() - self._last_renew < self.config.renew_deadline
+
+    @property
+    def term(self) -> int:
+        """The current leadership term (0 before the first acquisition)."""
+        with self._lock:
+            return self._term
 
     @property
     def healthy(self) -> bool:
@@ -223,6 +235,9 @@ class LeaderElector:
             log.info("lease update failed lease=%s error=%r", self.path, str(err))
             return False
         self._observe(updated or new, now, renewed=True)
+        if held_by_me:
+            # The one line a renewal logs, at debug (a renewal every retryPeriod).
+            log.debug("renewed lease lease=%s identity=%s", self.path, self.identity)
         return True
 
     def _spec(self, acquire: str, renew: str, transitions: int) -> dict[str, Any]:
@@ -240,6 +255,8 @@ class LeaderElector:
         self._observed_time = now
         if renewed:
             with self._lock:
+                if not self._leading or now - self._last_renew >= self.config.renew_deadline:
+                    self._term += 1
                 self._leading = True
                 self._last_renew = now
 

@@ -73,6 +73,27 @@ class SchedulerMetrics:
             "Bindings refused because the pod was already bound or deleted.",
             registry=r,
         )
+        self.dropped_events = Counter(
+            "wasmsched_events_dropped_total",
+            "Events not written because the event queue was full (client-go's broadcaster "
+            "drops them the same way).",
+            registry=r,
+        )
+        # client-go's rest_client_request_duration_seconds (tools/metrics), by verb.
+        self.api_latency = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb.",
+            ["verb"],
+            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
+            registry=r,
+        )
+        self.fenced_writes = Counter(
+            "wasmsched_fenced_writes_total",
+            "Writes dropped because this replica no longer led in the term they were decided "
+            "in, by the write (binding, status, event, delete).",
+            ["write"],
+            registry=r,
+        )
         self.relists = Counter(
             "wasmsched_informer_relists_total",
             "Full lists made by the informers (start, 410 Gone).",
@@ -189,7 +210,16 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out)
 
 
+# The HTTP client's loggers: httpx logs every request at INFO (three lines a pod: binding,
+# status, event) and httpcore traces every connection at DEBUG. The scheduler logs what it
+# does itself, so these say only warnings and errors, at every --log-level.
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "hpack")
+
+
 def configure_logging(fmt: str = "text", level: str = "info") -> None:
+    """Logs to stderr at ``level`` (text or JSON lines), HTTP client request logs off."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
     root = logging.getLogger()

@@ -29,7 +29,14 @@ from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Syn
 from wasmsched.live.leader import LeaderElector, LeaseConfig
 from wasmsched.live.ops import OpsServer, SchedulerMetrics
 from wasmsched.live.scheduler import PLUGIN_METRICS_SAMPLE_PERCENT, LiveScheduler
-from wasmsched.live.writer import BindResult, Dispatcher, LiveWriter
+from wasmsched.live.writer import (
+    DEFAULT_API_WORKERS,
+    DEFAULT_EVENT_WORKERS,
+    EVENT_QUEUE_LENGTH,
+    BindResult,
+    Dispatcher,
+    LiveWriter,
+)
 
 log = logging.getLogger("wasmsched.live")
 
@@ -38,6 +45,7 @@ POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 GAUGE_PERIOD = 1.0
 MAX_IDLE_SLEEP = 1.0
 HEALTH_STALL_SECONDS = 60.0
+DROP_LOG_PERIOD = 10.0
 
 
 @dataclass
@@ -47,13 +55,19 @@ class RunOptions:
     identity: str | None = None
     bind_address: str = "0.0.0.0"
     port: int | None = 10259  # None: no ops server; 0: any free port
-    api_workers: int = 4
+    # API calls: per-pod workers (bindings, status, deletes), event workers and queue, and
+    # the most bindings in flight before the loop stops taking pods from the queue.
+    api_workers: int = DEFAULT_API_WORKERS
+    event_workers: int = DEFAULT_EVENT_WORKERS
+    event_queue_length: int = EVENT_QUEUE_LENGTH
+    max_binds_in_flight: int = 256
     shutdown_timeout: float = 10.0
     seed: int = 0
     page_size: int = 500
     watch_timeout: int = 300
     informer_initial_backoff: float = 0.8
     informer_max_backoff: float = 30.0
+    informer_backoff_reset: float = 120.0
     plugin_metrics_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT
     kinds: tuple[str, ...] = tuple(RESOURCES)
 
@@ -77,7 +91,15 @@ class LiveRunner:
         self.inbox: queue.SimpleQueue[InformerItem | BindResult | _Wake] = queue.SimpleQueue()
         self._t0 = time.monotonic()
         self.metrics = SchedulerMetrics()
-        self.dispatcher = Dispatcher(opts.api_workers)
+        self.dispatcher = Dispatcher(
+            opts.api_workers,
+            event_workers=opts.event_workers,
+            event_queue_length=opts.event_queue_length,
+            on_drop=self._on_event_dropped,
+        )
+        self._drops_logged = 0
+        self._drop_log_at = -math.inf
+        api.on_request = self._on_request
         # The informers' view, on the scheduling thread: pods by uid, nodes by name.
         self.pods: dict[str, Pod] = {}
         self.nodes: dict[str, Node] = {}
@@ -90,12 +112,16 @@ class LiveRunner:
                 on_started=self._on_started_leading,
                 on_stopped=self._on_stopped_leading,
             )
+        if self.elector is not None:
+            api.user_agent = f"wasmsched ({self.elector.identity})"
         self.writer = LiveWriter(
             api,
             self.dispatcher,
             self.pods.get,
             may_write=self.is_leader,
+            term=self.term,
             bind_results=self.inbox.put,
+            on_fenced=self._on_fenced,
         )
         self.scheduler = LiveScheduler(
             config,
@@ -118,6 +144,7 @@ class LiveRunner:
                 watch_timeout=opts.watch_timeout,
                 initial_backoff=opts.informer_initial_backoff,
                 max_backoff=opts.informer_max_backoff,
+                backoff_reset=opts.informer_backoff_reset,
                 keep=_not_terminal if resource is PODS else None,
                 on_relist=self._on_relist,
             )
@@ -140,6 +167,29 @@ class LiveRunner:
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader()
+
+    def term(self) -> int:
+        return 0 if self.elector is None else self.elector.term
+
+    def _on_request(self, verb: str, seconds: float) -> None:
+        self.metrics.api_latency.labels(verb).observe(seconds)
+
+    def _on_event_dropped(self, total: int) -> None:
+        """Counts a dropped event; logs the drops at most every 10 s (from any thread)."""
+        self.metrics.dropped_events.inc()
+        now = time.monotonic()
+        if now - self._drop_log_at >= DROP_LOG_PERIOD:
+            self._drop_log_at = now
+            log.warning(
+                "event queue full, events dropped dropped=%d total=%d queue=%d",
+                total - self._drops_logged,
+                total,
+                self.options.event_queue_length,
+            )
+            self._drops_logged = total
+
+    def _on_fenced(self, what: str) -> None:
+        self.metrics.fenced_writes.labels(what).inc()
 
     def _healthy(self) -> tuple[bool, str]:
         if self.elector is not None and not self.elector.healthy:
@@ -216,7 +266,13 @@ class LiveRunner:
             if now >= next_gauges:
                 self._update_gauges()
                 next_gauges = now + GAUGE_PERIOD
-            if self.ready.is_set() and self.is_leader():
+            # Backpressure (kube-scheduler's async API calls): no new pod while too many
+            # bindings wait for the API server; their answers wake the loop.
+            if (
+                self.ready.is_set()
+                and self.is_leader()
+                and sched.binds_in_flight < self.options.max_binds_in_flight
+            ):
                 try:
                     worked = sched.schedule_one()
                 except Exception:
