@@ -18,6 +18,7 @@ kubelet deletes it again with grace period 0, which ``finish_deletions`` does.
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
 import os
 import shutil
@@ -131,6 +132,15 @@ def kubeconfig(path: Path, server: str, ca: Path, token: str, user: str) -> Path
     return path
 
 
+def _die_with_parent() -> None:
+    """Linux prctl(PR_SET_PDEATHSIG, SIGKILL): no etcd or server outlives a killed pytest."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 class Process:
     """A child process whose output goes to a file; stopped with SIGTERM, then SIGKILL."""
 
@@ -149,6 +159,7 @@ class Process:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=self.env,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         return self
 
