@@ -23,13 +23,11 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +36,8 @@ from typing import Any
 import httpx2
 import yaml
 
+from extender_server import free_port
+from live_support import wait
 from wasmsched.live import ApiClient, load_kube_config
 from wasmsched.live.client import ApiError
 
@@ -67,20 +67,6 @@ def missing() -> str | None:
         if shutil.which(tool) is None:
             return f"{tool} is not installed (scripts/build-apiserver installs etcd-server)"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -312,7 +298,10 @@ class Cluster:
 
     def start(self) -> Cluster:
         self.etcd.start()
-        wait_for(self.etcd.healthy, 30, f"etcd to answer:\n{self.etcd.tail()}")
+        try:
+            wait(self.etcd.healthy, 30, "etcd to answer")
+        except AssertionError as err:
+            raise AssertionError(f"{err}:\n{self.etcd.tail()}") from None
         self.start_apiserver()
         self.admin = ApiClient(load_kube_config(self.admin_kubeconfig), timeout=30)
         self._bootstrap()
@@ -320,7 +309,7 @@ class Cluster:
 
     def start_apiserver(self) -> None:
         self.apiserver.start()
-        wait_for(self.ready, START_TIMEOUT, "kube-apiserver /readyz")
+        wait(self.ready, START_TIMEOUT, "kube-apiserver /readyz")
 
     def stop_apiserver(self) -> None:
         self.apiserver.stop()
@@ -492,7 +481,7 @@ class Cluster:
                 if not err.not_found:
                     raise
         self.request("DELETE", "/apis/events.k8s.io/v1/namespaces/default/events")
-        wait_for(lambda: not self.pods(), 30, "the test's pods to be gone")
+        wait(lambda: not self.pods(), 30, "the test's pods to be gone")
 
     # -- the scheduler -------------------------------------------------------------------
 

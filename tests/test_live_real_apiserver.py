@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from kube_apiserver import Cluster, Scheduler, missing, start_cluster, wait_for
+import live_support
+from kube_apiserver import Cluster, Scheduler, missing, start_cluster
+from live_support import node, wait
 from wasmsched.live import ApiClient, load_kube_config
 
 REASON = missing()
@@ -58,36 +60,10 @@ def cluster(kube: Cluster) -> Iterator[Cluster]:
     kube.reset()
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {
-            "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
-            "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
-        },
-    }
-
-
 def pod(name: str, cpu: str = "100m", scheduler: str = SCHEDULER, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": name.split("-")[0]}},
-        "spec": {
-            "schedulerName": scheduler,
-            "automountServiceAccountToken": False,
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "registry.example/app:1",
-                    "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
-                }
-            ],
-            **spec,
-        },
-    }
+    """live_support's pod for this scheduler's profile, without a token volume."""
+    return live_support.pod(name, cpu=cpu, memory="64Mi", scheduler=scheduler,
+                            automountServiceAccountToken=False, **spec)  # fmt: skip
 
 
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
@@ -134,12 +110,12 @@ def test_binds_pods_and_reports_failures_as_its_service_account(cluster: Cluster
     sched = cluster.scheduler(CONFIG, *NO_ELECTION)
 
     webs = {f"web-{i}" for i in range(6)}
-    wait_for(lambda: webs <= set(cluster.placements()), 30, "the web pods bound")
-    wait_for(
+    wait(lambda: webs <= set(cluster.placements()), 30, "the web pods bound")
+    wait(
         lambda: condition(cluster.pod("big-0"), "PodScheduled") is not None, 15, "big-0's condition"
     )
-    wait_for(lambda: len(scheduled_events(cluster)) == 6, 15, "the Scheduled events")
-    wait_for(
+    wait(lambda: len(scheduled_events(cluster)) == 6, 15, "the Scheduled events")
+    wait(
         lambda: any(e["reason"] == "FailedScheduling" for e in cluster.events()),
         15,
         "the FailedScheduling event",
@@ -196,11 +172,11 @@ def test_preemption_evicts_the_victim_and_binds_the_preemptor(cluster: Cluster) 
         low = cluster.pod("low-0")
         return low is not None and bool(low["metadata"].get("deletionTimestamp"))
 
-    wait_for(victim_terminating, 30, "the victim's graceful deletion")
+    wait(victim_terminating, 30, "the victim's graceful deletion")
     low = cluster.pod("low-0")
     target = condition(low, "DisruptionTarget")
     assert target is not None and target["reason"] == "PreemptionByScheduler"
-    wait_for(
+    wait(
         lambda: (
             (cluster.pod("high-0") or {}).get("status", {}).get("nominatedNodeName") == "node-0"
         ),
@@ -211,8 +187,8 @@ def test_preemption_evicts_the_victim_and_binds_the_preemptor(cluster: Cluster) 
     time.sleep(1.5)
     assert "high-0" not in cluster.placements()
     assert cluster.finish_deletions() == ["low-0"]
-    wait_for(lambda: cluster.placements() == {"high-0": "node-0"}, 20, "the preemptor bound")
-    wait_for(lambda: scheduled_events(cluster) == {"high-0": 1}, 10, "the Scheduled event")
+    wait(lambda: cluster.placements() == {"high-0": "node-0"}, 20, "the preemptor bound")
+    wait(lambda: scheduled_events(cluster) == {"high-0": 1}, 10, "the Scheduled event")
     reasons = collections.Counter(e["reason"] for e in cluster.events())
     assert reasons["Preempted"] == 1
     assert reasons["Scheduled"] == 1
@@ -234,16 +210,16 @@ def test_standby_takes_over_when_the_leader_is_killed(cluster: Cluster) -> None:
         cluster.add_node(node(f"node-{i}"))
     first = cluster.scheduler(CONFIG, *FAST_ELECTION)
     second = cluster.scheduler(CONFIG, *FAST_ELECTION)
-    wait_for(lambda: acquired(first) or acquired(second), 30, "a leader")
+    wait(lambda: acquired(first) or acquired(second), 30, "a leader")
     leader, standby = (first, second) if acquired(first) else (second, first)
     holder = lease_holder(cluster)
     assert holder
     for i in range(6):
         cluster.create(pod(f"a-{i}"))
-    wait_for(lambda: len(cluster.placements()) == 6, 30, "the first pods bound")
+    wait(lambda: len(cluster.placements()) == 6, 30, "the first pods bound")
     # The leader has heard the 201s and posted the events before it dies.
-    wait_for(lambda: len(leader.bound()) == 6, 10, "the leader's bound log lines")
-    wait_for(lambda: len(scheduled_events(cluster)) == 6, 10, "the first Scheduled events")
+    wait(lambda: len(leader.bound()) == 6, 10, "the leader's bound log lines")
+    wait(lambda: len(scheduled_events(cluster)) == 6, 10, "the first Scheduled events")
     assert not acquired(standby)
     assert standby.bound() == []
 
@@ -251,11 +227,11 @@ def test_standby_takes_over_when_the_leader_is_killed(cluster: Cluster) -> None:
     killed = time.monotonic()
     for i in range(6):
         cluster.create(pod(f"b-{i}"))
-    wait_for(lambda: acquired(standby), 30, "the standby taking the lease")
+    wait(lambda: acquired(standby), 30, "the standby taking the lease")
     took = time.monotonic() - killed
-    wait_for(lambda: len(cluster.placements()) == 12, 30, "the second pods bound")
-    wait_for(lambda: len(scheduled_events(cluster)) == 12, 10, "every Scheduled event")
-    wait_for(lambda: len(standby.bound()) == 6, 10, "the standby's bound log lines")
+    wait(lambda: len(cluster.placements()) == 12, 30, "the second pods bound")
+    wait(lambda: len(scheduled_events(cluster)) == 12, 10, "every Scheduled event")
+    wait(lambda: len(standby.bound()) == 6, 10, "the standby's bound log lines")
 
     assert took >= 3.0, f"the lease was taken {took:.1f}s after the leader died"
     lease = cluster.request("GET", LEASE)
@@ -283,9 +259,9 @@ def test_api_server_restart_mid_run(cluster: Cluster) -> None:
     )  # fmt: skip
     for i in range(4):
         cluster.create(pod(f"a-{i}"))
-    wait_for(lambda: len(cluster.placements()) == 4, 30, "the first pods bound")
+    wait(lambda: len(cluster.placements()) == 4, 30, "the first pods bound")
     # Events are best effort: one in flight when the server goes away is dropped.
-    wait_for(lambda: len(scheduled_events(cluster)) == 4, 10, "the first Scheduled events")
+    wait(lambda: len(scheduled_events(cluster)) == 4, 10, "the first Scheduled events")
     holder = lease_holder(cluster)
 
     down = datetime.now(UTC)
@@ -296,12 +272,12 @@ def test_api_server_restart_mid_run(cluster: Cluster) -> None:
     ready = datetime.now(UTC)
     for i in range(4):
         cluster.create(pod(f"b-{i}"))
-    wait_for(lambda: len(cluster.placements()) == 8, 60, "the pods made after the restart bound")
+    wait(lambda: len(cluster.placements()) == 8, 60, "the pods made after the restart bound")
 
     assert sched.alive, sched.tail()
     assert lease_holder(cluster) == holder
-    wait_for(lambda: len(scheduled_events(cluster)) == 8, 10, "every Scheduled event")
-    wait_for(lambda: len(sched.bound()) == 8, 10, "the bound log lines")
+    wait(lambda: len(scheduled_events(cluster)) == 8, 10, "every Scheduled event")
+    wait(lambda: len(sched.bound()) == 8, 10, "the bound log lines")
     bound = sched.bound()
     assert len(set(bound)) == 8
     assert set(scheduled_events(cluster).values()) == {1}
@@ -338,7 +314,7 @@ def expired_watch_relists(cluster: Cluster) -> None:
     cluster.create(pod("gone-0", cpu="1", nodeName="node-0"))
     cluster.create(pod("keep-0", cpu="500m", nodeName="node-0"))
     sched = cluster.scheduler(CONFIG, *NO_ELECTION)
-    wait_for(lambda: any(m.startswith("informers synced") for m in sched.messages()), 30, "sync")
+    wait(lambda: any(m.startswith("informers synced") for m in sched.messages()), 30, "sync")
     lists = sched.metric("wasmsched_informer_relists_total", 'kind="Pod"')
     assert lists == 1  # the first list
 
@@ -356,7 +332,7 @@ def expired_watch_relists(cluster: Cluster) -> None:
         # Fits only once gone-0's cpu is free: the relist must deliver the delete.
         cluster.create(pod("new-0", cpu="1"))
         cluster.etcd.compact()
-    wait_for(lambda: "new-0" in cluster.placements(), 60, "new-0 bound after the relist")
+    wait(lambda: "new-0" in cluster.placements(), 60, "new-0 bound after the relist")
 
     assert cluster.placements() == {"keep-0": "node-0", "new-0": "node-0"}
     assert sched.metric("wasmsched_informer_relists_total", 'kind="Pod"') == lists + 1
