@@ -9,16 +9,21 @@ a restarted server, and history compacted away under a watch (410 Gone).
 from __future__ import annotations
 
 import collections
+import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from typer.testing import CliRunner
 
 import live_support
 from kube_apiserver import Cluster, Scheduler, missing, start_cluster
 from live_support import node, wait
+from wasmsched.cli import app
 from wasmsched.live import ApiClient, load_kube_config
 
 REASON = missing()
@@ -42,6 +47,7 @@ FAST_ELECTION = (
     "--leader-elect-retry-period", "500ms",
 )  # fmt: skip
 Window = tuple[tuple[datetime, datetime], ...]
+cli = CliRunner()
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/wasmsched"
 
 
@@ -192,6 +198,60 @@ def test_preemption_evicts_the_victim_and_binds_the_preemptor(cluster: Cluster) 
     reasons = collections.Counter(e["reason"] for e in cluster.events())
     assert reasons["Preempted"] == 1
     assert reasons["Scheduled"] == 1
+    assert_clean(sched)
+    assert sched.stop() == 0
+
+
+def test_snapshot_then_simulate_places_pods_as_the_live_scheduler(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The objects as the real server keeps them (admission's defaults, tolerations,
+    priorities) give the simulator the live scheduler's placements."""
+    zones = ["zone-a", "zone-b"]
+    for i in range(4):
+        n = node(f"node-{i}", cpu=str(2 + i % 3))
+        n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zones[i % 2]
+        cluster.add_node(n)
+    cluster.create(pod("db-0", cpu="1500m", nodeName="node-0"))
+    for i in range(10):
+        spec: dict[str, Any] = {}
+        if i % 3 == 0:
+            spec["topologySpreadConstraints"] = [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                }
+            ]
+        cluster.create(pod(f"web-{i}", cpu=f"{250 * (1 + i % 3)}m", **spec))
+    assert cluster.scheduler_kubeconfig is not None
+    result = cli.invoke(app, ["snapshot", "--kubeconfig", str(cluster.scheduler_kubeconfig)])
+    assert result.exit_code == 0, result.output
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(result.stdout)
+    pods = [d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "Pod"]
+    # What admission added is in the snapshot: the simulator sees the pods as stored.
+    assert all(p["spec"]["priority"] == 0 for p in pods)
+    assert all(
+        {t["key"] for t in p["spec"]["tolerations"]}
+        >= {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+        for p in pods
+    )
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    sim = cli.invoke(
+        app,
+        ["simulate", "--cluster", str(snap), "--config", str(cfg), "-o", "json", "--seed", "5"],
+    )
+    assert sim.exit_code == 0, sim.output
+    simulated = {p["name"]: p["node"] for p in json.loads(sim.stdout)["pods"]}
+    assert len(simulated) == 10 and all(simulated.values())
+
+    sched = cluster.scheduler(CONFIG, *NO_ELECTION, "--seed", "5")
+    wait(lambda: len(cluster.placements()) == 11, 30, "every pod bound")
+    live = cluster.placements()
+    assert {name: live[name] for name in simulated} == simulated
     assert_clean(sched)
     assert sched.stop() == 0
 
