@@ -46,11 +46,17 @@ APISERVER = ROOT / ".cache" / "bin" / "kube-apiserver"
 RBAC = ROOT / "deploy" / "rbac.yaml"
 SCHEDULER_NAMESPACE = "kube-system"
 SCHEDULER_ACCOUNT = "wasmsched"
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SCHEDULER_NAMESPACE}/leases/wasmsched"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 START_TIMEOUT = 120.0
 
-# Collection paths of the kinds deploy/rbac.yaml holds.
+# Collection paths of the kinds the fixture and the tests create.
 _COLLECTIONS = {
+    "Node": "/api/v1/nodes",
+    "Pod": "/api/v1/namespaces/{ns}/pods",
+    "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
+    "Namespace": "/api/v1/namespaces",
+    "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
     "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
     "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
     "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
@@ -400,18 +406,8 @@ class Cluster:
 
     @staticmethod
     def collection(obj: dict[str, Any]) -> str:
-        kind = obj["kind"]
         ns = obj.get("metadata", {}).get("namespace", "default")
-        if kind in _COLLECTIONS:
-            return _COLLECTIONS[kind].format(ns=ns)
-        paths = {
-            "Node": "/api/v1/nodes",
-            "Pod": f"/api/v1/namespaces/{ns}/pods",
-            "Namespace": "/api/v1/namespaces",
-            "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
-            "ConfigMap": f"/api/v1/namespaces/{ns}/configmaps",
-        }
-        return paths[kind]
+        return _COLLECTIONS[obj["kind"]].format(ns=ns)
 
     def create(self, obj: dict[str, Any], exist_ok: bool = False) -> dict[str, Any]:
         try:
@@ -493,14 +489,11 @@ class Cluster:
             self.delete_pod(p["metadata"]["name"])
         for n in self.request("GET", "/api/v1/nodes").get("items", []):
             self.request("DELETE", f"/api/v1/nodes/{n['metadata']['name']}")
-        for path in (
-            f"/apis/coordination.k8s.io/v1/namespaces/{SCHEDULER_NAMESPACE}/leases/wasmsched",
-        ):
-            try:
-                self.request("DELETE", path)
-            except ApiError as err:
-                if not err.not_found:
-                    raise
+        try:
+            self.request("DELETE", LEASE)
+        except ApiError as err:
+            if not err.not_found:
+                raise
         self.request("DELETE", "/apis/events.k8s.io/v1/namespaces/default/events")
         wait(lambda: not self.pods(), 30, "the test's pods to be gone")
 

@@ -21,7 +21,7 @@ import yaml
 from typer.testing import CliRunner
 
 import live_support
-from kube_apiserver import Cluster, Scheduler, missing, start_cluster
+from kube_apiserver import LEASE, Cluster, Scheduler, missing, start_cluster
 from live_support import node, wait
 from wasmsched.cli import app
 from wasmsched.live import ApiClient, load_kube_config
@@ -48,7 +48,6 @@ FAST_ELECTION = (
 )  # fmt: skip
 Window = tuple[tuple[datetime, datetime], ...]
 cli = CliRunner()
-LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/wasmsched"
 
 
 @pytest.fixture(scope="module")
