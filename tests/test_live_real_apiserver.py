@@ -1,0 +1,435 @@
+"""``wasmsched run`` against a real kube-apiserver v1.33 and etcd (tests/kube_apiserver.py).
+
+The scheduler runs as a process, authenticated as its ServiceAccount with a TokenRequest
+token and authorised by deploy/rbac.yaml only. What the API server double cannot show:
+the real binding subresource, admission (priority, taints), RBAC, TLS, leases,
+a restarted server, and history compacted away under a watch (410 Gone).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import live_support
+from kube_apiserver import LEASE, Cluster, Scheduler, missing, start_cluster
+from live_support import node, wait
+from wasmsched.cli import app
+from wasmsched.live import ApiClient, load_kube_config
+
+REASON = missing()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"real API server: {REASON}")
+
+SCHEDULER = "wasmsched"
+CONFIG = f"""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+- schedulerName: {SCHEDULER}
+"""
+NO_ELECTION = ("--no-leader-elect",)
+# Short enough for a test: a standby takes over 4 s after the leader's last renewal.
+FAST_ELECTION = (
+    "--leader-elect",
+    "--leader-elect-lease-duration", "4s",
+    "--leader-elect-renew-deadline", "3s",
+    "--leader-elect-retry-period", "500ms",
+)  # fmt: skip
+Window = tuple[tuple[datetime, datetime], ...]
+cli = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator[Cluster]:
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def cluster(kube: Cluster) -> Iterator[Cluster]:
+    yield kube
+    kube.reset()
+
+
+def pod(name: str, cpu: str = "100m", scheduler: str = SCHEDULER, **spec: Any) -> dict[str, Any]:
+    """live_support's pod for this scheduler's profile, without a token volume."""
+    return live_support.pod(name, cpu=cpu, memory="64Mi", scheduler=scheduler,
+                            automountServiceAccountToken=False, **spec)  # fmt: skip
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def scheduled_events(cluster: Cluster) -> collections.Counter[str]:
+    """Scheduled events per pod name."""
+    return collections.Counter(
+        e["regarding"]["name"] for e in cluster.events() if e.get("reason") == "Scheduled"
+    )
+
+
+def assert_clean(*schedulers: Scheduler, allowed: Window = ()) -> None:
+    """No call was refused (403), but in ``allowed``, and nothing failed with a traceback."""
+    for s in schedulers:
+        refused = s.forbidden(allowed)
+        assert refused == [], f"{s.name} was refused:\n" + "\n".join(refused)
+        assert "Traceback" not in s.output(), f"{s.name}:\n{s.tail(60)}"
+
+
+def test_binds_pods_and_reports_failures_as_its_service_account(cluster: Cluster) -> None:
+    assert cluster.scheduler_kubeconfig is not None
+    me = ApiClient(load_kube_config(cluster.scheduler_kubeconfig))
+    try:
+        review = me.request(
+            "POST",
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        )
+    finally:
+        me.close()
+    user = review["status"]["userInfo"]["username"]
+    assert user == "system:serviceaccount:kube-system:wasmsched"
+
+    for i in range(2):
+        created = cluster.add_node(node(f"node-{i}", cpu="2"))
+        assert not created["spec"].get("taints")
+    for i in range(6):
+        cluster.create(pod(f"web-{i}", cpu="500m"))
+    cluster.create(pod("big-0", cpu="8"))
+    cluster.create(pod("other-0", scheduler="default-scheduler"))
+    sched = cluster.scheduler(CONFIG, *NO_ELECTION)
+
+    webs = {f"web-{i}" for i in range(6)}
+    wait(lambda: webs <= set(cluster.placements()), 30, "the web pods bound")
+    wait(
+        lambda: condition(cluster.pod("big-0"), "PodScheduled") is not None, 15, "big-0's condition"
+    )
+    wait(lambda: len(scheduled_events(cluster)) == 6, 15, "the Scheduled events")
+    wait(
+        lambda: any(e["reason"] == "FailedScheduling" for e in cluster.events()),
+        15,
+        "the FailedScheduling event",
+    )
+    time.sleep(1)  # anything more would show now
+
+    placed = cluster.placements()
+    assert set(placed) == webs
+    assert collections.Counter(placed.values()) == {"node-0": 3, "node-1": 3}
+    for name in webs:
+        # The binding subresource (pkg/registry/core/pod/storage: assignPod) sets it.
+        cond = condition(cluster.pod(name), "PodScheduled")
+        assert cond is not None and cond["status"] == "True"
+    big = condition(cluster.pod("big-0"), "PodScheduled")
+    assert big is not None
+    assert (big["status"], big["reason"]) == ("False", "Unschedulable")
+    assert big["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert condition(cluster.pod("other-0"), "PodScheduled") is None
+
+    events = cluster.events()
+    assert scheduled_events(cluster) == {name: 1 for name in webs}
+    for e in events:
+        if e["reason"] == "Scheduled":
+            name = e["regarding"]["name"]
+            assert e["note"] == f"Successfully assigned default/{name} to {placed[name]}"
+    failed = [e for e in events if e["reason"] == "FailedScheduling"]
+    assert failed and {e["regarding"]["name"] for e in failed} == {"big-0"}
+    assert failed[0]["type"] == "Warning"
+    assert sorted(sched.bound()) == sorted(f"default/{n}" for n in webs)
+    assert_clean(sched)
+    assert sched.stop() == 0
+
+
+def test_preemption_evicts_the_victim_and_binds_the_preemptor(cluster: Cluster) -> None:
+    for name, value in (("test-low", 10), ("test-high", 1000)):
+        cluster.create(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            },
+            exist_ok=True,
+        )
+    cluster.add_node(node("node-0", cpu="2"))
+    cluster.create(pod("low-0", cpu="2", nodeName="node-0", priorityClassName="test-low"))
+    # The Priority admission plugin resolves the class into spec.priority.
+    cluster.create(pod("high-0", cpu="2", priorityClassName="test-high"))
+    high = cluster.pod("high-0")
+    assert high is not None and high["spec"]["priority"] == 1000
+    sched = cluster.scheduler(CONFIG, *NO_ELECTION)
+
+    def victim_terminating() -> bool:
+        low = cluster.pod("low-0")
+        return low is not None and bool(low["metadata"].get("deletionTimestamp"))
+
+    wait(victim_terminating, 30, "the victim's graceful deletion")
+    low = cluster.pod("low-0")
+    target = condition(low, "DisruptionTarget")
+    assert target is not None and target["reason"] == "PreemptionByScheduler"
+    wait(
+        lambda: (
+            (cluster.pod("high-0") or {}).get("status", {}).get("nominatedNodeName") == "node-0"
+        ),
+        15,
+        "nominatedNodeName",
+    )
+    # Without a kubelet the victim stays Terminating, and the preemptor waits for it.
+    time.sleep(1.5)
+    assert "high-0" not in cluster.placements()
+    assert cluster.finish_deletions() == ["low-0"]
+    wait(lambda: cluster.placements() == {"high-0": "node-0"}, 20, "the preemptor bound")
+    wait(lambda: scheduled_events(cluster) == {"high-0": 1}, 10, "the Scheduled event")
+    reasons = collections.Counter(e["reason"] for e in cluster.events())
+    assert reasons["Preempted"] == 1
+    assert reasons["Scheduled"] == 1
+    assert_clean(sched)
+    assert sched.stop() == 0
+
+
+def test_snapshot_then_simulate_places_pods_as_the_live_scheduler(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The objects as the real server keeps them (admission's defaults, tolerations,
+    priorities) give the simulator the live scheduler's placements."""
+    zones = ["zone-a", "zone-b"]
+    for i in range(4):
+        n = node(f"node-{i}", cpu=str(2 + i % 3))
+        n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zones[i % 2]
+        cluster.add_node(n)
+    cluster.create(pod("db-0", cpu="1500m", nodeName="node-0"))
+    for i in range(10):
+        spec: dict[str, Any] = {}
+        if i % 3 == 0:
+            spec["topologySpreadConstraints"] = [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                }
+            ]
+        cluster.create(pod(f"web-{i}", cpu=f"{250 * (1 + i % 3)}m", **spec))
+    assert cluster.scheduler_kubeconfig is not None
+    result = cli.invoke(app, ["snapshot", "--kubeconfig", str(cluster.scheduler_kubeconfig)])
+    assert result.exit_code == 0, result.output
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(result.stdout)
+    pods = [d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "Pod"]
+    # What admission added is in the snapshot: the simulator sees the pods as stored.
+    assert all(p["spec"]["priority"] == 0 for p in pods)
+    assert all(
+        {t["key"] for t in p["spec"]["tolerations"]}
+        >= {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+        for p in pods
+    )
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(CONFIG)
+    sim = cli.invoke(
+        app,
+        ["simulate", "--cluster", str(snap), "--config", str(cfg), "-o", "json", "--seed", "5"],
+    )
+    assert sim.exit_code == 0, sim.output
+    simulated = {p["name"]: p["node"] for p in json.loads(sim.stdout)["pods"]}
+    assert len(simulated) == 10 and all(simulated.values())
+
+    sched = cluster.scheduler(CONFIG, *NO_ELECTION, "--seed", "5")
+    wait(lambda: len(cluster.placements()) == 11, 30, "every pod bound")
+    live = cluster.placements()
+    assert {name: live[name] for name in simulated} == simulated
+    assert_clean(sched)
+    assert sched.stop() == 0
+
+
+def lease_holder(cluster: Cluster) -> str:
+    lease = cluster.request("GET", LEASE)
+    return str(lease.get("spec", {}).get("holderIdentity") or "")
+
+
+def acquired(s: Scheduler) -> bool:
+    return any(m.startswith("successfully acquired lease") for m in s.messages())
+
+
+def test_standby_takes_over_when_the_leader_is_killed(cluster: Cluster) -> None:
+    for i in range(3):
+        cluster.add_node(node(f"node-{i}"))
+    first = cluster.scheduler(CONFIG, *FAST_ELECTION)
+    second = cluster.scheduler(CONFIG, *FAST_ELECTION)
+    wait(lambda: acquired(first) or acquired(second), 30, "a leader")
+    leader, standby = (first, second) if acquired(first) else (second, first)
+    holder = lease_holder(cluster)
+    assert holder
+    for i in range(6):
+        cluster.create(pod(f"a-{i}"))
+    wait(lambda: len(cluster.placements()) == 6, 30, "the first pods bound")
+    # The leader has heard the 201s and posted the events before it dies.
+    wait(lambda: len(leader.bound()) == 6, 10, "the leader's bound log lines")
+    wait(lambda: len(scheduled_events(cluster)) == 6, 10, "the first Scheduled events")
+    assert not acquired(standby)
+    assert standby.bound() == []
+
+    leader.kill()  # SIGKILL: no release, the standby must wait for the lease to expire
+    killed = time.monotonic()
+    for i in range(6):
+        cluster.create(pod(f"b-{i}"))
+    wait(lambda: acquired(standby), 30, "the standby taking the lease")
+    took = time.monotonic() - killed
+    wait(lambda: len(cluster.placements()) == 12, 30, "the second pods bound")
+    wait(lambda: len(scheduled_events(cluster)) == 12, 10, "every Scheduled event")
+    wait(lambda: len(standby.bound()) == 6, 10, "the standby's bound log lines")
+
+    assert took >= 3.0, f"the lease was taken {took:.1f}s after the leader died"
+    lease = cluster.request("GET", LEASE)
+    assert lease["spec"]["holderIdentity"] not in ("", holder)
+    assert lease["spec"]["leaseTransitions"] >= 1
+    assert sorted(leader.bound()) == sorted(f"default/a-{i}" for i in range(6))
+    assert sorted(standby.bound()) == sorted(f"default/b-{i}" for i in range(6))
+    assert set(scheduled_events(cluster).values()) == {1}
+    assert len(scheduled_events(cluster)) == 12
+    assert_clean(leader, standby)
+    assert standby.stop() == 0
+    assert lease_holder(cluster) == ""  # released on SIGTERM
+
+
+def test_two_schedulers_without_election_never_bind_a_pod_twice(cluster: Cluster) -> None:
+    """Misconfigured replicas race for the same pods: the binding subresource refuses the
+    second binding (409, pkg/registry/core/pod/storage: setPodHostAndAnnotations) and the
+    loser forgets the pod instead of retrying."""
+    for i in range(3):
+        cluster.add_node(node(f"node-{i}"))
+    first = cluster.scheduler(CONFIG, *NO_ELECTION)
+    second = cluster.scheduler(CONFIG, *NO_ELECTION)
+    for s in (first, second):
+        wait(lambda s=s: any(m.startswith("informers synced") for m in s.messages()), 30, "sync")
+    # Both see the pods at the same moment: they pop them in the same order.
+    with first.paused(), second.paused():
+        for i in range(12):
+            cluster.create(pod(f"web-{i:02d}"))
+    wait(lambda: len(cluster.placements()) == 12, 30, "every pod bound")
+    wait(lambda: len(first.bound()) + len(second.bound()) == 12, 10, "the bound log lines")
+    wait(lambda: len(scheduled_events(cluster)) == 12, 10, "the Scheduled events")
+    time.sleep(1)  # a late second binding would show now
+
+    bound = first.bound() + second.bound()
+    assert sorted(bound) == sorted(f"default/web-{i:02d}" for i in range(12))
+    assert set(scheduled_events(cluster).values()) == {1}
+    refused = [m for s in (first, second) for m in s.messages() if m.startswith("binding refused")]
+    conflicts = sum(s.metric("wasmsched_binding_conflicts_total") for s in (first, second))
+    # Popping the same pods in the same order, they collide (5 of 12 in a measured run).
+    assert refused, "the two schedulers never raced for a pod"
+    assert conflicts == len(refused)
+    for m in refused:
+        assert "409 Conflict" in m and "is already assigned to node" in m, m
+    assert_clean(first, second)
+    assert first.stop() == 0
+    assert second.stop() == 0
+
+
+def test_api_server_restart_mid_run(cluster: Cluster) -> None:
+    for i in range(2):
+        cluster.add_node(node(f"node-{i}"))
+    # A lease longer than the restart: the leader keeps it across the outage.
+    sched = cluster.scheduler(
+        CONFIG,
+        "--leader-elect",
+        "--leader-elect-lease-duration", "90s",
+        "--leader-elect-renew-deadline", "60s",
+        "--leader-elect-retry-period", "1s",
+    )  # fmt: skip
+    for i in range(4):
+        cluster.create(pod(f"a-{i}"))
+    wait(lambda: len(cluster.placements()) == 4, 30, "the first pods bound")
+    # Events are best effort: one in flight when the server goes away is dropped.
+    wait(lambda: len(scheduled_events(cluster)) == 4, 10, "the first Scheduled events")
+    holder = lease_holder(cluster)
+
+    down = datetime.now(UTC)
+    cluster.stop_apiserver()
+    time.sleep(1)
+    assert sched.alive
+    cluster.start_apiserver()
+    ready = datetime.now(UTC)
+    for i in range(4):
+        cluster.create(pod(f"b-{i}"))
+    wait(lambda: len(cluster.placements()) == 8, 60, "the pods made after the restart bound")
+
+    assert sched.alive, sched.tail()
+    assert lease_holder(cluster) == holder
+    wait(lambda: len(scheduled_events(cluster)) == 8, 10, "every Scheduled event")
+    wait(lambda: len(sched.bound()) == 8, 10, "the bound log lines")
+    bound = sched.bound()
+    assert len(set(bound)) == 8
+    assert set(scheduled_events(cluster).values()) == {1}
+    # A kube-apiserver serves before its RBAC caches are filled: until /readyz says ok, the
+    # ServiceAccount's calls may be refused. They are retried; none is refused after that.
+    assert_clean(sched, allowed=((down, ready),))
+    assert sched.stop() == 0
+
+
+@pytest.mark.parametrize(
+    "watch_cache",
+    [True, False],
+    ids=["watch-cache-too-old", "etcd-compacted"],
+)
+def test_expired_watch_makes_the_informer_relist(cluster: Cluster, watch_cache: bool) -> None:
+    """A pod watch that cannot resume: 410 Gone from the watch cache or from etcd.
+
+    With its watch cache (the default) a restarted kube-apiserver serves watches only from
+    the revision it started at; without one (``--watch-cache-sizes=pods#0``) watches go to
+    etcd, which refuses a compacted revision.
+    """
+    if not watch_cache:
+        cluster.restart_apiserver(["--watch-cache-sizes=pods#0"])
+    try:
+        expired_watch_relists(cluster)
+    finally:
+        if not watch_cache:
+            cluster.reset()
+            cluster.restart_apiserver([])
+
+
+def expired_watch_relists(cluster: Cluster) -> None:
+    cluster.add_node(node("node-0", cpu="2"))
+    cluster.create(pod("gone-0", cpu="1", nodeName="node-0"))
+    cluster.create(pod("keep-0", cpu="500m", nodeName="node-0"))
+    sched = cluster.scheduler(CONFIG, *NO_ELECTION)
+    wait(lambda: any(m.startswith("informers synced") for m in sched.messages()), 30, "sync")
+    lists = sched.metric("wasmsched_informer_relists_total", 'kind="Pod"')
+    assert lists == 1  # the first list
+
+    # While the scheduler is frozen: writes it does not watch move the revision on, its
+    # watches break (the server restarts), a pod goes and one comes, and etcd forgets every
+    # revision up to now. The pod watch cannot resume from where it was.
+    with sched.paused():
+        for i in range(3):
+            cluster.create(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"}},
+                exist_ok=True,
+            )
+        cluster.restart_apiserver()
+        cluster.delete_pod("gone-0")
+        # Fits only once gone-0's cpu is free: the relist must deliver the delete.
+        cluster.create(pod("new-0", cpu="1"))
+        cluster.etcd.compact()
+    wait(lambda: "new-0" in cluster.placements(), 60, "new-0 bound after the relist")
+
+    assert cluster.placements() == {"keep-0": "node-0", "new-0": "node-0"}
+    assert sched.metric("wasmsched_informer_relists_total", 'kind="Pod"') == lists + 1
+    assert "resource version expired, relisting kind=Pod" in sched.messages()
+    assert sched.bound() == ["default/new-0"]
+    assert_clean(sched)
+    assert sched.stop() == 0
