@@ -28,16 +28,22 @@ def test_json_output_contract() -> None:
     data = simulate_json("--cluster", str(EXAMPLE / "cluster.yaml"))
     assert set(data) == {"pods", "nodes", "summary"}
     for entry in data["pods"]:
-        assert set(entry) == {
-            "namespace",
-            "name",
-            "node",
-            "result",
-            "message",
-            "nominatedNode",
-            "preemptedBy",
-            "wasPending",
-        }
+        # An unschedulable pod also says how many nodes each plugin rejected.
+        extra = {"rejectedBy"} if entry["result"] == "Unschedulable" else set()
+        assert (
+            set(entry)
+            == {
+                "namespace",
+                "name",
+                "node",
+                "result",
+                "message",
+                "nominatedNode",
+                "preemptedBy",
+                "wasPending",
+            }
+            | extra
+        )
         if entry["wasPending"]:
             assert entry["result"] in ("Scheduled", "Unschedulable", "Error")
         else:  # already bound in the cluster file
@@ -53,6 +59,7 @@ def test_json_output_contract() -> None:
         "nominatedNode": None,
         "preemptedBy": None,
         "wasPending": True,
+        "rejectedBy": {"NodeResourcesFit": 4},
     }
     assert data["summary"]["scheduled"] == 7
 

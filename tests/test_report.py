@@ -46,27 +46,6 @@ def test_fit_error_reasons(message: str, want: list[tuple[str, int]]) -> None:
     assert fit_error_reasons(message) == want
 
 
-def _simulate(cluster: Path, tmp: Path) -> dict[str, Any]:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wasmsched",
-            "simulate",
-            "--cluster",
-            str(cluster),
-            "--output",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp,
-    )
-    data: dict[str, Any] = json.loads(out.stdout)
-    return data
-
-
 CLUSTER = """
 apiVersion: v1
 kind: Node
@@ -195,16 +174,35 @@ def _charts(page: Any) -> dict[str, int]:
 def test_simulation_report_renders_in_chromium(browser: Any, tmp_path: Path) -> None:
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(CLUSTER)
-    result = _simulate(cluster, tmp_path)
     report = tmp_path / "report.html"
-    write_report(report, simulation_report(result))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wasmsched",
+            "simulate",
+            "--cluster",
+            str(cluster),
+            "--report",
+            str(report),
+            "--output",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["pods"] and report.exists()
     page, errors, outside = _open(browser, report, "simulation-report.png")
     assert errors == [] and outside == []
     charts = _charts(page)
     assert charts["results"] > 0
     assert charts["summary"] == 0  # a table, not a chart
-    if "unschedulable" in charts:
-        assert charts["unschedulable"] > 0
+    # too-big fits nowhere: its rejections are broken down by plugin.
+    assert charts["unschedulable"] > 0 and charts["utilization"] > 0
+    assert "Unschedulable pods by plugin" in page.inner_text("#unschedulable")
     assert "too-big" in page.inner_text("body")
     page.close()
 

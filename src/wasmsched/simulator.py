@@ -570,6 +570,8 @@ def report_to_dict(report: PodReport, explain: bool = False) -> dict[str, Any]:
         "wasPending": report.was_pending,
     }
     outcome = report.outcome
+    if outcome is not None and outcome.rejected_by and report.result == UNSCHEDULABLE:
+        data["rejectedBy"] = outcome.rejected_by
     if explain and outcome is not None:
         data["attempts"] = outcome.attempts
         data["cycles"] = [c.to_dict() for c in outcome.cycles]

@@ -173,6 +173,14 @@ def simulate(
             "those left unschedulable (or in error), or all.",
         ),
     ] = Only.pending,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            metavar="FILE.html",
+            help="Write a self-contained HTML report (charts that open offline).",
+        ),
+    ] = None,
     fail_on_unschedulable: Annotated[
         bool,
         typer.Option(
@@ -244,6 +252,14 @@ def simulate(
                 write_explain_lines(result, out)
         except OSError as err:
             _fail(f"{explain_output}: {err.strerror or err}")
+    if report is not None:
+        from wasmsched.cli.report import result_to_json
+        from wasmsched.report import simulation_report, write_report
+
+        try:
+            write_report(report, simulation_report(result_to_json(result)))
+        except OSError as err:
+            _fail(f"{report}: {err.strerror or err}")
     if output is OutputFormat.json:
         write_json(result, sys.stdout, explain, explain_pods)
     else:

@@ -25,6 +25,18 @@ class Diagnosis:
     post_filter_msg: str = ""
     evaluated_nodes: int = 0
 
+    def rejections_by_plugin(self) -> dict[str, int]:
+        """Nodes rejected per plugin: each node's status counts for the plugin that gave it
+        (a PreFilter rejection covers the nodes it left out, counted as one entry)."""
+        counts: dict[str, int] = {}
+        for status in self.node_to_status.explicit().values():
+            name = status.plugin or "(unknown)"
+            counts[name] = counts.get(name, 0) + 1
+        absent = self.node_to_status.absent_nodes_status
+        if self.pre_filter_msg and absent is not None and absent.plugin and not counts:
+            counts[absent.plugin] = self.evaluated_nodes or 1
+        return dict(sorted(counts.items()))
+
     def add_plugin_status(self, status: Status) -> None:
         """Counts the status's plugin among the unschedulable (or pending) plugins."""
         if not status.plugin:

@@ -453,6 +453,7 @@ def handle_failure(
         info.pending_plugins = set()
     message = status.message
     fwk.forget_pod(pod.uid)
+    outcome.rejected_by = diagnosis.rejections_by_plugin() if diagnosis and rejected else {}
     outcome.result = UNSCHEDULABLE if rejected else ERROR
     outcome.node = None
     outcome.message = message

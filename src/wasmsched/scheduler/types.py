@@ -39,6 +39,8 @@ class PodOutcome:
     scheduled_at: float | None = None
     preempted_by: str | None = None
     cycles: list[CycleRecord] = field(default_factory=list)
+    # After a rejection: how many nodes each plugin rejected in the last attempt.
+    rejected_by: dict[str, int] = field(default_factory=dict)
 
 
 class ClusterWriter(Protocol):
