@@ -173,9 +173,9 @@ def test_cordon_and_node_deletion(tmp_path: Path) -> None:
     late = pods["late"]
     early = pods["early"]
     assert late["node"] == "b" and late["scheduledAt"] == 60.0
-    assert late["result"] == "Completed" and late["deletedAt"] == 70.0
+    assert late["result"] == "Deleted" and late["deletedAt"] == 70.0  # with its node
     if early["node"] == "b":
-        assert early["result"] == "Completed" and early["deletedAt"] == 70.0
+        assert early["result"] == "Deleted" and early["deletedAt"] == 70.0
     else:
         assert early["result"] == "Running" and early["deletedAt"] is None
     assert len(data["pods"]) == 2
@@ -379,3 +379,73 @@ def test_random_traces_keep_the_invariants(
         for start, _, _ in spans:
             used = sum((c for s, e, c in spans if s <= start < e), Fraction(0))
             assert used <= alloc[name], (name, start, spans)
+
+
+def deployment(name: str, replicas: int, cpu: str = "1") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod("x", cpu)["spec"]},
+        },
+    }
+
+
+def test_node_deletion_recreates_a_deployments_pods_not_bare_ones(tmp_path: Path) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all([node("a", "4"), node("b", "4"), deployment("web", 2)]))
+    trace = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {"at": 5, "create": pod("bare", "1")},
+            {"at": 10, "cordon": "b"},  # everything new goes to a
+            {"at": 20, "deleteNode": "b"},
+        ],
+    )
+    out = wasmsched(
+        "replay", "--cluster", str(cluster), "--trace", str(trace), "--output", "json", cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    pods = json.loads(out.stdout)["pods"]
+    on_b = [p for p in pods if p["node"] == "b"]
+    assert on_b, "the default profile spreads the two web pods over a and b"
+    for p in on_b:
+        assert (p["result"], p["deletedAt"]) == ("Deleted", 20.0)
+    web = [p for p in pods if p["name"].startswith("web-")]
+    # Each web pod deleted with b has a replacement created at 20 s and bound to a.
+    replacements = [p for p in web if p["createdAt"] == 20.0]
+    assert len(replacements) == len([p for p in on_b if p["name"].startswith("web-")])
+    assert all(p["node"] == "a" and p["result"] == "Running" for p in replacements)
+    assert len({p["name"] for p in web}) == len(web) == 2 + len(replacements)
+    bare = [p for p in pods if p["name"] == "bare"]
+    assert len(bare) == 1  # a bare pod is never re-created
+    if bare[0]["node"] == "b":
+        assert bare[0]["result"] == "Deleted"
+
+
+def test_a_statefulset_in_a_trace_creates_its_pods_one_by_one(tmp_path: Path) -> None:
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "default", "uid": "uid-db"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": pod("x", "1")["spec"]},
+        },
+    }
+    trace = write_jsonl(
+        tmp_path / "t.jsonl",
+        [{"at": 0, "node": node("n1", "4")}, {"at": 30, "create": sts, "duration": 100}],
+    )
+    out = wasmsched("replay", "--trace", str(trace), "--output", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    pods = by_name(json.loads(out.stdout))
+    assert sorted(pods) == ["db-0", "db-1", "db-2"]
+    for name in pods:
+        assert pods[name]["createdAt"] == 30.0 and pods[name]["scheduledAt"] == 30.0
+        assert pods[name]["deletedAt"] == 130.0 and pods[name]["result"] == "Completed"

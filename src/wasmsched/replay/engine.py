@@ -19,10 +19,12 @@ from typing import Any
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
+from wasmsched.api.workloads import WorkloadControllers
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Registry
 from wasmsched.replay.metrics import ClusterMetrics, median_requests, percentiles, qos_class
 from wasmsched.replay.trace import (
+    WORKLOAD_KINDS,
     AddNode,
     CordonNode,
     CreateObject,
@@ -37,7 +39,7 @@ from wasmsched.simulator import Simulation
 # Results of a replayed pod, beside simulate's Scheduled / Unschedulable / Error.
 COMPLETED = "Completed"  # ran and was deleted (its duration ended, or the trace deleted it)
 RUNNING = "Running"  # bound and still running when the replay ended
-DELETED = "Deleted"  # deleted by the trace (or with its node) before it was bound
+DELETED = "Deleted"  # deleted while waiting, or with its node
 PREEMPTED = "Preempted"
 NOT_CREATED = "NotCreated"  # its arrival is after --until
 
@@ -112,11 +114,18 @@ class Replay:
         until: float | None = None,
         expand: Callable[[CreateObject], list[Pod]] | None = None,
     ) -> None:
-        self.events = sort_events(events)
+        # Workloads of the cluster file are created at time 0 like the trace's, so that the
+        # replay owns their controllers (their pods are reported, re-created with a node).
+        others = [o for o in cluster.others if o.get("kind") not in WORKLOAD_KINDS]
+        standing = [CreateObject(0.0, o) for o in cluster.others if o.get("kind") in WORKLOAD_KINDS]
+        self.events = sort_events([*standing, *events])
         self.until = until if until is not None else math.inf
-        self.expand = expand or _only_pods
+        self.expand = expand or self._expand
+        self._controllers: list[WorkloadControllers] = []
+        # Objects a workload controller needs besides its workload (admission's classes).
+        self._context = [o for o in others if o.get("kind") in _CONTEXT_KINDS]
         # Nodes that a trace adds at time 0 are part of the starting cluster.
-        start = ClusterObjects(list(cluster.nodes), list(cluster.pods), list(cluster.others))
+        start = ClusterObjects(list(cluster.nodes), list(cluster.pods), others)
         later: list[TraceEvent] = []
         for event in self.events:
             if isinstance(event, AddNode) and event.at <= 0:
@@ -133,18 +142,21 @@ class Replay:
         self.preemptions = 0
         self.series: list[dict[str, Any]] = []
         self._events_done = 0
+        self._deleting_node = False
         trace_pods: list[Pod] = []
         for pod in start.pods:
             self._track(pod, None, None, at=0.0, running=bool(pod.node_name))
         # Workloads expand once, here, so that every pod is known (and reported) from the
         # start and its generated name is the same when it arrives.
         self._created: dict[int, list[Pod]] = {}
+        self._nodes_at_start = list(start.nodes)
         for event in later:
             if isinstance(event, CreateObject):
                 pods = self._created[id(event)] = admit_pods(self.expand(event), start.others)
                 for pod in pods:
                     trace_pods.append(pod)
                     self._track(pod, event.duration, event.delete_at, at=None)
+        self._others = start.others
         self.metrics = ClusterMetrics(median_requests([*start.pods, *trace_pods]))
         for node in start.nodes:
             self.metrics.add_node(node)
@@ -154,6 +166,15 @@ class Replay:
         self.store.bound_hooks.append(self._bound)
         self.store.deleted_hooks.append(self._deleted)
         self._schedule(later)
+
+    def _expand(self, event: CreateObject) -> list[Pod]:
+        """A Pod, or the pods a workload's controller creates when it appears (as in
+        ``simulate``: wasmsched.api.workloads)."""
+        if event.manifest.get("kind") == "Pod":
+            return [Pod(event.manifest)]
+        wc = WorkloadControllers(self._nodes_at_start, [], [*self._context, event.manifest])
+        self._controllers.append(wc)
+        return wc.initial_pods()
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -208,7 +229,17 @@ class Replay:
         if ends:
             uid = pod.uid
             self.sim.at(min(ends), lambda: self._finish(uid))
+        for wc in self._controllers:  # an OrderedReady StatefulSet's next ordinal
+            self._create_now(wc.on_pod_bound(pod), rp)
         self._sample()
+
+    def _create_now(self, pods: list[Pod], like: ReplayPod) -> None:
+        """Pods a controller creates during the replay; they run as long as ``like``."""
+        for pod in admit_pods(pods, self._others):
+            # A StatefulSet's replacement keeps the name: the earlier life stays reported.
+            self.pods.pop(pod.key, None)
+            self._track(pod, like.duration, None, at=self._now())
+            self.store.add_pod(pod)
 
     def _deleted(self, pod: Pod, reason: str) -> None:
         rp = self.pods.get(pod.key)
@@ -221,6 +252,8 @@ class Replay:
             if reason:
                 rp.result, rp.preempted_by = PREEMPTED, reason
                 self.preemptions += 1
+            elif self._deleting_node:
+                rp.result = DELETED
             else:
                 rp.result = COMPLETED
                 self._counts["completed"] += 1
@@ -279,8 +312,20 @@ class Replay:
                 store.update_node(node)
                 self.metrics.add_node(node)
         elif isinstance(event, DeleteNode):
-            store.remove_node(event.node)
+            self._deleting_node = True
+            try:
+                gone = store.remove_node(event.node)
+            finally:
+                self._deleting_node = False
             self.metrics.remove_node(event.node)
+            # The pod garbage collector deleted its pods: their controllers re-create them.
+            controllers = [*self._controllers, *([store.workloads] if store.workloads else [])]
+            for pod in gone:
+                like = self.pods.get(pod.key)
+                for wc in controllers:
+                    replacements = wc.on_pod_deleted(pod)
+                    if replacements and like is not None:
+                        self._create_now(replacements, like)
 
     def _bound_end(self, rp: ReplayPod) -> None:
         if rp.duration is not None:
@@ -351,12 +396,7 @@ class Replay:
         }
 
 
-def _only_pods(event: CreateObject) -> list[Pod]:
-    if event.manifest.get("kind") != "Pod":
-        raise TraceError(
-            f"replay: {event.manifest.get('kind')} at {event.at}: only Pods can be created"
-        )
-    return [Pod(event.manifest)]
+_CONTEXT_KINDS = frozenset({"PriorityClass", "RuntimeClass", "StorageClass"})
 
 
 def _cordoned(node: Node) -> Node:
