@@ -80,14 +80,13 @@ def by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
         ("300ms", 0.3),
         ("0", 0.0),
         ("1m0.5s", 60.5),
-        ("+5s", 5.0),
     ],
 )
 def test_parse_go_duration(text: str, seconds: float) -> None:
     assert parse_go_duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["", "5", "1d", "h", "1.5.2s", "5 s"])
+@pytest.mark.parametrize("text", ["", "5", "1d", "h", "1.5.2s", "5 s", "-5s"])
 def test_parse_go_duration_rejects(text: str) -> None:
     with pytest.raises(ValueError, match="invalid duration"):
         parse_go_duration(text)

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wasmsched.config.loader import parse_duration
 from wasmsched.errors import InputError
 
 ARRIVAL_ANNOTATION = "wasmsched.io/arrival"
@@ -86,44 +86,13 @@ class DeleteNode:
 
 TraceEvent = CreateObject | DeletePod | AddNode | CordonNode | DeleteNode
 
-# Go's time.ParseDuration units (src/time/format.go: unitMap).
-_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
 def parse_go_duration(text: str) -> float:
-    """Seconds in a Go duration string (``90s``, ``1h30m``, ``1.5h``, ``300ms``).
-
-    As Go's time.ParseDuration: a sign, then one or more number+unit parts; ``0`` alone
-    is allowed. Raises ValueError with the reason.
-    """
-    s = text.strip()
-    sign = 1.0
-    if s[:1] in "+-" and s:
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
+    """Seconds in a non-negative Go duration string (``90s``, ``1h30m``, ``1.5h``,
+    ``300ms``, ``0``), as Go's time.ParseDuration reads it. Raises ValueError."""
+    seconds = parse_duration(text.strip())
+    if seconds is None:
         raise ValueError(f'invalid duration "{text}"')
-    total = 0.0
-    pos = 0
-    while pos < len(s):
-        m = _DURATION_PART.match(s, pos)
-        if m is None:
-            raise ValueError(f'invalid duration "{text}"')
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    return sign * total
+    return seconds
 
 
 def _seconds(value: Any, where: str, field: str, *, allow_none: bool = True) -> float | None:
