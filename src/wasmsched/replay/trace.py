@@ -86,6 +86,7 @@ class DeleteNode:
 
 TraceEvent = CreateObject | DeletePod | AddNode | CordonNode | DeleteNode
 
+
 def parse_go_duration(text: str) -> float:
     """Seconds in a non-negative Go duration string (``90s``, ``1h30m``, ``1.5h``,
     ``300ms``, ``0``), as Go's time.ParseDuration reads it. Raises ValueError."""
