@@ -1,4 +1,5 @@
-"""The project's own checks: ruff (lint and format) and mypy --strict on the package."""
+"""The project's own checks: ruff (lint and format), mypy --strict on the package, and
+the size of its modules and classes."""
 
 from __future__ import annotations
 
@@ -26,3 +27,31 @@ def test_clean(command: list[str]) -> None:
         command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+MAX_MODULE_LINES = 700
+MAX_CLASS_LINES = 500
+
+
+def _sizes() -> tuple[list[str], list[str]]:
+    import ast
+
+    modules, classes = [], []
+    for path in sorted((ROOT / "src" / "wasmsched").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(ROOT)
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            modules.append(f"{rel}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    classes.append(f"{rel}: class {node.name}: {size} lines")
+    return modules, classes
+
+
+def test_no_module_or_class_is_too_big() -> None:
+    # A module that grows past this is cut by responsibility, as kube-scheduler splits a
+    # plugin into filtering, scoring and plugin files.
+    modules, classes = _sizes()
+    assert modules == [] and classes == []
