@@ -417,3 +417,27 @@ def test_sweep_on_a_local_ray_cluster_survives_a_killed_worker(tmp_path: Path) -
     ids = [json.loads(line)["id"] for line in lines]
     assert sorted(ids) == sorted(s.id for s in specs)  # none lost, none twice
     assert records == local
+
+
+def test_sweep_ships_wasm_guests_and_matches_the_simulate_command(tmp_path: Path) -> None:
+    # The nodenumber example: its config names a .wat guest by a relative file:// URL,
+    # which each pool worker gets inside the shipped bundle.
+    root = Path(__file__).resolve().parents[1] / "examples" / "nodenumber"
+    cluster, config = root / "cluster.yaml", root / "scheduler-config.yaml"
+    specs = plan([("nodenumber", config_bundle(config))], file_bundle(cluster), [None], [3, 4])
+    records = run_sweep(specs, tmp_path / "out", workers=2)
+    for spec, rec in zip(specs, records, strict=True):
+        out = wasmsched(
+            "simulate",
+            "--cluster",
+            str(cluster),
+            "--config",
+            str(config),
+            "--seed",
+            str(spec.seed),
+            "--output",
+            "json",
+            cwd=tmp_path,
+        )
+        assert out.returncode == 0, out.stderr
+        assert rec["placements"] == placements_digest(json.loads(out.stdout))
