@@ -169,3 +169,87 @@ def test_every_pod_reported_once_no_node_overcommitted_settles_and_deterministic
     assert [(r.pod.name, r.result, r.node, r.message) for r in again.pods] == [
         (r.pod.name, r.result, r.node, r.message) for r in result.pods
     ]
+
+
+workloads_st = st.lists(
+    st.tuples(
+        st.sampled_from(["Deployment", "StatefulSet", "DaemonSet", "Job"]),
+        st.integers(0, 4),  # replicas / parallelism
+        st.integers(0, 1500),  # milli cpu of the template
+        st.sampled_from(["OrderedReady", "Parallel"]),  # StatefulSet pod management
+    ),
+    max_size=3,
+)
+
+
+def workload(i: int, kind: str, count: int, cpu: int, policy: str) -> dict[str, Any]:
+    name = f"w{i}"
+    template = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {"cpu": f"{cpu}m"}}}
+            ],
+            **({"restartPolicy": "Never"} if kind == "Job" else {}),
+        },
+    }
+    spec: dict[str, Any] = {"template": template}
+    if kind == "Job":
+        spec["parallelism"] = count
+    else:
+        spec["selector"] = {"matchLabels": {"app": name}}
+    if kind in ("Deployment", "StatefulSet"):
+        spec["replicas"] = count
+    if kind == "StatefulSet":
+        spec["serviceName"] = name
+        spec["podManagementPolicy"] = policy
+    api = "batch/v1" if kind == "Job" else "apps/v1"
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": spec,
+    }
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=nodes_st, pods=pods_st, workloads=workloads_st, seed=st.integers(0, 2**16))
+def test_workload_controllers_with_phases_and_gates(
+    nodes: list[Any], pods: list[Any], workloads: list[Any], seed: int
+) -> None:
+    base = build(nodes, pods)
+    others = [workload(i, *w) for i, w in enumerate(workloads)]
+    cluster = ClusterObjects(nodes=base.nodes, pods=base.pods, others=others)
+    result, sim = run(cluster, seed)
+    keys = [r.pod.key for r in result.pods]
+    assert len(keys) == len(set(keys))  # every pod once
+    assert keys[: len(base.pods)] == [p.key for p in base.pods]
+    assert not result.stopped_early and not sim.scheduler.cache.assumed
+    made = result.pods[len(base.pods) :]
+    for i, (kind, count, _cpu, policy) in enumerate(workloads):
+        mine = [r for r in made if r.pod.labels.get("app") == f"w{i}"]
+        if kind in ("Deployment", "Job"):
+            assert len(mine) == count
+        elif kind == "DaemonSet":
+            assert len(mine) <= len(base.nodes)
+        else:
+            ordinals = sorted(int(r.pod.name.rsplit("-", 1)[1]) for r in mine)
+            if policy == "Parallel":
+                assert ordinals == list(range(count))
+            else:  # OrderedReady: the next pod only once the one before it runs
+                assert ordinals == list(range(len(ordinals))) and len(ordinals) <= count
+                placed = [r for r in sorted(mine, key=lambda r: r.pod.name) if r.node]
+                assert len(placed) >= len(ordinals) - 1
+        for r in mine:
+            assert r.result in PENDING_RESULTS
+    # no node over-committed by what this run placed
+    for info in sim.scheduler.cache.nodes.values():
+        here = [
+            r for r in result.pods if r.node == info.name and r.result in ("Running", "Scheduled")
+        ]
+        if any(r.was_pending for r in here):
+            assert sum(r.pod.requests.milli_cpu for r in here) <= info.allocatable.milli_cpu
+    again, _ = run(cluster, seed)
+    assert [(r.pod.key, r.result, r.node) for r in again.pods] == [
+        (r.pod.key, r.result, r.node) for r in result.pods
+    ]
