@@ -1,0 +1,121 @@
+"""Differential suite: wasmsched against kube-scheduler v1.33.4 (reference/) on random
+clusters (tests/reference_gen.py), pod by pod: node and result, and the message where
+both give one. See tests/reference_support.py for how chance is kept out of the verdict.
+
+A disagreement fails the test with the case shrunk and written under
+.cache/reference-diff/failures/. Skipped only when the reference binary is not built
+(scripts/build-reference). More: scripts/reference-diff --count 2000.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reference_diff_run import draw_cases
+from reference_support import (
+    NOT_BUILT,
+    ROOT,
+    Case,
+    Outcome,
+    reference_built,
+    run_cases,
+    shrink,
+    write_reproducer,
+)
+
+pytestmark = pytest.mark.skipif(not reference_built(), reason=NOT_BUILT)
+
+FIXED_SEED = 16
+FIXED_COUNT = 160
+FRESH_COUNT = 60
+FAILURES = ROOT / ".cache" / "reference-diff" / "failures"
+
+
+def _check(outcomes: list[Outcome], workdir: Path) -> None:
+    bad = [o for o in outcomes if o.diffs]
+    if not bad:
+        return
+    lines = []
+    for o in bad[:3]:
+        small = shrink(o.case, workdir / "shrink" / o.case.name)
+        folder = write_reproducer(small, o.diffs, FAILURES / o.case.name)
+        lines.append(f"{o.case.name}: reproducer {folder}")
+        lines += [f"    {d}" for d in o.diffs[:4]]
+    pytest.fail(
+        f"{len(bad)} of {len(outcomes)} cases disagree with kube-scheduler:\n" + "\n".join(lines)
+    )
+
+
+def test_fixed_seed_cases_agree(tmp_path: Path) -> None:
+    cases = draw_cases(FIXED_SEED, FIXED_COUNT, prefix="fixed-")
+    _check(run_cases(cases, tmp_path), tmp_path)
+
+
+def test_fresh_cases_agree(tmp_path: Path) -> None:
+    seed = int(os.environ.get("REFERENCE_DIFF_SEED", random.randrange(2**31)))
+    print(f"fresh seed {seed} (REFERENCE_DIFF_SEED={seed} repeats it)")
+    cases = draw_cases(seed, FRESH_COUNT, prefix=f"fresh{seed}-")
+    _check(run_cases(cases, tmp_path), tmp_path)
+
+
+def test_comparison_detects_a_different_scheduler(tmp_path: Path) -> None:
+    """The harness can fail: a cluster where a config the reference is not given changes
+    placements must disagree (guards against a comparison that always passes)."""
+    docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+        for i in range(2)
+    ] + [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "running", "namespace": "default"},
+            "spec": {
+                "nodeName": "node-0",
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}],
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "new", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+        },
+    ]
+    most = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                    }
+                ],
+            }
+        ],
+    }
+    [agree] = run_cases([Case("same", docs)], tmp_path / "a")
+    assert agree.diffs == []
+    assert agree.ref.pods["default/new"].node == "node-1"  # least allocated
+    # wasmsched with MostAllocated packs onto node-0; the reference keeps its default.
+    [case] = [Case("differ", docs, most)]
+    [outcome] = run_cases([case], tmp_path / "b")
+    assert outcome.ours.pods["default/new"].node == "node-0"
+    shutil.copy(tmp_path / "a" / "same" / "cluster.yaml", tmp_path / "b" / "differ")
+    (tmp_path / "b" / "differ" / "config.yaml").unlink()
+    from reference_support import compare, read_reference, run_reference
+
+    run_reference(tmp_path / "b")
+    assert compare(outcome.ours, read_reference(tmp_path / "b" / "differ"))
