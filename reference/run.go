@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,8 +15,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
@@ -80,7 +84,11 @@ func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r
 
 func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
-var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+var (
+	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	pvsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
+	pvcsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+)
 
 // runCase schedules every pending pod of the cluster and reports each one.
 func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeSchedulerConfiguration, wasm map[string]wasmTwin, opts runOptions) (*report, error) {
@@ -111,6 +119,24 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		pending = append(pending, p)
 	}
 	initial = append(initial, c.others...)
+	for _, o := range initial {
+		// What the API server would have set; the fake tracker sets neither, and the
+		// volume binder's assume cache parses resourceVersion, claimRefs need UIDs.
+		if m, err := meta.Accessor(o); err == nil {
+			if m.GetResourceVersion() == "" {
+				m.SetResourceVersion("1")
+			}
+			if m.GetUID() == "" {
+				m.SetUID(types.UID(fmt.Sprintf("%T/%s/%s", o, m.GetNamespace(), m.GetName())))
+			}
+		}
+	}
+	for _, p := range pending {
+		if p.ResourceVersion == "" {
+			p.ResourceVersion = "1"
+		}
+	}
+	prebind(initial)
 	client := fake.NewSimpleClientset(initial...)
 
 	var activity atomic.Int64
@@ -136,6 +162,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), b.Name, fmt.Errorf("pod %s is already assigned to node %q", b.Name, pod.Spec.NodeName))
 		}
 		pod.Spec.NodeName = b.Target.Name
+		bumpVersion(pod)
 		if err := client.Tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
 			return true, nil, err
 		}
@@ -157,6 +184,40 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		}
 		activity.Add(1)
 		return false, nil, nil
+	})
+	// The PV controller (pkg/controller/volume/persistentvolume: syncVolume/bind) is not
+	// running: when the scheduler's volume binder sets a PV's claimRef (PreBind), bind
+	// the claim the way it would, so that checkBindings sees it fully bound.
+	client.PrependReactor("update", "persistentvolumes", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		pv := action.(clienttesting.UpdateAction).GetObject().(*corev1.PersistentVolume).DeepCopy()
+		bumpVersion(pv)
+		if err := client.Tracker().Update(pvsGVR, pv, ""); err != nil {
+			return true, nil, err
+		}
+		activity.Add(1)
+		ref := pv.Spec.ClaimRef
+		if ref == nil {
+			return true, pv, nil
+		}
+		obj, err := client.Tracker().Get(pvcsGVR, ref.Namespace, ref.Name)
+		if err != nil {
+			return true, pv, nil
+		}
+		pvc := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+		if pvc.Spec.VolumeName == "" {
+			pvc.Spec.VolumeName = pv.Name
+			if pvc.Annotations == nil {
+				pvc.Annotations = map[string]string{}
+			}
+			pvc.Annotations["pv.kubernetes.io/bind-completed"] = "yes"
+			pvc.Annotations["pv.kubernetes.io/bound-by-controller"] = "yes"
+			pvc.Status.Phase = corev1.ClaimBound
+			pvc.Status.AccessModes = pv.Spec.AccessModes
+			pvc.Status.Capacity = pv.Spec.Capacity
+			bumpVersion(pvc)
+			_ = client.Tracker().Update(pvcsGVR, pvc, pvc.Namespace)
+		}
+		return true, pv, nil
 	})
 	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
 		activity.Add(1)
@@ -253,13 +314,12 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			}
 		}
 		mu.Unlock()
-		if all && time.Since(quietSince) >= opts.quiet {
+		if all && len(sched.Cache.Dump().AssumedPods) == 0 && time.Since(quietSince) >= opts.quiet {
 			break
 		}
 	}
-	elapsed := time.Since(quietSince.Add(0)).Seconds()
+	// From the first cycle to the last thing that happened.
 	wall := quietSince.Sub(started).Seconds()
-	_ = elapsed
 	cancel()
 
 	rep := &report{Summary: map[string]any{}}
@@ -304,7 +364,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		counts[r.Result]++
 		rep.Pods = append(rep.Pods, r)
 	}
-	var pre []preemption
+	pre := []preemption{}
 	rec.mu.Lock()
 	for victim, by := range rec.preem {
 		pre = append(pre, preemption{Victim: victim, Node: victimNode[victim], Preemptor: by})
@@ -331,6 +391,52 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		rep.Summary["kindsIgnored"] = strings.Join(c.skipped, ",")
 	}
 	return rep, nil
+}
+
+// bumpVersion stands in for the API server's resourceVersion on a write, which the
+// fake tracker does not change (the volume binder's checkBindings compares them).
+func bumpVersion(o metav1.Object) {
+	v, _ := strconv.ParseInt(o.GetResourceVersion(), 10, 64)
+	o.SetResourceVersion(strconv.FormatInt(v+1, 10))
+}
+
+// prebind does at load what the PV controller (pkg/controller/volume/persistentvolume:
+// syncClaim, bind) would have done before the scheduler saw the cluster: a claim that
+// names its volume, and whose volume exists, is fully bound (the bind-completed
+// annotation the volume binder's isPVCFullyBound checks, the PV's claimRef).
+func prebind(objs []runtime.Object) {
+	pvs := map[string]*corev1.PersistentVolume{}
+	for _, o := range objs {
+		if pv, ok := o.(*corev1.PersistentVolume); ok {
+			pvs[pv.Name] = pv
+		}
+	}
+	for _, o := range objs {
+		pvc, ok := o.(*corev1.PersistentVolumeClaim)
+		if !ok || pvc.Spec.VolumeName == "" {
+			continue
+		}
+		pv, ok := pvs[pvc.Spec.VolumeName]
+		if !ok {
+			continue
+		}
+		if pv.Spec.ClaimRef != nil && (pv.Spec.ClaimRef.Name != pvc.Name || pv.Spec.ClaimRef.Namespace != pvc.Namespace) {
+			continue
+		}
+		if pvc.Annotations == nil {
+			pvc.Annotations = map[string]string{}
+		}
+		pvc.Annotations["pv.kubernetes.io/bind-completed"] = "yes"
+		pvc.Status.Phase = corev1.ClaimBound
+		if pvc.Status.AccessModes == nil {
+			pvc.Status.AccessModes = pv.Spec.AccessModes
+		}
+		if pvc.Status.Capacity == nil {
+			pvc.Status.Capacity = pv.Spec.Capacity
+		}
+		pv.Spec.ClaimRef = &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID}
+		pv.Status.Phase = corev1.VolumeBound
+	}
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {

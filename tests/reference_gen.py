@@ -198,6 +198,19 @@ def spread(draw: st.DrawFn, features: set[str], app: str) -> list[dict[str, Any]
     return out
 
 
+def _toleration(
+    key: str, value: str, effect: str, equal: bool, with_effect: bool
+) -> dict[str, Any]:
+    t: dict[str, Any] = {"key": key}
+    if equal and value:
+        t.update(operator="Equal", value=value)
+    else:
+        t["operator"] = "Exists"
+    if with_effect:
+        t["effect"] = effect
+    return t
+
+
 @st.composite
 def pod(
     draw: st.DrawFn,
@@ -267,12 +280,7 @@ def pod(
             )
         if draw(st.integers(0, 3)) == 0:
             spec["tolerations"] = [
-                {
-                    "key": k,
-                    "operator": draw(st.sampled_from(["Equal", "Exists"])) if v else "Exists",
-                    **({"value": v} if v else {}),
-                    **({"effect": e} if draw(st.integers(0, 3)) else {}),
-                }
+                _toleration(k, v, e, draw(st.booleans()), draw(st.integers(0, 3)) > 0)
                 for k, v, e in draw(
                     st.lists(st.sampled_from(TAINTS), min_size=1, max_size=3, unique=True)
                 )

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
 from wasmsched.plugins.registry import in_tree_registry
@@ -52,10 +50,13 @@ class Case:
     features: set[str] = field(default_factory=set)
 
     def write(self, folder: Path) -> None:
+        # JSON documents in a YAML stream: no YAML 1.1 scalar (y, on, 010) read one way
+        # by PyYAML and another by Go's sigs.k8s.io/yaml.
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "cluster.yaml").write_text(yaml.safe_dump_all(self.docs, sort_keys=False))
+        text = "".join(f"---\n{json.dumps(d)}\n" for d in self.docs)
+        (folder / "cluster.yaml").write_text(text)
         if self.config is not None:
-            (folder / "config.yaml").write_text(yaml.safe_dump(self.config, sort_keys=False))
+            (folder / "config.yaml").write_text(json.dumps(self.config, indent=1) + "\n")
 
 
 @dataclass
