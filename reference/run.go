@@ -139,7 +139,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	prebind(initial)
 	client := fake.NewSimpleClientset(initial...)
 
-	var activity atomic.Int64
+	var activity, changes atomic.Int64 // any write; bindings and deletes
 	var mu sync.Mutex
 	attempted := map[string]bool{}
 	boundTo := map[string]string{}
@@ -171,6 +171,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		boundTo[key(pod)] = b.Target.Name
 		mu.Unlock()
 		activity.Add(1)
+		changes.Add(1)
 		return true, b, nil
 	})
 	client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -183,6 +184,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			mu.Unlock()
 		}
 		activity.Add(1)
+		changes.Add(1)
 		return false, nil, nil
 	})
 	// The PV controller (pkg/controller/volume/persistentvolume: syncVolume/bind) is not
@@ -287,39 +289,53 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 
 	started := time.Now()
 	go sched.Run(ctx)
-	stopped := ""
-	last, quietSince := activity.Load(), time.Now()
 	deadline := time.Now().Add(opts.timeout)
-	for {
-		time.Sleep(2 * time.Millisecond)
-		if a := activity.Load(); a != last {
-			last, quietSince = a, time.Now()
-		}
-		if time.Now().After(deadline) {
-			stopped = fmt.Sprintf("stopped after %s", opts.timeout)
-			break
-		}
-		_, summary := sched.SchedulingQueue.PendingPods()
-		var active, backoff, unsched int
-		fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d; unschedulablePods:%d", &active, &backoff, &unsched)
-		if active > 0 || backoff > 0 {
-			continue
-		}
-		mu.Lock()
-		all := true
-		for _, p := range pending {
-			if !attempted[key(p)] && len(p.Spec.SchedulingGates) == 0 {
-				all = false
-				break
+	settle := func() (time.Time, string) {
+		last, quietSince := activity.Load(), time.Now()
+		for {
+			time.Sleep(2 * time.Millisecond)
+			if a := activity.Load(); a != last {
+				last, quietSince = a, time.Now()
+			}
+			if time.Now().After(deadline) {
+				return quietSince, fmt.Sprintf("stopped after %s", opts.timeout)
+			}
+			_, summary := sched.SchedulingQueue.PendingPods()
+			var active, backoff, unsched int
+			fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d; unschedulablePods:%d", &active, &backoff, &unsched)
+			if active > 0 || backoff > 0 {
+				continue
+			}
+			mu.Lock()
+			all := true
+			for _, p := range pending {
+				if !attempted[key(p)] && len(p.Spec.SchedulingGates) == 0 {
+					all = false
+					break
+				}
+			}
+			mu.Unlock()
+			if all && len(sched.Cache.Dump().AssumedPods) == 0 && time.Since(quietSince) >= opts.quiet {
+				return quietSince, ""
 			}
 		}
-		mu.Unlock()
-		if all && len(sched.Cache.Dump().AssumedPods) == 0 && time.Since(quietSince) >= opts.quiet {
+	}
+	lastActivity, stopped := settle()
+	// From the first cycle to the last thing that happened.
+	wall := lastActivity.Sub(started).Seconds()
+	// Then let time pass as the simulator does: pods left in the unschedulable pool are
+	// retried by the leftover flush after podMaxInUnschedulablePodsDuration
+	// (backend/queue/scheduling_queue.go: flushUnschedulablePodsLeftover, an
+	// UnschedulableTimeout event), until a flush changes nothing.
+	logger := klog.FromContext(ctx)
+	for round := 0; round < 5 && stopped == ""; round++ {
+		before := changes.Load()
+		sched.SchedulingQueue.MoveAllToActiveOrBackoffQueue(logger, framework.EventUnschedulableTimeout, nil, nil, nil)
+		_, stopped = settle()
+		if changes.Load() == before {
 			break
 		}
 	}
-	// From the first cycle to the last thing that happened.
-	wall := quietSince.Sub(started).Seconds()
 	cancel()
 
 	rep := &report{Summary: map[string]any{}}

@@ -149,8 +149,11 @@ def compare(ours: Report, ref: Report) -> list[str]:
                 f" | wasmsched: {a.message} | reference: {b.message}"
             )
         elif a.message and b.message and a.message != b.message:
-            diffs.append(f"{key}: message wasmsched {a.message!r} / reference {b.message!r}")
+            diffs.append(f"{key}{MESSAGE_DIFF}{a.message!r} / reference {b.message!r}")
     return diffs
+
+
+MESSAGE_DIFF = ": message wasmsched "
 
 
 @dataclass
@@ -159,6 +162,11 @@ class Outcome:
     diffs: list[str]
     ours: Report
     ref: Report
+
+    @property
+    def placement_diffs(self) -> list[str]:
+        """The disagreements on node or result (not only on the message)."""
+        return [d for d in self.diffs if MESSAGE_DIFF not in d]
 
 
 def _prefer(data: dict[str, Any]) -> dict[str, str]:
