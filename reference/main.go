@@ -25,6 +25,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
 )
 
@@ -43,7 +44,16 @@ func main() {
 	parallelism := flag.Int("parallelism", 0, "override the config's parallelism (default: it, or 1 above 100 nodes)")
 	quiet := flag.Duration("quiet", 150*time.Millisecond, "settled: no scheduling activity for this long")
 	timeout := flag.Duration("timeout", 60*time.Second, "per run")
+	asyncPreemption := flag.Bool("async-preemption", false, "keep the SchedulerAsyncPreemption feature gate (on by default in 1.33)")
 	flag.Parse()
+
+	// With asynchronous preemption (pkg/scheduler/framework/preemption: prepareCandidateAsync)
+	// whether the next pods see a victim still running depends on goroutine timing; the
+	// simulator's API calls take no time, which is what the synchronous path does.
+	if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("SchedulerAsyncPreemption=%t", *asyncPreemption)); err != nil {
+		fmt.Fprintln(os.Stderr, "wasmsched-reference:", err)
+		os.Exit(2)
+	}
 
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)

@@ -145,6 +145,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	boundTo := map[string]string{}
 	victimNode := map[string]string{}
 	deleted := map[string]bool{}
+	var unseen []*corev1.Pod // deleted, maybe still in the scheduler's cache
 
 	// pods/binding: the fake clientset does not persist it; set spec.nodeName as the
 	// API server's binding storage (pkg/registry/core/pod/storage: assignPod) does.
@@ -181,6 +182,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			k := d.GetNamespace() + "/" + d.GetName()
 			victimNode[k] = obj.(*corev1.Pod).Spec.NodeName
 			deleted[k] = true
+			unseen = append(unseen, obj.(*corev1.Pod))
 			mu.Unlock()
 		}
 		activity.Add(1)
@@ -259,6 +261,24 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		attempted[key(pi.Pod)] = true
 		mu.Unlock()
 		activity.Add(1)
+	}
+	// The simulator's writes take effect at once; here a deletion reaches the scheduler's
+	// cache through the informer, and a cycle started meanwhile would still see the
+	// victim. Wait (bounded) for the cache before each cycle.
+	next := sched.NextPod
+	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
+		pi, err := next(l)
+		mu.Lock()
+		waiting := unseen
+		unseen = nil
+		mu.Unlock()
+		for _, v := range waiting {
+			_ = waitFor(ctx, time.Second, func() bool {
+				_, err := sched.Cache.GetPod(v)
+				return err != nil
+			})
+		}
+		return pi, err
 	}
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())

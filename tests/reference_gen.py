@@ -261,8 +261,10 @@ def pod(
         features.add("host-ports")
     if bound_to is not None:
         spec["nodeName"] = bound_to
-    if draw(st.integers(0, 3)) == 0:
-        prio = draw(st.sampled_from(sorted(PRIORITY_CLASSES)))
+    # Bound pods mostly low, pending ones often higher: preemption gets exercised.
+    choices = [None, "low", "low", "mid"] if bound_to else [None, None, "low", "mid", "high"]
+    prio = draw(st.sampled_from(choices))
+    if prio is not None:
         spec["priorityClassName"] = prio
         features.add("priority")
     if volumes and draw(st.integers(0, 4)) == 0:
@@ -557,7 +559,7 @@ def cases(draw: st.DrawFn) -> Case:
             features.add("preemption-never")
         docs.append(pc)
     docs += node_docs + storage_docs
-    bound = draw(st.integers(0, min(6, 2 * node_count)))
+    bound = draw(st.integers(0, min(8, 3 * node_count)))
     pending = draw(st.integers(1, 20 if large else 10))
     for i in range(bound):
         target = f"node-{draw(st.integers(0, node_count - 1))}"

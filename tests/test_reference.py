@@ -145,10 +145,17 @@ def _config_of(path: Path) -> dict[str, object] | None:
     return None
 
 
+# Scenarios the two cannot agree on by design: wasmsched reports dynamic provisioning as
+# not simulated; kube-scheduler, with no provisioner running, fails at PreBind.
+NOT_COMPARABLE = {"volume_binding_dynamic_provisioning"}
+
+
 def test_every_scenario_agrees(tmp_path: Path) -> None:
     """The hand-written parity scenarios (tests/scenarios) through both schedulers."""
     cases = []
     for path in _scenario_cases():
+        if path.stem in NOT_COMPARABLE:
+            continue
         docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
         cases.append(Case(path.stem, docs, _config_of(path)))
     outcomes = run_cases(cases, tmp_path)

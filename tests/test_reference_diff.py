@@ -42,7 +42,6 @@ KNOWN = ROOT / "tests" / "reference_cases"
 # the mark to be removed). Everything else must agree.
 LARGE_CLUSTER = "large-cluster"
 KNOWN_DIVERGENT = {
-    "messages": KNOWN / "last_attempt_message",
     LARGE_CLUSTER: KNOWN / "percentage_of_nodes_to_score",
 }
 
@@ -75,18 +74,9 @@ def _small(outcomes: list[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if LARGE_CLUSTER not in o.case.features]
 
 
-def test_fixed_seed_placements_agree(fixed: list[Outcome], tmp_path: Path) -> None:
-    """Node and result of every pod, on clusters up to 100 nodes."""
+def test_fixed_seed_cases_agree(fixed: list[Outcome], tmp_path: Path) -> None:
+    """Node, result and message of every pod, on clusters up to 100 nodes."""
     assert len(fixed) == FIXED_COUNT
-    _check(_small(fixed), tmp_path, placements_only=True)
-
-
-@pytest.mark.xfail(
-    reason="known: the message of a pod's last attempt differs (preemption dry-run "
-    f"reasons, retry timing); reproducer {KNOWN_DIVERGENT['messages']}",
-    strict=False,
-)
-def test_fixed_seed_messages_agree(fixed: list[Outcome], tmp_path: Path) -> None:
     _check(_small(fixed), tmp_path, placements_only=False)
 
 
@@ -101,11 +91,11 @@ def test_fixed_seed_large_clusters_agree(fixed: list[Outcome], tmp_path: Path) -
     _check(large, tmp_path, placements_only=True)
 
 
-def test_fresh_cases_placements_agree(tmp_path: Path) -> None:
+def test_fresh_cases_agree(tmp_path: Path) -> None:
     seed = int(os.environ.get("REFERENCE_DIFF_SEED", random.randrange(2**31)))
     print(f"fresh seed {seed} (REFERENCE_DIFF_SEED={seed} repeats it)")
     cases = draw_cases(seed, FRESH_COUNT, prefix=f"fresh{seed}-")
-    _check(_small(run_cases(cases, tmp_path)), tmp_path, placements_only=True)
+    _check(_small(run_cases(cases, tmp_path)), tmp_path, placements_only=False)
 
 
 def _reproducer(folder: Path) -> Case:
