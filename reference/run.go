@@ -358,7 +358,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	}
 	cancel()
 
-	rep := &report{Summary: map[string]any{}}
+	rep := &report{Pods: []podResult{}, Summary: map[string]any{}}
 	counts := map[string]int{}
 	mu.Lock()
 	defer mu.Unlock()

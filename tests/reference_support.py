@@ -76,7 +76,7 @@ class Report:
 def _report(data: dict[str, Any]) -> Report:
     pods = {
         f"{p['namespace']}/{p['name']}": PodView(p["node"], p["result"], p["message"] or "")
-        for p in data["pods"]
+        for p in data["pods"] or []
     }
     pre = sorted(
         (p["victim"], p["node"], p["preemptor"]) for p in data["summary"].get("preemptions") or []
