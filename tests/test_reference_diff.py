@@ -43,6 +43,9 @@ KNOWN = ROOT / "tests" / "reference_cases"
 LARGE_CLUSTER = "large-cluster"
 KNOWN_DIVERGENT = {
     "messages": KNOWN / "last_attempt_message",
+    # pod-14 preempts the same victims on node-1 in both; kube-scheduler then binds it
+    # to node-2, wasmsched to its nominated node-1.
+    "preemption-then-elsewhere": KNOWN / "preemption_then_elsewhere",
     LARGE_CLUSTER: KNOWN / "percentage_of_nodes_to_score",
 }
 
