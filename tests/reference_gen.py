@@ -304,12 +304,18 @@ def pod(
         spec.setdefault("affinity", {})["podAntiAffinity"] = draw(
             pod_affinity_terms(features, "pod-anti-affinity")
         )
-    return {
+    manifest: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": spec,
     }
+    if bound_to is not None:
+        # The kubelet sets it on a running pod; preemption orders victims by it
+        # (pkg/scheduler/util: MoreImportantPod), and without it kube-scheduler uses
+        # time.Now(), which makes the order of equal-priority victims arbitrary.
+        manifest["status"] = {"phase": "Running", "startTime": f"2026-01-01T00:{index:02d}:00Z"}
+    return manifest
 
 
 @st.composite
