@@ -15,15 +15,28 @@ bound up front (anti-affinity: one per node; affinity: round robin) and only the
 pods (sched-1) are scheduled. Upstream CI thresholds at 5000 nodes: 60 and 35 pods/s.
 
     python benchmarks/bench_scheduling.py --workload anti-affinity   # only that workload
+
+Each workload is also run by the reference (kube-scheduler v1.33.4 in process, built by
+scripts/build-reference) in the same run, and wasmsched's pods/s is printed as a ratio
+of kube-scheduler's. The reference runs the default parallelism (16) up to 100 nodes and
+1 above: with node sampling, which nodes a parallel Filter pass processed is racy, so
+the sampled sets would differ from ours. Without the binary the ratio is skipped with a
+note; --no-reference skips it always.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import pstats
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
@@ -79,7 +92,33 @@ def make_pod(
     )
 
 
-def run_case(nodes: int, pods: int, seed: int = 0) -> dict[str, float]:
+REFERENCE = Path(__file__).resolve().parent.parent / ".cache" / "reference" / "wasmsched-reference"
+REFERENCE_NOTE = "kube-scheduler reference not built (scripts/build-reference): no ratio"
+
+
+def reference_pods_per_second(cluster: ClusterObjects, pods: int) -> float | None:
+    """kube-scheduler's pods/s on the same cluster (from its first cycle to its last
+    binding), or None when the reference is not built."""
+    if not REFERENCE.is_file():
+        return None
+    items = [n.manifest for n in cluster.nodes] + [p.manifest for p in cluster.pods]
+    items += [dict(o) for o in cluster.others]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cluster.yaml"
+        path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+        out = subprocess.run(
+            [str(REFERENCE), "--cluster", str(path), "--timeout", "600s"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    summary = json.loads(out.stdout)["summary"]
+    if summary["scheduled"] != pods:
+        raise SystemExit(f"reference: expected {pods} scheduled, got {summary}")
+    return float(summary["podsPerSecond"])
+
+
+def run_case(nodes: int, pods: int, seed: int = 0, reference: bool = True) -> dict[str, float]:
     cluster = ClusterObjects(
         nodes=[make_node(i) for i in range(nodes)],
         pods=[make_pod(i) for i in range(pods)],
@@ -93,7 +132,21 @@ def run_case(nodes: int, pods: int, seed: int = 0) -> dict[str, float]:
     scheduled = result.counts()["Scheduled"]
     if scheduled != pods:
         raise SystemExit(f"expected {pods} scheduled, got {result.counts()}")
-    return {"nodes": nodes, "pods": pods, "seconds": wall, "pods_per_second": pods / wall}
+    return _with_reference(
+        {"nodes": nodes, "pods": pods, "seconds": wall, "pods_per_second": pods / wall},
+        cluster,
+        reference,
+    )
+
+
+def _with_reference(
+    r: dict[str, float], cluster: ClusterObjects, reference: bool
+) -> dict[str, float]:
+    ref = reference_pods_per_second(cluster, int(r["pods"])) if reference else None
+    if ref is not None:
+        r["reference_pods_per_second"] = ref
+        r["ratio"] = r["pods_per_second"] / ref
+    return r
 
 
 CASES = [(500, 1000, 300.0), (5000, 1000, 100.0)]
@@ -150,7 +203,9 @@ def in_zone1(node: Node) -> Node:
     return Node({**node.manifest, "metadata": {**meta, "labels": labels}})
 
 
-def run_affinity_case(kind: str, nodes: int, init_pods: int, pods: int) -> dict[str, float]:
+def run_affinity_case(
+    kind: str, nodes: int, init_pods: int, pods: int, reference: bool = True
+) -> dict[str, float]:
     node_list = [make_node(i) for i in range(nodes)]
     if kind == AFFINITY:  # labelNodePrepareStrategy: every node in zone1
         node_list = [in_zone1(n) for n in node_list]
@@ -169,7 +224,17 @@ def run_affinity_case(kind: str, nodes: int, init_pods: int, pods: int) -> dict[
     scheduled = result.counts()["Scheduled"]
     if scheduled != pods:
         raise SystemExit(f"{kind}: expected {pods} scheduled, got {result.counts()}")
-    return {"nodes": nodes, "pods": pods, "seconds": wall, "pods_per_second": pods / wall}
+    return _with_reference(
+        {"nodes": nodes, "pods": pods, "seconds": wall, "pods_per_second": pods / wall},
+        cluster,
+        reference,
+    )
+
+
+def _ratio(r: dict[str, float]) -> str:
+    if "ratio" not in r:
+        return ""
+    return f" {r['reference_pods_per_second']:>10.1f} {r['ratio']:>6.2f}x"
 
 
 # (workload, nodes, init pods, measured pods, target pods/s); targets are upstream's CI
@@ -190,28 +255,36 @@ def main() -> None:
     parser.add_argument(
         "--workload", choices=["all", "basic", ANTI_AFFINITY, AFFINITY], default="all"
     )
+    parser.add_argument("--no-reference", action="store_true", help="skip kube-scheduler")
     args = parser.parse_args()
+    reference = not args.no_reference
     if args.profile:
         cProfile.runctx("run_case(500, 1000)", globals(), locals(), "/tmp/bench_scheduling.prof")
         pstats.Stats("/tmp/bench_scheduling.prof").sort_stats("cumulative").print_stats(30)
         return
-    print(f"{'workload':>13} {'nodes':>6} {'pods':>6} {'seconds':>8} {'pods/s':>8} {'target':>7}")
+    if reference and not REFERENCE.is_file():
+        print(f"note: {REFERENCE_NOTE}")
+        reference = False
+    print(
+        f"{'workload':>13} {'nodes':>6} {'pods':>6} {'seconds':>8} {'pods/s':>8} {'target':>7}"
+        + (f" {'kube pods/s':>13} {'ratio':>6}" if reference else "")
+    )
     if args.workload in ("all", "basic"):
         for nodes, pods, target in QUICK if args.quick else CASES:
-            r = run_case(nodes, pods)
+            r = run_case(nodes, pods, reference=reference)
             ok = "ok" if r["pods_per_second"] >= target else "BELOW"
             print(
                 f"{'basic':>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
-                f"{r['pods_per_second']:>8.1f} {target:>6.0f} {ok}"
+                f"{r['pods_per_second']:>8.1f} {target:>6.0f} {ok:5}{_ratio(r)}"
             )
     for kind, nodes, init_pods, pods, target in AFFINITY_QUICK if args.quick else AFFINITY_CASES:
         if args.workload not in ("all", kind):
             continue
-        r = run_affinity_case(kind, nodes, init_pods, pods)
+        r = run_affinity_case(kind, nodes, init_pods, pods, reference=reference)
         ok = "ok" if r["pods_per_second"] >= target else "BELOW"
         print(
             f"{kind:>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
-            f"{r['pods_per_second']:>8.1f} {target:>6.0f} {ok}"
+            f"{r['pods_per_second']:>8.1f} {target:>6.0f} {ok:5}{_ratio(r)}"
         )
 
 

@@ -55,7 +55,7 @@ def test_json_output_contract() -> None:
         "node": None,
         "result": "Unschedulable",
         "message": "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are "
-        "available: 4 No preemption victims found for incoming pod..",
+        "available: 4 No preemption victims found for incoming pod.",
         "nominatedNode": None,
         "preemptedBy": None,
         "wasPending": True,

@@ -36,7 +36,7 @@ def test_prefilter_message_replaces_the_histogram_and_postfilter_is_appended() -
     d.post_filter_msg = "preemption: 0/2 nodes are available: 2 No preemption victims found."
     assert str(FitError(2, d)) == (
         "0/2 nodes are available: node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/2 nodes are available: 2 No preemption victims found.."
+        "preemption: 0/2 nodes are available: 2 No preemption victims found."
     )
 
 

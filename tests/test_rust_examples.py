@@ -119,7 +119,7 @@ NOT_SSD = (
 )
 SEARCH_MESSAGE = (
     f"0/4 nodes are available: {NOT_SSD}, 2 Insufficient cpu, 2 Insufficient memory. "
-    "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.."
+    "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
 )
 
 # (example, config or None for the default profile, pod -> node, or None if unschedulable)

@@ -120,13 +120,13 @@ CASES: list[
     ),
     ("no CSINode and no allocatable: no limit", ["ebs-0"], [], [["ebs-1"]], None, {}, None),
     (
-        "limit from node allocatable",
+        "node allocatable is not a limit (v1.33 reads CSINode only)",
         ["ebs-0"],
         [],
         [["ebs-1"]],
         None,
         {"attachable-volumes-csi-ebs.csi.aws.com": "1"},
-        EXCEEDED,
+        None,
     ),
     (
         "CSINode count overrides node allocatable",

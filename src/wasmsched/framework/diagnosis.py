@@ -65,7 +65,9 @@ class FitError(WasmschedError):
             if histogram:
                 msg += " " + ", ".join(f"{n} {reason}" for reason, n in histogram) + "."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            # v1.33 appends the PostFilter message as it is, without a period
+            # (pkg/scheduler/framework/types.go: FitError.Error).
+            msg += f" {d.post_filter_msg}"
         return msg
 
     def reason_histogram(self) -> list[tuple[str, int]]:

@@ -270,12 +270,10 @@ class NodeVolumeLimits:
 
 
 def volume_limits(node_info: NodeInfo, csi_node: Mapping[str, Any] | None) -> dict[str, int]:
-    """attachable-volumes-* allocatable of the node, overridden by CSINode driver counts."""
-    limits = {
-        k: v
-        for k, v in node_info.allocatable.scalar.items()
-        if k.startswith(ATTACHABLE_VOLUMES_PREFIX)
-    }
+    """The CSINode driver counts: v1.33.4 reads no other limit, not the node's
+    attachable-volumes-* allocatable (plugins/nodevolumelimits/csi.go: getVolumeLimits)."""
+    del node_info  # kept for the callers; the node's allocatable is not a limit
+    limits: dict[str, int] = {}
     if csi_node is not None:
         drivers = (csi_node.get("spec") or {}).get("drivers") or ()
         for d in drivers:

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from wasmsched.plugins.volume_binding.plugin import _State
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+# v1.33.4 pkg/scheduler/framework/plugins/volumebinding/binder.go: ErrReasonNodeConflict
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"

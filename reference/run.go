@@ -1,0 +1,491 @@
+package main
+
+// One reference run: kube-scheduler v1.33.4's scheduler (pkg/scheduler: New, Run) in
+// process against client-go's fake clientset, fed a cluster file.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+)
+
+// The fake clientset's watchers hold this many events before they block (DefaultChanSize
+// of apimachinery's watch.RaceFreeFakeWatcher); pending pods are created in smaller batches.
+const createBatch = 50
+
+type runOptions struct {
+	prefer      map[string]string // "namespace/name" -> node wasmsched chose
+	parallelism int32             // 0: the config's, or 1 above 100 nodes
+	quiet       time.Duration     // no activity for this long = settled
+	timeout     time.Duration
+}
+
+type podResult struct {
+	Namespace     string  `json:"namespace"`
+	Name          string  `json:"name"`
+	Node          *string `json:"node"`
+	Result        string  `json:"result"`
+	Message       string  `json:"message"`
+	NominatedNode *string `json:"nominatedNode"`
+}
+
+type preemption struct {
+	Victim    string `json:"victim"`
+	Node      string `json:"node"`
+	Preemptor string `json:"preemptor"`
+}
+
+type report struct {
+	Pods    []podResult    `json:"pods"`
+	Summary map[string]any `json:"summary"`
+}
+
+// recorder keeps the Preempted events (victim, preemptor) and drops the rest.
+type recorder struct {
+	mu    sync.Mutex
+	preem map[string]string // victim key -> preemptor key
+}
+
+func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	if reason != "Preempted" {
+		return
+	}
+	victim, ok1 := regarding.(*corev1.Pod)
+	preemptor, ok2 := related.(*corev1.Pod)
+	if ok1 && ok2 {
+		r.mu.Lock()
+		r.preem[key(victim)] = key(preemptor)
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
+
+func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+var (
+	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	pvsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
+	pvcsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+)
+
+// runCase schedules every pending pod of the cluster and reports each one.
+func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeSchedulerConfiguration, wasm map[string]wasmTwin, opts runOptions) (*report, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	c.admit()
+
+	profiles := map[string]bool{}
+	for _, p := range cfg.Profiles {
+		profiles[p.SchedulerName] = true
+	}
+	var initial []runtime.Object
+	for _, n := range c.nodes {
+		initial = append(initial, n)
+	}
+	var pending []*corev1.Pod
+	for _, p := range c.pods {
+		// The scheduler's pod informer never sees terminated pods
+		// (pkg/scheduler: newPodInformer's field selector); the fake clientset
+		// ignores field selectors, so they are left out here.
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.Spec.NodeName != "" || !profiles[p.Spec.SchedulerName] {
+			initial = append(initial, p)
+			continue
+		}
+		pending = append(pending, p)
+	}
+	initial = append(initial, c.others...)
+	for _, o := range initial {
+		// What the API server would have set; the fake tracker sets neither, and the
+		// volume binder's assume cache parses resourceVersion, claimRefs need UIDs.
+		if m, err := meta.Accessor(o); err == nil {
+			if m.GetResourceVersion() == "" {
+				m.SetResourceVersion("1")
+			}
+			if m.GetUID() == "" {
+				m.SetUID(types.UID(fmt.Sprintf("%T/%s/%s", o, m.GetNamespace(), m.GetName())))
+			}
+		}
+	}
+	for _, p := range pending {
+		if p.ResourceVersion == "" {
+			p.ResourceVersion = "1"
+		}
+	}
+	prebind(initial)
+	client := fake.NewSimpleClientset(initial...)
+
+	var activity, changes atomic.Int64 // any write; bindings and deletes
+	var mu sync.Mutex
+	attempted := map[string]bool{}
+	boundTo := map[string]string{}
+	victimNode := map[string]string{}
+	deleted := map[string]bool{}
+	var unseen []*corev1.Pod // deleted, maybe still in the scheduler's cache
+
+	// pods/binding: the fake clientset does not persist it; set spec.nodeName as the
+	// API server's binding storage (pkg/registry/core/pod/storage: assignPod) does.
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := action.(clienttesting.CreateAction).GetObject().(*corev1.Binding)
+		obj, err := client.Tracker().Get(podsGVR, b.Namespace, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*corev1.Pod).DeepCopy()
+		if pod.Spec.NodeName != "" {
+			return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), b.Name, fmt.Errorf("pod %s is already assigned to node %q", b.Name, pod.Spec.NodeName))
+		}
+		pod.Spec.NodeName = b.Target.Name
+		bumpVersion(pod)
+		if err := client.Tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
+			return true, nil, err
+		}
+		mu.Lock()
+		attempted[key(pod)] = true
+		boundTo[key(pod)] = b.Target.Name
+		mu.Unlock()
+		activity.Add(1)
+		changes.Add(1)
+		return true, b, nil
+	})
+	client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		d := action.(clienttesting.DeleteAction)
+		if obj, err := client.Tracker().Get(podsGVR, d.GetNamespace(), d.GetName()); err == nil {
+			mu.Lock()
+			k := d.GetNamespace() + "/" + d.GetName()
+			victimNode[k] = obj.(*corev1.Pod).Spec.NodeName
+			deleted[k] = true
+			unseen = append(unseen, obj.(*corev1.Pod))
+			mu.Unlock()
+		}
+		activity.Add(1)
+		changes.Add(1)
+		return false, nil, nil
+	})
+	// The PV controller (pkg/controller/volume/persistentvolume: syncVolume/bind) is not
+	// running: when the scheduler's volume binder sets a PV's claimRef (PreBind), bind
+	// the claim the way it would, so that checkBindings sees it fully bound.
+	client.PrependReactor("update", "persistentvolumes", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		pv := action.(clienttesting.UpdateAction).GetObject().(*corev1.PersistentVolume).DeepCopy()
+		bumpVersion(pv)
+		if err := client.Tracker().Update(pvsGVR, pv, ""); err != nil {
+			return true, nil, err
+		}
+		activity.Add(1)
+		ref := pv.Spec.ClaimRef
+		if ref == nil {
+			return true, pv, nil
+		}
+		obj, err := client.Tracker().Get(pvcsGVR, ref.Namespace, ref.Name)
+		if err != nil {
+			return true, pv, nil
+		}
+		pvc := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+		if pvc.Spec.VolumeName == "" {
+			pvc.Spec.VolumeName = pv.Name
+			if pvc.Annotations == nil {
+				pvc.Annotations = map[string]string{}
+			}
+			pvc.Annotations["pv.kubernetes.io/bind-completed"] = "yes"
+			pvc.Annotations["pv.kubernetes.io/bound-by-controller"] = "yes"
+			pvc.Status.Phase = corev1.ClaimBound
+			pvc.Status.AccessModes = pv.Spec.AccessModes
+			pvc.Status.Capacity = pv.Spec.Capacity
+			bumpVersion(pvc)
+			_ = client.Tracker().Update(pvcsGVR, pvc, pvc.Namespace)
+		}
+		return true, pv, nil
+	})
+	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		activity.Add(1)
+		return false, nil, nil
+	})
+
+	rec := &recorder{preem: map[string]string{}}
+	registry, err := outOfTreeRegistry(wasm, opts.prefer)
+	if err != nil {
+		return nil, err
+	}
+	parallelism := cfg.Parallelism
+	if opts.parallelism > 0 {
+		parallelism = opts.parallelism
+	} else if len(c.nodes) > 100 {
+		// Node sampling (findNodesThatPassFilters) stops early at parallelism > 1, and
+		// which nodes were processed, hence the next start index, is then racy.
+		parallelism = 1
+	}
+	informerFactory := scheduler.NewInformerFactory(client, 0)
+	sched, err := scheduler.New(ctx, client, informerFactory, nil,
+		profile.RecorderFactory(func(string) events.EventRecorder { return rec }),
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithParallelism(parallelism),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+		scheduler.WithFrameworkOutOfTreeRegistry(registry),
+	)
+	if err != nil {
+		return nil, err
+	}
+	failure := sched.FailureHandler
+	sched.FailureHandler = func(ctx context.Context, fwk framework.Framework, pi *framework.QueuedPodInfo, st *framework.Status, ni *framework.NominatingInfo, start time.Time) {
+		failure(ctx, fwk, pi, st, ni, start)
+		mu.Lock()
+		attempted[key(pi.Pod)] = true
+		mu.Unlock()
+		activity.Add(1)
+	}
+	// The simulator's writes take effect at once; here a deletion reaches the scheduler's
+	// cache through the informer, and a cycle started meanwhile would still see the
+	// victim. Wait (bounded) for the cache before each cycle.
+	next := sched.NextPod
+	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
+		pi, err := next(l)
+		mu.Lock()
+		waiting := unseen
+		unseen = nil
+		mu.Unlock()
+		for _, v := range waiting {
+			_ = waitFor(ctx, time.Second, func() bool {
+				_, err := sched.Cache.GetPod(v)
+				return err != nil
+			})
+		}
+		return pi, err
+	}
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+
+	// Every pending pod is in the queue before the first cycle, as in the simulator.
+	podLister := informerFactory.Core().V1().Pods().Lister()
+	base := len(initial) - len(c.others) - len(c.nodes)
+	for i := 0; i < len(pending); i += createBatch {
+		end := min(i+createBatch, len(pending))
+		for _, p := range pending[i:end] {
+			if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1CreateOptions); err != nil {
+				return nil, fmt.Errorf("create pod %s: %w", key(p), err)
+			}
+		}
+		if err := waitFor(ctx, opts.timeout, func() bool {
+			all, _ := podLister.List(everything)
+			return len(all) >= base+end
+		}); err != nil {
+			return nil, fmt.Errorf("pods not seen by the informer: %w", err)
+		}
+	}
+	if err := waitFor(ctx, opts.timeout, func() bool {
+		pods, _ := sched.SchedulingQueue.PendingPods()
+		return len(pods) >= len(pending)
+	}); err != nil {
+		return nil, fmt.Errorf("pods not queued: %w", err)
+	}
+
+	started := time.Now()
+	go sched.Run(ctx)
+	deadline := time.Now().Add(opts.timeout)
+	settle := func() (time.Time, string) {
+		last, quietSince := activity.Load(), time.Now()
+		for {
+			time.Sleep(2 * time.Millisecond)
+			if a := activity.Load(); a != last {
+				last, quietSince = a, time.Now()
+			}
+			if time.Now().After(deadline) {
+				return quietSince, fmt.Sprintf("stopped after %s", opts.timeout)
+			}
+			_, summary := sched.SchedulingQueue.PendingPods()
+			var active, backoff, unsched int
+			fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d; unschedulablePods:%d", &active, &backoff, &unsched)
+			if active > 0 || backoff > 0 {
+				continue
+			}
+			mu.Lock()
+			all := true
+			for _, p := range pending {
+				if !attempted[key(p)] && len(p.Spec.SchedulingGates) == 0 {
+					all = false
+					break
+				}
+			}
+			mu.Unlock()
+			if all && len(sched.Cache.Dump().AssumedPods) == 0 && time.Since(quietSince) >= opts.quiet {
+				return quietSince, ""
+			}
+		}
+	}
+	lastActivity, stopped := settle()
+	// From the first cycle to the last thing that happened.
+	wall := lastActivity.Sub(started).Seconds()
+	// Then let time pass as the simulator does: pods left in the unschedulable pool are
+	// retried by the leftover flush after podMaxInUnschedulablePodsDuration
+	// (backend/queue/scheduling_queue.go: flushUnschedulablePodsLeftover, an
+	// UnschedulableTimeout event), until a flush changes nothing.
+	logger := klog.FromContext(ctx)
+	for round := 0; round < 5 && stopped == ""; round++ {
+		before := changes.Load()
+		sched.SchedulingQueue.MoveAllToActiveOrBackoffQueue(logger, framework.EventUnschedulableTimeout, nil, nil, nil)
+		_, stopped = settle()
+		if changes.Load() == before {
+			break
+		}
+	}
+	cancel()
+
+	rep := &report{Pods: []podResult{}, Summary: map[string]any{}}
+	counts := map[string]int{}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range pending {
+		r := podResult{Namespace: p.Namespace, Name: p.Name, Result: "Pending"}
+		k := key(p)
+		obj, err := client.Tracker().Get(podsGVR, p.Namespace, p.Name)
+		if err != nil {
+			// Deleted: only a preemption victim, bound before.
+			if node, ok := boundTo[k]; ok {
+				r.Node, r.Result = &node, "Scheduled"
+			}
+		} else {
+			cur := obj.(*corev1.Pod)
+			if cur.Status.NominatedNodeName != "" {
+				n := cur.Status.NominatedNodeName
+				r.NominatedNode = &n
+			}
+			if cur.Spec.NodeName != "" {
+				n := cur.Spec.NodeName
+				r.Node, r.Result = &n, "Scheduled"
+			} else {
+				for _, cond := range cur.Status.Conditions {
+					if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+						r.Message = cond.Message
+						if cond.Reason == corev1.PodReasonSchedulerError {
+							r.Result = "Error"
+						} else {
+							r.Result = "Unschedulable"
+						}
+					}
+				}
+				if r.Result == "Pending" && len(cur.Spec.SchedulingGates) > 0 {
+					// The API server, not the scheduler, writes SchedulingGated.
+					r.Result = "Unschedulable"
+				}
+			}
+		}
+		counts[r.Result]++
+		rep.Pods = append(rep.Pods, r)
+	}
+	pre := []preemption{}
+	rec.mu.Lock()
+	for victim, by := range rec.preem {
+		pre = append(pre, preemption{Victim: victim, Node: victimNode[victim], Preemptor: by})
+	}
+	rec.mu.Unlock()
+	sort.Slice(pre, func(i, j int) bool { return pre[i].Victim < pre[j].Victim })
+	rep.Summary["pods"] = len(pending)
+	rep.Summary["scheduled"] = counts["Scheduled"]
+	rep.Summary["unschedulable"] = counts["Unschedulable"]
+	rep.Summary["error"] = counts["Error"]
+	rep.Summary["pending"] = counts["Pending"]
+	rep.Summary["nodes"] = len(c.nodes)
+	rep.Summary["preemptions"] = pre
+	rep.Summary["wallSeconds"] = wall
+	if wall > 0 {
+		rep.Summary["podsPerSecond"] = float64(len(pending)) / wall
+	}
+	if stopped != "" {
+		rep.Summary["stoppedEarly"] = stopped
+	} else {
+		rep.Summary["stoppedEarly"] = nil
+	}
+	if len(c.skipped) > 0 {
+		rep.Summary["kindsIgnored"] = strings.Join(c.skipped, ",")
+	}
+	return rep, nil
+}
+
+// bumpVersion stands in for the API server's resourceVersion on a write, which the
+// fake tracker does not change (the volume binder's checkBindings compares them).
+func bumpVersion(o metav1.Object) {
+	v, _ := strconv.ParseInt(o.GetResourceVersion(), 10, 64)
+	o.SetResourceVersion(strconv.FormatInt(v+1, 10))
+}
+
+// prebind does at load what the PV controller (pkg/controller/volume/persistentvolume:
+// syncClaim, bind) would have done before the scheduler saw the cluster: a claim that
+// names its volume, and whose volume exists, is fully bound (the bind-completed
+// annotation the volume binder's isPVCFullyBound checks, the PV's claimRef).
+func prebind(objs []runtime.Object) {
+	pvs := map[string]*corev1.PersistentVolume{}
+	for _, o := range objs {
+		if pv, ok := o.(*corev1.PersistentVolume); ok {
+			pvs[pv.Name] = pv
+		}
+	}
+	for _, o := range objs {
+		pvc, ok := o.(*corev1.PersistentVolumeClaim)
+		if !ok || pvc.Spec.VolumeName == "" {
+			continue
+		}
+		pv, ok := pvs[pvc.Spec.VolumeName]
+		if !ok {
+			continue
+		}
+		if pv.Spec.ClaimRef != nil && (pv.Spec.ClaimRef.Name != pvc.Name || pv.Spec.ClaimRef.Namespace != pvc.Namespace) {
+			continue
+		}
+		if pvc.Annotations == nil {
+			pvc.Annotations = map[string]string{}
+		}
+		pvc.Annotations["pv.kubernetes.io/bind-completed"] = "yes"
+		pvc.Status.Phase = corev1.ClaimBound
+		if pvc.Status.AccessModes == nil {
+			pvc.Status.AccessModes = pv.Spec.AccessModes
+		}
+		if pvc.Status.Capacity == nil {
+			pvc.Status.Capacity = pv.Spec.Capacity
+		}
+		pv.Spec.ClaimRef = &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID}
+		pv.Status.Phase = corev1.VolumeBound
+	}
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}

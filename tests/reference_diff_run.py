@@ -1,0 +1,46 @@
+"""Drawing a reproducible batch of random cases from the hypothesis strategies."""
+
+from __future__ import annotations
+
+import contextlib
+
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from reference_gen import cases
+from reference_support import Case
+
+
+class _Full(Exception):
+    """Enough cases drawn: stops hypothesis early."""
+
+
+def draw_cases(seed: int, count: int, prefix: str = "") -> list[Case]:
+    """``count`` distinct cases drawn by hypothesis from ``seed`` (same seed, same cases)."""
+    drawn: list[Case] = []
+    seen: set[str] = set()
+
+    @settings(
+        max_examples=count * 3,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        deadline=None,
+    )
+    @hypothesis_seed(seed)
+    @given(cases())
+    def collect(case: Case) -> None:
+        text = yaml.safe_dump_all(case.docs) + yaml.safe_dump(case.config)
+        if text not in seen:
+            seen.add(text)
+            drawn.append(case)
+        if len(drawn) >= count:
+            raise _Full
+
+    with contextlib.suppress(_Full):
+        collect()
+    drawn = drawn[:count]
+    for i, case in enumerate(drawn):
+        case.name = f"{prefix}{i:04d}"
+    return drawn

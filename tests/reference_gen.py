@@ -1,0 +1,592 @@
+"""Random clusters for the differential suite (hypothesis strategies of our own).
+
+A drawn case covers the inputs of every default plugin: requests (with an extended
+resource), init and restartable sidecar containers, overhead, nodeSelector and every
+node-affinity operator, taints and tolerations of every effect, required and preferred
+inter-pod (anti-)affinity over hostname and zone, topology spread (minDomains,
+nodeAffinityPolicy, nodeTaintsPolicy, matchLabelKeys), host ports, unschedulable nodes,
+images, volumes (bound PVs/PVCs, an unbound immediate PVC, StorageClass, CSINode limits),
+priorities with preemption and PDBs, scheduling gates, several profiles and non-default
+configs (weights, disabled plugins, MostAllocated, RequestedToCapacityRatio,
+percentageOfNodesToScore on clusters above 100 nodes). ``Case.features`` names what a
+case uses, for the per-feature agreement rates.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference_support import ROOT, Case
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+ZONES = ["zone-a", "zone-b", "zone-c"]
+APPS = ["web", "db", "cache"]
+GPU = "example.com/gpu"
+DRIVER = "csi.example.com"
+IMAGES = {"img/web:1": 300, "img/db:1": 700, "img/cache:1": 60, "img/tool:1": 25}
+TAINTS = [
+    ("dedicated", "infra", "NoSchedule"),
+    ("spot", "true", "PreferNoSchedule"),
+    ("maint", "", "NoExecute"),
+    ("gpu", "true", "NoSchedule"),
+]
+PRIORITY_CLASSES = {"low": 100, "mid": 1000, "high": 10000}
+SECOND_PROFILE = "second-scheduler"
+NODENUMBER_WASM = ROOT / "target" / "rust" / "guests" / "nodenumber.wasm"
+
+MiB = 1024 * 1024
+
+
+def _qty(milli: int) -> str:
+    return f"{milli}m"
+
+
+@st.composite
+def nodes(draw: st.DrawFn, count: int, features: set[str]) -> list[dict[str, Any]]:
+    out = []
+    for i in range(count):
+        name = f"node-{i}"
+        labels = {HOST: name}
+        if draw(st.integers(0, 9)) > 0:
+            labels[ZONE] = ZONES[draw(st.integers(0, 2))] if count > 3 else ZONES[i % 3]
+        if draw(st.booleans()):
+            labels["disktype"] = draw(st.sampled_from(["ssd", "hdd"]))
+        labels["gen"] = str(draw(st.integers(1, 5)))
+        cpu = draw(st.sampled_from([1000, 2000, 4000, 8000]))
+        mem = draw(st.sampled_from([2048, 4096, 8192]))
+        pods = draw(st.sampled_from([3, 6, 110, 110]))
+        alloc: dict[str, Any] = {"cpu": _qty(cpu), "memory": f"{mem}Mi", "pods": str(pods)}
+        if draw(st.integers(0, 3)) == 0:
+            alloc[GPU] = str(draw(st.integers(1, 2)))
+            features.add("extended-resources")
+        spec: dict[str, Any] = {}
+        if count <= 20 and draw(st.integers(0, 3)) == 0:
+            chosen = draw(st.lists(st.sampled_from(TAINTS), min_size=1, max_size=2, unique=True))
+            spec["taints"] = [
+                {"key": k, **({"value": v} if v else {}), "effect": e} for k, v, e in chosen
+            ]
+            features.update(f"taint-{e}" for _, _, e in chosen)
+        if count <= 20 and draw(st.integers(0, 9)) == 0:
+            spec["unschedulable"] = True
+            features.add("unschedulable-node")
+        status: dict[str, Any] = {"capacity": dict(alloc), "allocatable": alloc}
+        if draw(st.booleans()):
+            imgs = draw(st.lists(st.sampled_from(sorted(IMAGES)), max_size=3, unique=True))
+            if imgs:
+                status["images"] = [{"names": [n], "sizeBytes": IMAGES[n] * MiB} for n in imgs]
+        meta = {"name": name, "labels": labels}
+        out.append(
+            {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec, "status": status}
+        )
+    return out
+
+
+@st.composite
+def requests(draw: st.DrawFn, features: set[str], allow_gpu: bool) -> dict[str, str]:
+    req: dict[str, str] = {}
+    cpu = draw(st.sampled_from([0, 100, 250, 500, 1000, 2000]))
+    if cpu:
+        req["cpu"] = _qty(cpu)
+    mem = draw(st.sampled_from([0, 128, 512, 1024, 3072]))
+    if mem:
+        req["memory"] = f"{mem}Mi"
+    if allow_gpu and draw(st.integers(0, 5)) == 0:
+        req[GPU] = "1"
+        features.add("extended-resources")
+    return req
+
+
+def _selector(app: str) -> dict[str, Any]:
+    return {"matchLabels": {"app": app}}
+
+
+@st.composite
+def node_affinity(draw: st.DrawFn, features: set[str], node_count: int) -> dict[str, Any]:
+    def expr() -> dict[str, Any]:
+        op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
+        features.add(f"node-affinity-{op}")
+        if op in ("Gt", "Lt"):
+            return {"key": "gen", "operator": op, "values": [str(draw(st.integers(1, 5)))]}
+        key = draw(st.sampled_from([ZONE, "disktype"]))
+        if op in ("Exists", "DoesNotExist"):
+            return {"key": key, "operator": op}
+        pool = ZONES if key == ZONE else ["ssd", "hdd"]
+        return {
+            "key": key,
+            "operator": op,
+            "values": draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique=True)),
+        }
+
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        terms = []
+        for _ in range(draw(st.integers(1, 2))):
+            term: dict[str, Any] = {
+                "matchExpressions": [expr() for _ in range(draw(st.integers(1, 2)))]
+            }
+            if draw(st.integers(0, 5)) == 0:
+                features.add("node-affinity-matchFields")
+                names = [f"node-{draw(st.integers(0, node_count - 1))}"]
+                term["matchFields"] = [{"key": "metadata.name", "operator": "In", "values": names}]
+            terms.append(term)
+        out["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
+    if draw(st.booleans()):
+        features.add("node-affinity-preferred")
+        out["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": draw(st.integers(1, 100)), "preference": {"matchExpressions": [expr()]}}
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+    return out
+
+
+@st.composite
+def pod_affinity_terms(draw: st.DrawFn, features: set[str], kind: str) -> dict[str, Any]:
+    def term() -> dict[str, Any]:
+        key = draw(st.sampled_from([HOST, ZONE]))
+        features.add(f"{kind}-{'hostname' if key == HOST else 'zone'}")
+        t: dict[str, Any] = {
+            "labelSelector": _selector(draw(st.sampled_from(APPS))),
+            "topologyKey": key,
+        }
+        if draw(st.integers(0, 4)) == 0:
+            features.add("affinity-namespaceSelector")
+            t["namespaceSelector"] = {}
+        return t
+
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        features.add(f"{kind}-required")
+        out["requiredDuringSchedulingIgnoredDuringExecution"] = [term()]
+    if draw(st.booleans()):
+        features.add(f"{kind}-preferred")
+        out["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": draw(st.integers(1, 100)), "podAffinityTerm": term()}
+        ]
+    return out
+
+
+@st.composite
+def spread(draw: st.DrawFn, features: set[str], app: str) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(draw(st.integers(1, 2))):
+        key = draw(st.sampled_from([HOST, ZONE]))
+        when = draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))
+        c: dict[str, Any] = {
+            "maxSkew": draw(st.integers(1, 2)),
+            "topologyKey": key,
+            "whenUnsatisfiable": when,
+            "labelSelector": _selector(app),
+        }
+        features.add(f"spread-{when}")
+        if when == "DoNotSchedule" and draw(st.integers(0, 2)) == 0:
+            c["minDomains"] = draw(st.integers(1, 4))
+            features.add("spread-minDomains")
+        if draw(st.integers(0, 3)) == 0:
+            c["nodeAffinityPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+            features.add("spread-nodeAffinityPolicy")
+        if draw(st.integers(0, 3)) == 0:
+            c["nodeTaintsPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+            features.add("spread-nodeTaintsPolicy")
+        if draw(st.integers(0, 3)) == 0:
+            c["matchLabelKeys"] = ["pod-template-hash"]
+            features.add("spread-matchLabelKeys")
+        out.append(c)
+    return out
+
+
+def _toleration(
+    key: str, value: str, effect: str, equal: bool, with_effect: bool
+) -> dict[str, Any]:
+    t: dict[str, Any] = {"key": key}
+    if equal and value:
+        t.update(operator="Equal", value=value)
+    else:
+        t["operator"] = "Exists"
+    if with_effect:
+        t["effect"] = effect
+    return t
+
+
+@st.composite
+def pod(
+    draw: st.DrawFn,
+    index: int,
+    features: set[str],
+    node_count: int,
+    bound_to: str | None,
+    volumes: list[str],
+    profiles: list[str],
+    large: bool,
+) -> dict[str, Any]:
+    app = draw(st.sampled_from(APPS))
+    name = f"pod-{index}" if bound_to is None else f"run-{index}"
+    namespace = "default" if draw(st.integers(0, 4)) else "team-b"
+    labels = {"app": app, "pod-template-hash": draw(st.sampled_from(["h1", "h2"]))}
+    allow_gpu = True
+    container: dict[str, Any] = {"name": "main", "image": draw(st.sampled_from(sorted(IMAGES)))}
+    req = draw(requests(features, allow_gpu))
+    if req:
+        container["resources"] = {"requests": req}
+    spec: dict[str, Any] = {"containers": [container]}
+    if draw(st.integers(0, 5)) == 0:
+        spec["containers"].append(
+            {
+                "name": "side",
+                "image": "img/tool:1",
+                "resources": {"requests": draw(requests(features, False))},
+            }
+        )
+    if draw(st.integers(0, 5)) == 0:
+        init: dict[str, Any] = {
+            "name": "init",
+            "image": "img/tool:1",
+            "resources": {"requests": draw(requests(features, False))},
+        }
+        if draw(st.booleans()):
+            init["restartPolicy"] = "Always"
+            features.add("sidecar-containers")
+        else:
+            features.add("init-containers")
+        spec["initContainers"] = [init]
+    if draw(st.integers(0, 7)) == 0:
+        spec["overhead"] = {"cpu": "100m", "memory": "64Mi"}
+        features.add("overhead")
+    if draw(st.integers(0, 6)) == 0:
+        port = draw(st.sampled_from([8080, 9090]))
+        container["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
+        features.add("host-ports")
+    if bound_to is not None:
+        spec["nodeName"] = bound_to
+    # Bound pods mostly low, pending ones often higher: preemption gets exercised.
+    choices = [None, "low", "low", "mid"] if bound_to else [None, None, "low", "mid", "high"]
+    prio = draw(st.sampled_from(choices))
+    if prio is not None:
+        spec["priorityClassName"] = prio
+        features.add("priority")
+    if volumes and draw(st.integers(0, 4)) == 0:
+        spec["volumes"] = [
+            {"name": "data", "persistentVolumeClaim": {"claimName": draw(st.sampled_from(volumes))}}
+        ]
+        features.add("volumes")
+    if bound_to is None and not large:
+        if draw(st.integers(0, 5)) == 0:
+            spec["nodeSelector"] = {"disktype": draw(st.sampled_from(["ssd", "hdd"]))}
+            features.add("node-selector")
+        if draw(st.integers(0, 3)) == 0:
+            spec.setdefault("affinity", {})["nodeAffinity"] = draw(
+                node_affinity(features, node_count)
+            )
+        if draw(st.integers(0, 3)) == 0:
+            spec["tolerations"] = [
+                _toleration(k, v, e, draw(st.booleans()), draw(st.integers(0, 3)) > 0)
+                for k, v, e in draw(
+                    st.lists(st.sampled_from(TAINTS), min_size=1, max_size=3, unique=True)
+                )
+            ]
+            features.add("tolerations")
+        if draw(st.integers(0, 4)) == 0:
+            spec["topologySpreadConstraints"] = draw(spread(features, app))
+        if len(profiles) > 1 and draw(st.booleans()):
+            spec["schedulerName"] = draw(st.sampled_from(profiles))
+            features.add("several-profiles")
+        if draw(st.integers(0, 12)) == 0:
+            spec["schedulingGates"] = [{"name": "example.com/gate"}]
+            features.add("scheduling-gates")
+    if not large and draw(st.integers(0, 4)) == 0:
+        spec.setdefault("affinity", {})["podAffinity"] = draw(
+            pod_affinity_terms(features, "pod-affinity")
+        )
+    if not large and draw(st.integers(0, 4)) == 0:
+        spec.setdefault("affinity", {})["podAntiAffinity"] = draw(
+            pod_affinity_terms(features, "pod-anti-affinity")
+        )
+    manifest: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
+    if bound_to is not None:
+        # The kubelet sets it on a running pod; preemption orders victims by it
+        # (pkg/scheduler/util: MoreImportantPod), and without it kube-scheduler uses
+        # time.Now(), which makes the order of equal-priority victims arbitrary.
+        manifest["status"] = {"phase": "Running", "startTime": f"2026-01-01T00:{index:02d}:00Z"}
+    return manifest
+
+
+@st.composite
+def storage(
+    draw: st.DrawFn, node_docs: list[dict[str, Any]], features: set[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """A StorageClass, bound PV/PVC pairs (CSI, some zonal), an unbound immediate PVC,
+    and CSINode attach limits."""
+    if draw(st.integers(0, 2)) != 0:
+        return [], []
+    docs: list[dict[str, Any]] = [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "standard"},
+            "provisioner": DRIVER,
+            "volumeBindingMode": "Immediate",
+        }
+    ]
+    claims = []
+    for i in range(draw(st.integers(1, 3))):
+        mode = draw(st.sampled_from(["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"]))
+        pv: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"pv-{i}"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": [mode],
+                "storageClassName": "standard",
+                "csi": {"driver": DRIVER, "volumeHandle": f"vol-{i}"},
+                "claimRef": {"namespace": "default", "name": f"pvc-{i}"},
+            },
+            "status": {"phase": "Bound"},
+        }
+        if draw(st.booleans()):
+            zone = draw(st.sampled_from(ZONES))
+            pv["metadata"]["labels"] = {ZONE: zone}
+            pv["spec"]["nodeAffinity"] = {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+                    ]
+                }
+            }
+            features.add("volume-zone")
+        docs.append(pv)
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": f"pvc-{i}", "namespace": "default"},
+                "spec": {
+                    "accessModes": [mode],
+                    "storageClassName": "standard",
+                    "volumeName": f"pv-{i}",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+                "status": {"phase": "Bound", "accessModes": [mode], "capacity": {"storage": "1Gi"}},
+            }
+        )
+        claims.append(f"pvc-{i}")
+    if draw(st.booleans()):
+        features.add("volume-unbound-immediate")
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "pvc-unbound", "namespace": "default"},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "standard",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+                "status": {"phase": "Pending"},
+            }
+        )
+        claims.append("pvc-unbound")
+    for n in node_docs:
+        if draw(st.booleans()):
+            features.add("csinode-limits")
+            docs.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSINode",
+                    "metadata": {"name": n["metadata"]["name"]},
+                    "spec": {
+                        "drivers": [
+                            {
+                                "name": DRIVER,
+                                "nodeID": n["metadata"]["name"],
+                                "allocatable": {"count": draw(st.integers(0, 2))},
+                            }
+                        ]
+                    },
+                }
+            )
+    return docs, claims
+
+
+@st.composite
+def config(draw: st.DrawFn, features: set[str], large: bool) -> dict[str, Any] | None:
+    choice = draw(st.integers(0, 9))
+    if choice < 4 and not large:
+        return None
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    plugins: dict[str, Any] = {}
+    plugin_config: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        features.add("config-weights")
+        plugins.setdefault("multiPoint", {})["enabled"] = [
+            {"name": n, "weight": draw(st.integers(1, 10))}
+            for n in draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            "NodeResourcesBalancedAllocation",
+                            "ImageLocality",
+                            "TaintToleration",
+                            "NodeAffinity",
+                            "InterPodAffinity",
+                            "PodTopologySpread",
+                            "NodeResourcesFit",
+                        ]
+                    ),
+                    min_size=1,
+                    max_size=3,
+                    unique=True,
+                )
+            )
+        ]
+    if draw(st.integers(0, 2)) == 0:
+        features.add("config-disabled")
+        plugins.setdefault("score", {})["disabled"] = [
+            {"name": n}
+            for n in draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            "NodeResourcesBalancedAllocation",
+                            "ImageLocality",
+                            "NodeResourcesFit",
+                            "InterPodAffinity",
+                        ]
+                    ),
+                    min_size=1,
+                    max_size=2,
+                    unique=True,
+                )
+            )
+        ]
+    strategy = draw(
+        st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+    )
+    if strategy != "LeastAllocated":
+        features.add(f"config-{strategy}")
+        s: dict[str, Any] = {
+            "type": strategy,
+            "resources": [
+                {"name": "cpu", "weight": draw(st.integers(1, 3))},
+                {"name": "memory", "weight": 1},
+            ],
+        }
+        if strategy == "RequestedToCapacityRatio":
+            s["requestedToCapacityRatio"] = {
+                "shape": [
+                    {"utilization": 0, "score": draw(st.sampled_from([0, 10]))},
+                    {"utilization": 100, "score": draw(st.sampled_from([0, 5, 10]))},
+                ]
+            }
+        plugin_config.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": s}})
+    if draw(st.integers(0, 4)) == 0:
+        features.add("config-hardPodAffinityWeight")
+        plugin_config.append(
+            {
+                "name": "InterPodAffinity",
+                "args": {"hardPodAffinityWeight": draw(st.integers(0, 100))},
+            }
+        )
+    if NODENUMBER_WASM.exists() and draw(st.integers(0, 4)) == 0:
+        features.add("wasm-nodenumber")
+        plugins.setdefault("multiPoint", {}).setdefault("enabled", []).append(
+            {"name": "NodeNumber", "weight": draw(st.integers(1, 10))}
+        )
+        args: dict[str, Any] = {"guestURL": Path(NODENUMBER_WASM).as_uri()}
+        if draw(st.booleans()):
+            args["guestConfig"] = '{"reverse": true}'
+        plugin_config.append({"name": "NodeNumber", "args": args})
+    if plugins:
+        profile["plugins"] = plugins
+    if plugin_config:
+        profile["pluginConfig"] = plugin_config
+    cfg: dict[str, Any] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+    }
+    if large:
+        cfg["percentageOfNodesToScore"] = draw(st.sampled_from([10, 30, 50]))
+        features.add("percentageOfNodesToScore")
+    if draw(st.integers(0, 3)) == 0:
+        features.add("several-profiles")
+        second: dict[str, Any] = {
+            "schedulerName": SECOND_PROFILE,
+            "pluginConfig": [
+                {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}
+            ],
+        }
+        cfg["profiles"].append(second)
+    return cfg
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    features: set[str] = set()
+    large = draw(st.integers(0, 15)) == 0
+    node_count = draw(st.integers(101, 120)) if large else draw(st.integers(1, 6))
+    if large:
+        features.add("large-cluster")
+    cfg = draw(config(features, large))
+    profiles = [p["schedulerName"] for p in (cfg or {}).get("profiles", [])] or [
+        "default-scheduler"
+    ]
+    node_docs = draw(nodes(node_count, features))
+    storage_docs, claims = draw(storage(node_docs, features))
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "team-b", "labels": {"team": "b"}},
+        },
+    ]
+    default_class = draw(st.sampled_from([None, "low"]))
+    for name, value in PRIORITY_CLASSES.items():
+        pc: dict[str, Any] = {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        if name == default_class:
+            pc["globalDefault"] = True
+            features.add("priority-globalDefault")
+        if name == "high" and draw(st.integers(0, 4)) == 0:
+            pc["preemptionPolicy"] = "Never"
+            features.add("preemption-never")
+        docs.append(pc)
+    docs += node_docs + storage_docs
+    bound = draw(st.integers(0, min(8, 3 * node_count)))
+    pending = draw(st.integers(1, 20 if large else 10))
+    for i in range(bound):
+        target = f"node-{draw(st.integers(0, node_count - 1))}"
+        docs.append(draw(pod(i, features, node_count, target, claims, profiles, large)))
+    for i in range(pending):
+        docs.append(draw(pod(bound + i, features, node_count, None, claims, profiles, large)))
+    if bound and draw(st.integers(0, 2)) == 0:
+        features.add("pdb")
+        allowed = draw(st.integers(0, 1))
+        docs.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "pdb", "namespace": "default"},
+                "spec": {"minAvailable": 1, "selector": _selector(draw(st.sampled_from(APPS)))},
+                "status": {
+                    "disruptionsAllowed": allowed,
+                    "currentHealthy": 1,
+                    "desiredHealthy": 1,
+                    "expectedPods": 1,
+                },
+            }
+        )
+    return Case("", docs, cfg, features)

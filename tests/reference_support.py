@@ -1,0 +1,266 @@
+"""Running wasmsched and the reference (kube-scheduler v1.33.4 in reference/) on the same
+cases and comparing them pod by pod.
+
+A case is a cluster (a list of manifests) and an optional KubeSchedulerConfiguration.
+wasmsched runs in process (wasmsched.simulator.Simulation, as `wasmsched simulate` does);
+the reference binary (built by scripts/build-reference) runs a directory of cases in one
+process. kube-scheduler breaks equal top scores at random (pkg/scheduler/schedule_one.go:
+selectHost); the reference is given the node wasmsched chose for each pod ("prefer") and
+follows it whenever that node is one of its equally best, so chance cannot fail a
+comparison, and a node outside its best set still shows as a disagreement. Preemption
+starts its candidate search at a random offset (pkg/scheduler/framework/preemption:
+DryRunPreemption via GetOffsetAndNumCandidates): disagreeing cases with a preemption are
+re-run, and any outcome the reference produces is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wasmsched.api.manifests import load_manifests
+from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator import Simulation, outcome_to_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARY = ROOT / ".cache" / "reference" / "wasmsched-reference"
+NOT_BUILT = f"reference scheduler not built: run scripts/build-reference (expects {BINARY})"
+# Re-runs of the reference for a disagreeing case with a preemption.
+PREEMPTION_RERUNS = 6
+
+
+def reference_built() -> bool:
+    return BINARY.is_file()
+
+
+@dataclass
+class Case:
+    """One cluster and config; ``features`` name what it exercises (for the rates)."""
+
+    name: str
+    docs: list[dict[str, Any]]
+    config: dict[str, Any] | None = None
+    features: set[str] = field(default_factory=set)
+
+    def write(self, folder: Path) -> None:
+        # JSON documents in a YAML stream: no YAML 1.1 scalar (y, on, 010) read one way
+        # by PyYAML and another by Go's sigs.k8s.io/yaml.
+        folder.mkdir(parents=True, exist_ok=True)
+        text = "".join(f"---\n{json.dumps(d)}\n" for d in self.docs)
+        (folder / "cluster.yaml").write_text(text)
+        if self.config is not None:
+            (folder / "config.yaml").write_text(json.dumps(self.config, indent=1) + "\n")
+
+
+@dataclass
+class PodView:
+    node: str | None
+    result: str
+    message: str
+
+
+@dataclass
+class Report:
+    pods: dict[str, PodView]
+    preemptions: list[tuple[str, str, str]]  # victim, node, preemptor
+    error: str = ""
+
+
+def _report(data: dict[str, Any]) -> Report:
+    pods = {
+        f"{p['namespace']}/{p['name']}": PodView(p["node"], p["result"], p["message"] or "")
+        for p in data["pods"] or []
+    }
+    pre = sorted(
+        (p["victim"], p["node"], p["preemptor"]) for p in data["summary"].get("preemptions") or []
+    )
+    return Report(pods, pre)
+
+
+def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
+    """wasmsched on a written case; the report and its `simulate --output json` pods."""
+    registry = in_tree_registry()
+    objects = load_manifests(folder / "cluster.yaml")
+    config_path = folder / "config.yaml"
+    if config_path.exists():
+        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
+        config = load_config(config_path, known)
+    else:
+        config = default_config()
+    sim = Simulation(objects, config, registry, seed=0)
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    data = {
+        "pods": [outcome_to_dict(o) for o in result.outcomes],
+        "summary": {
+            "preemptions": [
+                {"victim": p.victim, "node": p.node, "preemptor": p.preemptor}
+                for p in result.preemptions
+            ]
+        },
+    }
+    return _report(data), data
+
+
+def run_reference(cases_dir: Path, jobs: int = 4, timeout: float = 600.0) -> None:
+    """Runs the reference on every case folder of ``cases_dir`` (reference.json each)."""
+    for stale in list(cases_dir.glob("*/reference.json")) + list(cases_dir.glob("*/reference.err")):
+        stale.unlink()
+    subprocess.run(
+        [str(BINARY), "--cases", str(cases_dir), "--jobs", str(jobs)],
+        check=True,
+        timeout=timeout,
+        capture_output=True,
+    )
+
+
+def read_reference(folder: Path) -> Report:
+    err = folder / "reference.err"
+    if err.exists():
+        return Report({}, [], error=err.read_text().strip())
+    path = folder / "reference.json"
+    if not path.exists():
+        return Report({}, [], error="no reference.json written")
+    return _report(json.loads(path.read_text()))
+
+
+def compare(ours: Report, ref: Report) -> list[str]:
+    """One line per disagreement: node and result per pod, message where both give one."""
+    if ref.error:
+        return [f"reference failed: {ref.error}"]
+    diffs: list[str] = []
+    for key in sorted(set(ours.pods) | set(ref.pods)):
+        a, b = ours.pods.get(key), ref.pods.get(key)
+        if a is None or b is None:
+            diffs.append(f"{key}: only in {'reference' if a is None else 'wasmsched'}")
+            continue
+        if (a.result, a.node) != (b.result, b.node):
+            diffs.append(
+                f"{key}: wasmsched {a.result} {a.node or ''} / reference {b.result} {b.node or ''}"
+                f" | wasmsched: {a.message} | reference: {b.message}"
+            )
+        elif a.message and b.message and a.message != b.message:
+            diffs.append(f"{key}{MESSAGE_DIFF}{a.message!r} / reference {b.message!r}")
+    return diffs
+
+
+MESSAGE_DIFF = ": message wasmsched "
+
+
+@dataclass
+class Outcome:
+    case: Case
+    diffs: list[str]
+    ours: Report
+    ref: Report
+
+    @property
+    def placement_diffs(self) -> list[str]:
+        """The disagreements on node or result (not only on the message)."""
+        return [d for d in self.diffs if MESSAGE_DIFF not in d]
+
+
+def _prefer(data: dict[str, Any]) -> dict[str, str]:
+    return {f"{p['namespace']}/{p['name']}": p["node"] for p in data["pods"] if p["node"]}
+
+
+def run_cases(cases: Sequence[Case], workdir: Path, jobs: int = 4) -> list[Outcome]:
+    """Both schedulers on every case; preemption cases that disagree are re-run."""
+    ours: dict[str, Report] = {}
+    for case in cases:
+        folder = workdir / case.name
+        case.write(folder)
+        report, data = run_wasmsched(folder)
+        ours[case.name] = report
+        (folder / "wasmsched.json").write_text(json.dumps(data, indent=1))
+        (folder / "prefer.json").write_text(json.dumps(_prefer(data)))
+    run_reference(workdir, jobs)
+    outcomes = []
+    for case in cases:
+        ref = read_reference(workdir / case.name)
+        if ours[case.name].preemptions or ref.preemptions:
+            case.features.add("preemption")
+        outcomes.append(Outcome(case, compare(ours[case.name], ref), ours[case.name], ref))
+    retry = [o for o in outcomes if o.diffs and (o.ours.preemptions or o.ref.preemptions)]
+    for _ in range(PREEMPTION_RERUNS):
+        if not retry:
+            break
+        with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+            for o in retry:
+                shutil.copytree(workdir / o.case.name, Path(tmp) / o.case.name)
+            run_reference(Path(tmp), jobs)
+            still = []
+            for o in retry:
+                ref = read_reference(Path(tmp) / o.case.name)
+                diffs = compare(o.ours, ref)
+                if diffs:
+                    still.append(o)
+                else:
+                    o.diffs, o.ref = [], ref
+                    shutil.copy(
+                        Path(tmp) / o.case.name / "reference.json",
+                        workdir / o.case.name / "reference.json",
+                    )
+            retry = still
+    return outcomes
+
+
+def shrink(
+    case: Case, workdir: Path, still_fails: Callable[[list[str]], bool] | None = None
+) -> Case:
+    """Greedily drops manifests (then the config) while the case still disagrees; each
+    round runs every one-smaller variant in one reference process."""
+    keep = still_fails or (lambda diffs: bool(diffs))
+    current = case
+    round_no = 0
+    while True:
+        round_no += 1
+        variants: list[Case] = []
+        for i, doc in enumerate(current.docs):
+            if (
+                doc.get("kind") == "Node"
+                and sum(d.get("kind") == "Node" for d in current.docs) == 1
+            ):
+                continue
+            docs = current.docs[:i] + current.docs[i + 1 :]
+            variants.append(Case(f"shrink{round_no}-{i}", docs, current.config, current.features))
+        if current.config is not None:
+            variants.append(
+                Case(f"shrink{round_no}-noconfig", current.docs, None, current.features)
+            )
+        if not variants:
+            return current
+        folder = workdir / f"round{round_no}"
+        outcomes = run_cases(variants, folder)
+        smaller = next((o.case for o in outcomes if keep(o.diffs)), None)
+        if smaller is None:
+            return current
+        current = Case(case.name, smaller.docs, smaller.config, case.features)
+
+
+def write_reproducer(case: Case, diffs: Iterable[str], folder: Path) -> Path:
+    """A reproducer: the case files plus both outputs and the disagreement."""
+    folder.mkdir(parents=True, exist_ok=True)
+    case.write(folder)
+    _, data = run_wasmsched(folder)
+    (folder / "wasmsched.json").write_text(json.dumps(data, indent=1))
+    (folder / "prefer.json").write_text(json.dumps(_prefer(data)))
+    (folder / "DIFF.txt").write_text(
+        "\n".join(diffs)
+        + "\n\nreproduce: .cache/reference/wasmsched-reference --cluster cluster.yaml"
+        + (" --config config.yaml" if case.config is not None else "")
+        + " --prefer prefer.json\n"
+        + "and: wasmsched simulate --output json --cluster cluster.yaml"
+        + (" --config config.yaml" if case.config is not None else "")
+        + "\n"
+    )
+    return folder
