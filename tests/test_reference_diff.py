@@ -145,14 +145,18 @@ def test_comparison_detects_a_different_scheduler(tmp_path: Path) -> None:
             "metadata": {"name": "running", "namespace": "default"},
             "spec": {
                 "nodeName": "node-0",
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}],
+                "containers": [
+                    {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+                ],
             },
         },
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": "new", "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]
+            },
         },
     ]
     most = {
