@@ -42,7 +42,12 @@ from typing import Any
 from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.wasm import budget, encoding
-from wasmsched.wasm._fastpath import FastInstance, HostFunction
+from wasmsched.wasm._fastpath import (
+    NATIVE_LOG_GATE,
+    NATIVE_NODE_NAME,
+    FastInstance,
+    HostFunction,
+)
 from wasmsched.wasm.abi import HOST_IMPORTS, decode_cluster_events, decode_nul_list
 
 __all__ = ["CallContext", "LogRecord", "PluginEnv", "k8s_functions", "klog_text"]
@@ -597,4 +602,12 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         ("k8s.io/scheduler", "handle.reject_waiting_pod"): reject_waiting_pod,
         ("k8s.io/scheduler", "handle.get_waiting_pod"): get_waiting_pod,
     }
-    return {key: HostFunction(*HOST_IMPORTS[key], impl) for key, impl in impls.items()}
+    # Cases the compiled path runs without entering Python (same results as the impls).
+    native: dict[tuple[str, str], tuple[int, Any]] = {
+        ("k8s.io/scheduler", "currentNodeName"): (NATIVE_NODE_NAME, ctx),
+        ("k8s.io/klog", "log"): (NATIVE_LOG_GATE, env),
+        ("k8s.io/klog", "logs"): (NATIVE_LOG_GATE, env),
+    }
+    return {
+        key: HostFunction(*HOST_IMPORTS[key], impl, native.get(key)) for key, impl in impls.items()
+    }
