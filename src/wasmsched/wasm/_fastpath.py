@@ -120,6 +120,8 @@ def _address(name: str) -> int:
 
 def _load_native() -> Any:
     """The compiled path (``wasmsched.wasm._native``), or None when it was not built."""
+    if ctypes.sizeof(ffi.wasmtime_val_raw_t) != 16:
+        return None  # native/wasmtime_decls.h assumes wasmtime's 16-byte value slots
     try:
         mod = importlib.import_module("wasmsched.wasm._native")
         mod.configure(
