@@ -40,6 +40,7 @@ the tables (count and elements) and the instance count (``budget.store_limits``)
 from __future__ import annotations
 
 import ctypes
+import importlib
 import importlib.metadata
 import math
 import os
@@ -111,6 +112,50 @@ _export_get = _raw("wasmtime_instance_export_get", ctypes.c_bool)
 _memory_data = _raw("wasmtime_memory_data", c_void_p)
 _memory_data_size = _raw("wasmtime_memory_data_size", c_size_t)
 _trap_new = _raw("wasmtime_trap_new", c_void_p)
+
+
+def _address(name: str) -> int:
+    return cast(getattr(ffi.dll, name), c_void_p).value or 0
+
+
+def _load_native() -> Any:
+    """The compiled path (``wasmsched.wasm._native``), or None when it was not built."""
+    if ctypes.sizeof(ffi.wasmtime_val_raw_t) != 16:
+        return None  # native/wasmtime_decls.h assumes wasmtime's 16-byte value slots
+    try:
+        mod = importlib.import_module("wasmsched.wasm._native")
+        mod.configure(
+            _address("wasmtime_func_call_unchecked"),
+            _address("wasmtime_trap_new"),
+            _address("wasmtime_memory_data_size"),
+        )
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return mod
+
+
+_native: Any = _load_native()
+
+NATIVE_ENV = "WASMSCHED_WASM_NATIVE"
+"""Set to ``0`` to use the ctypes path even when the compiled extension is present."""
+
+NATIVE_NODE_NAME = 1
+"""``HostFunction.native`` kind: a ``(buf, limit) -> len`` getter of ``state.node_name``."""
+NATIVE_LOG_GATE = 2
+"""``HostFunction.native`` kind: a klog import whose record is dropped without entering
+Python when its (signed) severity is below ``state.severity``."""
+
+
+def native_available() -> bool:
+    """Whether the compiled extension was built and loaded."""
+    return _native is not None
+
+
+def native_enabled() -> bool:
+    """Whether new instances use the compiled path (available and not disabled by
+    ``WASMSCHED_WASM_NATIVE=0``); read when an instance is created."""
+    return _native is not None and os.environ.get(NATIVE_ENV, "1") != "0"
+
 
 _CALLBACK = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_void_p, c_void_p, c_size_t)
 _NO_FINALIZER = cast(0, ctypes.CFUNCTYPE(None, c_void_p))
@@ -255,6 +300,9 @@ class HostFunction:
     params: tuple[str, ...]
     results: tuple[str, ...]
     impl: Callable[..., int | None]
+    native: tuple[int, Any] | None = None
+    """``(kind, state)`` for a case the compiled path runs without calling ``impl``
+    (``NATIVE_NODE_NAME``, ``NATIVE_LOG_GATE``); it falls back to ``impl`` otherwise."""
 
     def signature(self) -> str:
         return f"({', '.join(self.params)}) -> ({', '.join(self.results)})"
@@ -311,6 +359,8 @@ class FastInstance:
         self._closed = False
         self._pending: BaseException | None = None
         self._keep: list[Any] = []  # callbacks and func structs referenced by the store
+        self._native = _native if native_enabled() else None
+        self._hosts: list[Any] = []  # the compiled path's host function envs
         self.timeout_ms = timeout_ms
         self._deadline = c_uint64(deadline_ticks(timeout_ms) + 1)  # +1: see the module doc
         # The epoch count when the deadline was last armed; None forces the next call to arm
@@ -351,12 +401,24 @@ class FastInstance:
             if fn is None or not isinstance(imp.type, wasmtime.FuncType):
                 raise LinkError(f"unknown import {key[0]}.{key[1]}")
             func = ffi.wasmtime_func_t()
-            callback = _CALLBACK(self._callback(key, fn))
             ty = _functype(fn.params, fn.results)
-            _func_new_unchecked(
-                self._ctx, cast(ty.ptr(), c_void_p), callback, None, _NO_FINALIZER, byref(func)
-            )
-            self._keep.append(callback)
+            if self._native is not None:
+                env = self._native_host(key, fn)
+                _func_new_unchecked(
+                    self._ctx,
+                    cast(ty.ptr(), c_void_p),
+                    c_void_p(self._native.TRAMPOLINE),
+                    c_void_p(env.env()),
+                    _NO_FINALIZER,
+                    byref(func),
+                )
+                self._hosts.append(env)
+            else:
+                callback = _CALLBACK(self._callback(key, fn))
+                _func_new_unchecked(
+                    self._ctx, cast(ty.ptr(), c_void_p), callback, None, _NO_FINALIZER, byref(func)
+                )
+                self._keep.append(callback)
             self._keep.append(func)
             externs[i].kind = _EXTERN_FUNC  # type: ignore[assignment]
             externs[i].of.func = func
@@ -380,6 +442,8 @@ class FastInstance:
             self._memory_ref = byref(self._memory)
             self._base = _memory_data(self._ctx, self._memory_ref) or 0
             self._size = _memory_data_size(self._ctx, self._memory_ref)
+            for env in self._hosts:
+                env.set_memory(self._ctx.value, addressof(self._memory), self._base, self._size)
 
     # -- exports --
 
@@ -399,6 +463,20 @@ class FastInstance:
         item = self._export(name)
         if item is None or item.kind != _EXTERN_FUNC:
             raise LinkError(f"guest has no function export {name!r}")
+        if self._native is not None:
+            caller: Callable[[], int] = self._native.Caller(
+                self._ctx.value,
+                addressof(item.of.func),
+                0 if result is None else 1,
+                result == "i64",
+                self._armed,
+                _epoch,
+                self._arm,
+                self._failure,
+                addressof(self._trap),
+                item,
+            )
+            return caller
         func_ref = byref(item.of.func)
         ctx, vals, trap, trap_ref = self._ctx_arg, self._vals_ref, self._trap, self._trap_ref
         # A size_t passed as a Python int: libffi widens it to the full register.
@@ -466,6 +544,27 @@ class FastInstance:
         return exc
 
     # -- host callbacks --
+
+    def _native_host(self, key: tuple[str, str], fn: HostFunction) -> Any:
+        """The compiled path's env for one host function (see native/_native.c)."""
+        assert self._native is not None
+        wide_mask = sum(1 << i for i, p in enumerate(fn.params) if p == "i64")
+        result = {(): 0, ("i32",): 1, ("i64",): 2}[fn.results]
+        kind, state = fn.native if fn.native is not None else (0, None)
+        return self._native.Host(
+            fn.impl,
+            len(fn.params),
+            wide_mask,
+            result,
+            kind,
+            f"{key[0]}.{key[1]}",
+            self._trap_for,
+            self._overrun,
+            self._armed,
+            _epoch,
+            deadline_ticks(self.timeout_ms),
+            state,
+        )
 
     def _callback(self, key: tuple[str, str], fn: HostFunction) -> Callable[..., int]:
         impl = fn.impl
@@ -581,5 +680,8 @@ class FastInstance:
             self._armed[0] = None  # every caller now takes the checking path and raises
             self._memory = None  # memory accessors now see an empty memory
             self._size = 0
+            for env in self._hosts:
+                env.detach()
             self._store.close()
             self._keep.clear()
+            self._hosts.clear()

@@ -36,13 +36,17 @@ import random
 import struct
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.wasm import budget, encoding
-from wasmsched.wasm._fastpath import FastInstance, HostFunction
+from wasmsched.wasm._fastpath import (
+    NATIVE_LOG_GATE,
+    NATIVE_NODE_NAME,
+    FastInstance,
+    HostFunction,
+)
 from wasmsched.wasm.abi import HOST_IMPORTS, decode_cluster_events, decode_nul_list
 
 __all__ = ["CallContext", "LogRecord", "PluginEnv", "k8s_functions", "klog_text"]
@@ -78,26 +82,104 @@ def klog_text(message: str, kvs: tuple[tuple[str, str], ...]) -> str:
     return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
 class LogRecord:
-    """A message logged by a guest (or by the host about a guest)."""
+    """A message logged by a guest (or by the host about a guest).
 
-    severity: int
-    message: str
-    kvs: tuple[tuple[str, str], ...] = ()
-    structured: bool = False
+    A guest's record keeps the bytes it logged and decodes them on first access (most are
+    never shown: the logger is off at their level and nobody reads ``WasmPlugin.logs``);
+    what is shown is the same as decoding at once.
+    """
+
+    __slots__ = ("_kvs", "_message", "_parts", "_raw", "severity", "size", "structured")
+
+    def __init__(
+        self,
+        severity: int,
+        message: str,
+        kvs: tuple[tuple[str, str], ...] = (),
+        structured: bool = False,
+    ) -> None:
+        self.severity = severity
+        self.structured = structured
+        self._message: str | None = message
+        self._kvs: tuple[tuple[str, str], ...] | None = kvs
+        self._raw: bytes | None = None
+        self._parts: list[bytes] | None = None
+        self.size = len(message) + sum(len(k) + len(v) for k, v in kvs)
+        """Characters of text the record holds (what retention counts)."""
+
+    @classmethod
+    def from_guest(cls, severity: int, data: bytes, raw_kvs: bytes | None) -> LogRecord:
+        """A record of ``klog.log`` (``raw_kvs`` None: a trailing newline is dropped) or
+        ``klog.logs`` (message plus NUL-terminated key/values, upstream's
+        scheduler/plugin/cstring.go: fromNULTerminated), decoded lazily when ASCII."""
+        if raw_kvs is None:
+            if data.endswith(b"\n"):
+                data = data[:-1]
+            parts = None
+        else:
+            parts = [p for p in raw_kvs.split(b"\0")[:-1] if p]
+        if not (data.isascii() and (raw_kvs is None or raw_kvs.isascii())):
+            # non-ASCII: decode now, so sizes count characters exactly as before
+            message = data.decode("utf-8", "replace")
+            if parts is None:
+                return cls(severity, message)
+            return cls(severity, message, _pairs(parts), structured=True)
+        record = cls.__new__(cls)
+        record.severity = severity
+        record.structured = parts is not None
+        record._message = None
+        record._kvs = None if parts else ()
+        record._raw = data
+        record._parts = parts
+        size = len(data)
+        if parts:
+            size += sum(map(len, parts)) + (len("(MISSING)") if len(parts) % 2 else 0)
+        record.size = size
+        return record
+
+    @property
+    def message(self) -> str:
+        message = self._message
+        if message is None:
+            message = self._message = (self._raw or b"").decode("ascii")
+        return message
+
+    @property
+    def kvs(self) -> tuple[tuple[str, str], ...]:
+        kvs = self._kvs
+        if kvs is None:
+            kvs = self._kvs = _pairs(self._parts or [])
+        return kvs
 
     @property
     def text(self) -> str:
         return klog_text(self.message, self.kvs) if self.structured else self.message
 
+    def _key(self) -> tuple[int, str, tuple[tuple[str, str], ...], bool]:
+        return (self.severity, self.message, self.kvs, self.structured)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LogRecord) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"LogRecord(severity={self.severity!r}, message={self.message!r}, "
+            f"kvs={self.kvs!r}, structured={self.structured!r})"
+        )
+
     def __str__(self) -> str:
         return self.text
 
-    @property
-    def size(self) -> int:
-        """Bytes of text the record holds (what retention counts)."""
-        return len(self.message) + sum(len(k) + len(v) for k, v in self.kvs)
+
+def _pairs(parts: list[bytes]) -> tuple[tuple[str, str], ...]:
+    items = [p.decode("utf-8", "replace") for p in parts]
+    if len(items) % 2:
+        items.append("(MISSING)")
+    return tuple(zip(items[::2], items[1::2], strict=True))
 
 
 class PluginEnv:
@@ -430,8 +512,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         data = None if inst is None else inst.read(ptr, size)
         if data is None:
             return  # upstream ignores an unreadable message
-        text = data.decode("utf-8", "replace")
-        env.emit(LogRecord(severity, text[:-1] if text.endswith("\n") else text))
+        env.emit(LogRecord.from_guest(severity, data, None))
 
     def logs(severity: int, ptr: int, size: int, kvs_ptr: int, kvs_len: int) -> None:
         if kvs_len == 0:
@@ -446,11 +527,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         raw = None if inst is None else inst.read(kvs_ptr, kvs_len)
         if data is None or raw is None:
             return
-        items = decode_nul_list(raw) or []
-        if len(items) % 2:
-            items.append("(MISSING)")
-        pairs = tuple(zip(items[::2], items[1::2], strict=True))
-        env.emit(LogRecord(severity, data.decode("utf-8", "replace"), pairs, structured=True))
+        env.emit(LogRecord.from_guest(severity, data, raw))
 
     def severity() -> int:
         return env.severity
@@ -597,4 +674,12 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
         ("k8s.io/scheduler", "handle.reject_waiting_pod"): reject_waiting_pod,
         ("k8s.io/scheduler", "handle.get_waiting_pod"): get_waiting_pod,
     }
-    return {key: HostFunction(*HOST_IMPORTS[key], impl) for key, impl in impls.items()}
+    # Cases the compiled path runs without entering Python (same results as the impls).
+    native: dict[tuple[str, str], tuple[int, Any]] = {
+        ("k8s.io/scheduler", "currentNodeName"): (NATIVE_NODE_NAME, ctx),
+        ("k8s.io/klog", "log"): (NATIVE_LOG_GATE, env),
+        ("k8s.io/klog", "logs"): (NATIVE_LOG_GATE, env),
+    }
+    return {
+        key: HostFunction(*HOST_IMPORTS[key], impl, native.get(key)) for key, impl in impls.items()
+    }

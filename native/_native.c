@@ -1,0 +1,434 @@
+/* wasmsched.wasm._native: the compiled call path to wasmtime (see _fastpath.py).
+ *
+ * Caller: calls one export through wasmtime_func_call_unchecked with a value array owned
+ * by the caller object (allocated once), re-arming the store's epoch deadline through a
+ * Python callable only when the epoch moved, as the ctypes path does.  The GIL is released
+ * around the call so the epoch ticker (a Python thread) keeps running during long guests.
+ *
+ * Host: the env of a wasmtime_func_new_unchecked host function.  The trampoline takes the
+ * GIL, decodes the raw arguments, and either runs a native fast case (the current node
+ * name getter, the klog gate that drops a record below the configured severity) or calls
+ * the Python implementation; an exception becomes a trap through the Python trap_for, so
+ * nothing unwinds through wasmtime.  Any unusual case (out-of-bounds write, no memory)
+ * falls back to the Python implementation, which raises the error the ctypes path raises.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include "wasmtime_decls.h"
+
+static wasmtime_func_call_unchecked_fn p_call = NULL;
+static wasmtime_trap_new_fn p_trap_new = NULL;
+static wasmtime_memory_data_size_fn p_mem_size = NULL;
+static PyObject *s_node_name = NULL;
+static PyObject *s_severity = NULL;
+
+/* ---------------------------------------------------------------- Caller */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    wasmtime_context_t *ctx;
+    const wasmtime_func_t *func;
+    size_t count;
+    int wide;
+    PyObject *armed;   /* list [epoch count when armed | None] */
+    PyObject *epoch;   /* list [ticker count] */
+    PyObject *arm;     /* callable () -> None */
+    PyObject *failure; /* callable (err: int | None) -> BaseException */
+    wasm_trap_t **trap_slot; /* the ctypes c_void_p the failure path reads */
+    PyObject *keep;    /* objects owning ctx/func memory */
+    wasmtime_val_raw_t vals[1];
+} Caller;
+
+static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames) {
+    Caller *self = (Caller *)self_;
+    (void)args;
+    if (PyVectorcall_NARGS(nargsf) != 0 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "an export caller takes no arguments");
+        return NULL;
+    }
+    if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0)) {
+        PyObject *r = PyObject_CallNoArgs(self->arm);
+        if (r == NULL) return NULL;
+        Py_DECREF(r);
+    }
+    wasm_trap_t *trap = NULL;
+    wasmtime_error_t *err;
+    self->vals[0].i64 = 0;
+    Py_BEGIN_ALLOW_THREADS
+    err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
+    Py_END_ALLOW_THREADS
+    if (err != NULL || trap != NULL) {
+        *self->trap_slot = trap;
+        PyObject *e = err ? PyLong_FromVoidPtr(err) : Py_NewRef(Py_None);
+        if (e == NULL) return NULL;
+        PyObject *exc = PyObject_CallOneArg(self->failure, e);
+        Py_DECREF(e);
+        if (exc == NULL) return NULL;
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        return NULL;
+    }
+    if (self->count == 0) return PyLong_FromLong(0);
+    return self->wide ? PyLong_FromLongLong(self->vals[0].i64)
+                      : PyLong_FromLong(self->vals[0].i32);
+}
+
+static int caller_traverse(Caller *self, visitproc visit, void *arg) {
+    Py_VISIT(self->armed); Py_VISIT(self->epoch); Py_VISIT(self->arm);
+    Py_VISIT(self->failure); Py_VISIT(self->keep);
+    return 0;
+}
+
+static int caller_clear(Caller *self) {
+    Py_CLEAR(self->armed); Py_CLEAR(self->epoch); Py_CLEAR(self->arm);
+    Py_CLEAR(self->failure); Py_CLEAR(self->keep);
+    return 0;
+}
+
+static void caller_dealloc(Caller *self) {
+    PyObject_GC_UnTrack(self);
+    caller_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    unsigned long long ctx, func, trap_slot;
+    Py_ssize_t count;
+    int wide;
+    PyObject *armed, *epoch, *arm, *failure, *keep;
+    (void)kw;
+    if (p_call == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "wasmsched.wasm._native is not configured");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "KKnpO!O!OOKO", &ctx, &func, &count, &wide, &PyList_Type,
+                          &armed, &PyList_Type, &epoch, &arm, &failure, &trap_slot, &keep))
+        return NULL;
+    if (PyList_GET_SIZE(armed) < 1 || PyList_GET_SIZE(epoch) < 1 || count < 0 || count > 1) {
+        PyErr_SetString(PyExc_ValueError, "bad caller arguments");
+        return NULL;
+    }
+    Caller *self = (Caller *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = caller_vectorcall;
+    self->ctx = (wasmtime_context_t *)(uintptr_t)ctx;
+    self->func = (const wasmtime_func_t *)(uintptr_t)func;
+    self->count = (size_t)count;
+    self->wide = wide;
+    self->armed = Py_NewRef(armed);
+    self->epoch = Py_NewRef(epoch);
+    self->arm = Py_NewRef(arm);
+    self->failure = Py_NewRef(failure);
+    self->trap_slot = (wasm_trap_t **)(uintptr_t)trap_slot;
+    self->keep = Py_NewRef(keep);
+    return (PyObject *)self;
+}
+
+static PyTypeObject CallerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "wasmsched.wasm._native.Caller",
+    .tp_basicsize = sizeof(Caller),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Caller(ctx, func, count, wide, armed, epoch, arm, failure, trap_slot, keep)",
+    .tp_new = caller_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Caller, vectorcall),
+    .tp_traverse = (traverseproc)caller_traverse,
+    .tp_clear = (inquiry)caller_clear,
+    .tp_dealloc = (destructor)caller_dealloc,
+};
+
+/* ---------------------------------------------------------------- Host */
+
+enum { KIND_PYTHON = 0, KIND_NODE_NAME = 1, KIND_LOG_GATE = 2 };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *impl;
+    int nparams;
+    unsigned wide_mask;  /* bit i: parameter i is i64 */
+    int result;          /* 0 none, 1 i32, 2 i64 */
+    int kind;
+    PyObject *label;     /* str */
+    PyObject *trap_for;  /* (label, exc) -> trap address */
+    PyObject *overrun;   /* () -> exception */
+    PyObject *armed;
+    PyObject *epoch;
+    long long allowed;
+    PyObject *state;     /* CallContext (node name) or PluginEnv (log gate) */
+    wasmtime_context_t *mem_ctx;
+    const wasmtime_memory_t *mem;
+    uint8_t *mem_base;
+    size_t mem_size;
+} Host;
+
+/* A trap for the pending Python exception (cleared), through trap_for. */
+static wasm_trap_t *trap_from_error(Host *h) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL) PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    if (value == NULL) value = Py_NewRef(Py_None);
+    PyObject *r = PyObject_CallFunctionObjArgs(h->trap_for, h->label, value, NULL);
+    Py_DECREF(value);
+    wasm_trap_t *trap = NULL;
+    if (r != NULL) {
+        trap = (wasm_trap_t *)PyLong_AsVoidPtr(r);
+        Py_DECREF(r);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (trap == NULL) {
+        static const char msg[] = "wasmsched: host function failed";
+        trap = p_trap_new(msg, sizeof msg - 1);
+    }
+    return trap;
+}
+
+/* Non-zero when the call's deadline passed during host work (see _fastpath: _callback). */
+static int overran(Host *h) {
+    PyObject *start = PyList_GET_ITEM(h->armed, 0);
+    if (start == Py_None) return 0;
+    long long s = PyLong_AsLongLong(start);
+    long long now = PyLong_AsLongLong(PyList_GET_ITEM(h->epoch, 0));
+    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    return now - s > h->allowed;
+}
+
+static wasm_trap_t *overrun_trap(Host *h) {
+    PyObject *exc = PyObject_CallNoArgs(h->overrun);
+    if (exc == NULL) return trap_from_error(h);
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return trap_from_error(h);
+}
+
+static void put_result(Host *h, wasmtime_val_raw_t *args, long long r) {
+    if (h->result == 2) {
+        args[0].i64 = (int64_t)r;
+    } else if (h->result == 1) {
+        memset(&args[0], 0, 8);
+        args[0].i32 = (int32_t)(uint32_t)r;
+    }
+}
+
+/* 1: handled natively with *out set; 0: not handled (run the Python implementation);
+ * -1: a Python error is set. */
+static int node_name_fast(Host *h, wasmtime_val_raw_t *args, long long *out) {
+    uint32_t buf = (uint32_t)args[0].i32, limit = (uint32_t)args[1].i32;
+    PyObject *name = PyObject_GetAttr(h->state, s_node_name);
+    if (name == NULL) return -1;
+    Py_ssize_t n;
+    const char *data = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &n) : NULL;
+    if (data == NULL) { Py_DECREF(name); PyErr_Clear(); return 0; }
+    if (n == 0 || (size_t)n > limit) { Py_DECREF(name); *out = n; return 1; }
+    size_t end = (size_t)buf + (size_t)n;
+    if (h->mem_base == NULL) { Py_DECREF(name); return 0; }
+    if (end > h->mem_size) h->mem_size = p_mem_size(h->mem_ctx, h->mem);
+    if (end > h->mem_size) { Py_DECREF(name); return 0; }
+    memcpy(h->mem_base + buf, data, (size_t)n);
+    Py_DECREF(name);
+    *out = n;
+    return 1;
+}
+
+static int log_gate(Host *h, wasmtime_val_raw_t *args) {
+    int32_t severity = args[0].i32;
+    PyObject *threshold = PyObject_GetAttr(h->state, s_severity);
+    if (threshold == NULL) return -1;
+    long t = PyLong_AsLong(threshold);
+    Py_DECREF(threshold);
+    if (t == -1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    return severity < t ? 1 : 0;
+}
+
+static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
+                                    wasmtime_val_raw_t *args, size_t nargs) {
+    Host *h = (Host *)env;
+    (void)caller; (void)nargs;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    wasm_trap_t *trap = NULL;
+    long long value = 0;
+    int done = 0;
+    if (h->kind == KIND_NODE_NAME) done = node_name_fast(h, args, &value);
+    else if (h->kind == KIND_LOG_GATE) done = log_gate(h, args);
+    if (done < 0) { trap = trap_from_error(h); goto out; }
+    if (!done) {
+        PyObject *argv[16];
+        int i;
+        for (i = 0; i < h->nparams; i++) {
+            argv[i] = (h->wide_mask >> i) & 1
+                          ? PyLong_FromUnsignedLongLong((uint64_t)args[i].i64)
+                          : PyLong_FromUnsignedLong((uint32_t)args[i].i32);
+            if (argv[i] == NULL) break;
+        }
+        PyObject *r = NULL;
+        if (i == h->nparams) r = PyObject_Vectorcall(h->impl, argv, (size_t)h->nparams, NULL);
+        for (int j = 0; j < i; j++) Py_DECREF(argv[j]);
+        if (r == NULL) { trap = trap_from_error(h); goto out; }
+        if (h->result && r != Py_None) {
+            /* truncated to the result type, as the ctypes path masks */
+            value = (long long)PyLong_AsUnsignedLongLongMask(r);
+            if (PyErr_Occurred()) { Py_DECREF(r); trap = trap_from_error(h); goto out; }
+        }
+        Py_DECREF(r);
+    }
+    if (overran(h)) { trap = overrun_trap(h); goto out; }
+    put_result(h, args, value);
+out:
+    PyGILState_Release(gil);
+    return trap;
+}
+
+static int host_traverse(Host *self, visitproc visit, void *arg) {
+    Py_VISIT(self->impl); Py_VISIT(self->label); Py_VISIT(self->trap_for);
+    Py_VISIT(self->overrun); Py_VISIT(self->armed); Py_VISIT(self->epoch);
+    Py_VISIT(self->state);
+    return 0;
+}
+
+static int host_clear(Host *self) {
+    Py_CLEAR(self->impl); Py_CLEAR(self->label); Py_CLEAR(self->trap_for);
+    Py_CLEAR(self->overrun); Py_CLEAR(self->armed); Py_CLEAR(self->epoch);
+    Py_CLEAR(self->state);
+    return 0;
+}
+
+static void host_dealloc(Host *self) {
+    PyObject_GC_UnTrack(self);
+    host_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *impl, *label, *trap_for, *overrun, *armed, *epoch, *state;
+    int nparams, result, kind;
+    unsigned int wide_mask;
+    long long allowed;
+    (void)kw;
+    if (p_call == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "wasmsched.wasm._native is not configured");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OiIiiUOOO!O!LO", &impl, &nparams, &wide_mask, &result,
+                          &kind, &label, &trap_for, &overrun, &PyList_Type, &armed,
+                          &PyList_Type, &epoch, &allowed, &state))
+        return NULL;
+    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 2) {
+        PyErr_SetString(PyExc_ValueError, "bad host function arguments");
+        return NULL;
+    }
+    if ((kind == KIND_NODE_NAME && (nparams != 2 || result != 1 || wide_mask)) ||
+        (kind == KIND_LOG_GATE && (nparams < 1 || result != 0 || (wide_mask & 1)))) {
+        PyErr_SetString(PyExc_ValueError, "host function signature does not fit its kind");
+        return NULL;
+    }
+    Host *self = (Host *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->impl = Py_NewRef(impl);
+    self->nparams = nparams;
+    self->wide_mask = wide_mask;
+    self->result = result;
+    self->kind = kind;
+    self->label = Py_NewRef(label);
+    self->trap_for = Py_NewRef(trap_for);
+    self->overrun = Py_NewRef(overrun);
+    self->armed = Py_NewRef(armed);
+    self->epoch = Py_NewRef(epoch);
+    self->allowed = allowed;
+    self->state = Py_NewRef(state);
+    return (PyObject *)self;
+}
+
+static PyObject *host_set_memory(Host *self, PyObject *args) {
+    unsigned long long ctx, mem, base;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "KKKn", &ctx, &mem, &base, &size)) return NULL;
+    self->mem_ctx = (wasmtime_context_t *)(uintptr_t)ctx;
+    self->mem = (const wasmtime_memory_t *)(uintptr_t)mem;
+    self->mem_base = (uint8_t *)(uintptr_t)base;
+    self->mem_size = (size_t)size;
+    Py_RETURN_NONE;
+}
+
+static PyObject *host_detach(Host *self, PyObject *unused) {
+    (void)unused;
+    self->mem_base = NULL;
+    self->mem_size = 0;
+    self->mem = NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *host_env(Host *self, PyObject *unused) {
+    (void)unused;
+    return PyLong_FromVoidPtr(self);
+}
+
+static PyMethodDef host_methods[] = {
+    {"set_memory", (PyCFunction)host_set_memory, METH_VARARGS,
+     "set_memory(ctx, memory, base, size): the instance memory the native cases write"},
+    {"detach", (PyCFunction)host_detach, METH_NOARGS, "forget the memory (instance closed)"},
+    {"env", (PyCFunction)host_env, METH_NOARGS, "the env pointer for wasmtime_func_new_unchecked"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HostType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "wasmsched.wasm._native.Host",
+    .tp_basicsize = sizeof(Host),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Host(impl, nparams, wide_mask, result, kind, label, trap_for, overrun, "
+              "armed, epoch, allowed, state)",
+    .tp_new = host_new,
+    .tp_methods = host_methods,
+    .tp_traverse = (traverseproc)host_traverse,
+    .tp_clear = (inquiry)host_clear,
+    .tp_dealloc = (destructor)host_dealloc,
+};
+
+/* ---------------------------------------------------------------- module */
+
+static PyObject *configure(PyObject *mod, PyObject *args) {
+    unsigned long long call, trap_new, mem_size;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "KKK", &call, &trap_new, &mem_size)) return NULL;
+    if (!call || !trap_new || !mem_size) {
+        PyErr_SetString(PyExc_ValueError, "null wasmtime function address");
+        return NULL;
+    }
+    p_call = (wasmtime_func_call_unchecked_fn)(uintptr_t)call;
+    p_trap_new = (wasmtime_trap_new_fn)(uintptr_t)trap_new;
+    p_mem_size = (wasmtime_memory_data_size_fn)(uintptr_t)mem_size;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(call_unchecked, trap_new, memory_data_size): wasmtime function addresses"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, "wasmsched.wasm._native",
+    "The compiled call path to wasmtime's C API.", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0) return NULL;
+    s_node_name = PyUnicode_InternFromString("node_name");
+    s_severity = PyUnicode_InternFromString("severity");
+    if (s_node_name == NULL || s_severity == NULL) return NULL;
+    PyObject *m = PyModule_Create(&native_module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Caller", (PyObject *)&CallerType) < 0 ||
+        PyModule_AddObjectRef(m, "Host", (PyObject *)&HostType) < 0 ||
+        PyModule_AddObject(m, "TRAMPOLINE", PyLong_FromVoidPtr((void *)host_trampoline)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

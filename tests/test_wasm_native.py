@@ -1,0 +1,220 @@
+"""wasmsched.wasm._native (the compiled call path) against the ctypes path of _fastpath:
+the same guests give the same results, errors and traps on both; the whole wasm and
+conformance suites also run once more on the path this run does not use."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wasmtime
+
+from wasmsched.wasm._fastpath import (
+    NATIVE_ENV,
+    FastInstance,
+    GuestTrap,
+    HostFunction,
+    engine,
+    native_available,
+)
+from wasmsched.wasm.host import CallContext, LogRecord, PluginEnv, k8s_functions
+
+ROOT = Path(__file__).resolve().parent.parent
+PATHS = [
+    "ctypes",
+    pytest.param(
+        "native",
+        marks=pytest.mark.skipif(
+            not native_available(), reason="the compiled extension was not built"
+        ),
+    ),
+]
+
+WAT = """
+(module
+  (import "k8s.io/scheduler" "currentNodeName" (func $name (param i32 i32) (result i32)))
+  (import "k8s.io/klog" "log" (func $log (param i32 i32 i32)))
+  (import "k8s.io/klog" "logs" (func $logs (param i32 i32 i32 i32 i32)))
+  (import "test" "wide" (func $wide (param i64 i32) (result i64)))
+  (import "test" "boom" (func $boom))
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "hello\\n")
+  (data (i32.const 1100) "k\\00v\\00odd\\00")
+  (global $sev (mut i32) (i32.const 0))
+  (func (export "name_at_0") (result i32) (call $name (i32.const 0) (i32.const 64)))
+  (func (export "name_small") (result i32) (call $name (i32.const 0) (i32.const 3)))
+  (func (export "name_oob") (result i32) (call $name (i32.const 65534) (i32.const 64)))
+  (func (export "log_info") (call $log (i32.const 0) (i32.const 1024) (i32.const 6)))
+  (func (export "log_error") (call $log (i32.const 2) (i32.const 1024) (i32.const 6)))
+  (func (export "log_negative") (call $log (i32.const -1) (i32.const 1024) (i32.const 6)))
+  (func (export "logs_error")
+    (call $logs (i32.const 2) (i32.const 1024) (i32.const 5) (i32.const 1100) (i32.const 10)))
+  (func (export "wide") (result i64) (call $wide (i64.const -5) (i32.const -1)))
+  (func (export "boom") (call $boom))
+  (func (export "neg") (result i32) (i32.const -7))
+  (func (export "neg64") (result i64) (i64.const -8589934592))
+)
+"""
+
+
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(NATIVE_ENV, "1" if request.param == "native" else "0")
+    return str(request.param)
+
+
+class Boom(Exception):
+    pass
+
+
+def _instance(severity: int = 1) -> tuple[FastInstance, CallContext, list[Any]]:
+    logs: list[Any] = []
+    ctx = CallContext(PluginEnv("native-test", None, "", severity, [], logs))
+    seen: list[Any] = []
+
+    def wide(a: int, b: int) -> int:
+        seen.append((a, b))
+        return a + 1
+
+    def boom() -> None:
+        raise Boom("kaboom")
+
+    host = dict(k8s_functions(ctx))
+    host[("test", "wide")] = HostFunction(("i64", "i32"), ("i64",), wide)
+    host[("test", "boom")] = HostFunction((), (), boom)
+    inst = FastInstance(wasmtime.Module(engine(), WAT), host, memory_limit=1 << 20, timeout_ms=5000)
+    ctx.inst = inst
+    return inst, ctx, seen
+
+
+def test_path_is_the_one_asked_for(path: str) -> None:
+    inst, _, _ = _instance()
+    assert (inst._native is not None) == (path == "native")
+    inst.close()
+
+
+@pytest.mark.parametrize(
+    ("export", "node", "result", "written"),
+    [
+        ("name_at_0", "node-a", 6, b"node-a"),
+        ("name_at_0", "", 0, b"\0" * 6),
+        ("name_small", "node-a", 6, b"\0" * 6),  # too long for the limit: nothing written
+        ("name_at_0", "nöde", 5, "nöde".encode()),
+    ],
+)
+def test_current_node_name(path: str, export: str, node: str, result: int, written: bytes) -> None:
+    inst, ctx, _ = _instance()
+    ctx.node_name = node
+    assert inst.caller(export, "i32")() == result
+    assert inst.read(0, len(written)) == written
+    inst.close()
+
+
+def test_current_node_name_out_of_bounds_traps(path: str) -> None:
+    inst, ctx, _ = _instance()
+    ctx.node_name = "node-a"
+    with pytest.raises(GuestTrap) as info:
+        inst.caller("name_oob", "i32")()
+    assert "host function k8s.io/scheduler.currentNodeName failed: out of memory" in str(info.value)
+    # the instance stays usable
+    assert inst.caller("name_at_0", "i32")() == 6
+    inst.close()
+
+
+@pytest.mark.parametrize(
+    ("severity", "export", "expected"),
+    [
+        (1, "log_info", []),  # below the configured severity: dropped
+        (1, "log_negative", []),  # -1 is signed, below 1
+        (1, "log_error", [LogRecord(2, "hello")]),
+        (0, "log_info", [LogRecord(0, "hello")]),
+        (
+            1,
+            "logs_error",
+            [LogRecord(2, "hello", (("k", "v"), ("odd", "(MISSING)")), structured=True)],
+        ),
+    ],
+)
+def test_klog_gate(path: str, severity: int, export: str, expected: list[LogRecord]) -> None:
+    inst, ctx, _ = _instance(severity)
+    inst.caller(export, None)()
+    assert ctx.env.logs == expected
+    inst.close()
+
+
+def test_i64_arguments_and_results(path: str) -> None:
+    inst, _, seen = _instance()
+    assert inst.caller("wide", "i64")() == -4
+    assert seen == [(2**64 - 5, 2**32 - 1)]  # arguments as unsigned ints, as documented
+    assert inst.caller("neg", "i32")() == -7
+    assert inst.caller("neg64", "i64")() == -8589934592
+    inst.close()
+
+
+def test_host_exception_is_the_trap_cause(path: str) -> None:
+    inst, _, _ = _instance()
+    boom = inst.caller("boom", None)
+    with pytest.raises(GuestTrap) as info:
+        boom()
+    assert isinstance(info.value.__cause__, Boom)
+    assert "host function test.boom failed: kaboom" in str(info.value)
+    inst.close()
+    with pytest.raises(GuestTrap, match="closed"):
+        boom()  # a caller made before close raises instead of touching freed memory
+
+
+@pytest.mark.parametrize(
+    ("data", "kvs"),
+    [
+        (b"plain\n", None),
+        (b"plain", None),
+        (b"caf\xc3\xa9\n", None),
+        (b"bad \xff", None),
+        (b"msg", b"a\x00b\x00"),
+        (b"msg", b"a\x00\x00b\x00c\x00tail"),
+        (b"msg", b"k\x00v\xc3\xa9\x00"),
+        (b"msg", b"tail-only"),
+    ],
+)
+def test_log_record_lazy_equals_eager(data: bytes, kvs: bytes | None) -> None:
+    lazy = LogRecord.from_guest(2, data, kvs)
+    text = data.decode("utf-8", "replace")
+    if kvs is None:
+        eager = LogRecord(2, text[:-1] if text.endswith("\n") else text)
+    else:
+        items = [p.decode("utf-8", "replace") for p in kvs.split(b"\0")[:-1] if p]
+        if len(items) % 2:
+            items.append("(MISSING)")
+        eager = LogRecord(
+            2, text, tuple(zip(items[::2], items[1::2], strict=True)), structured=True
+        )
+    assert lazy.size == eager.size
+    assert lazy == eager
+    assert lazy.text == eager.text
+
+
+@pytest.mark.skipif(
+    not native_available() or os.environ.get(NATIVE_ENV) == "0",
+    reason="runs once, from the run on the compiled path",
+)
+def test_suites_pass_on_the_ctypes_path() -> None:
+    """The wasm and conformance suites, again with the compiled path switched off."""
+    files = sorted(
+        str(p.relative_to(ROOT))
+        for pattern in ("test_wasm_*.py", "test_conformance_*.py")
+        for p in (ROOT / "tests").glob(pattern)
+    )
+    env = dict(os.environ, **{NATIVE_ENV: "0"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", *files],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
