@@ -27,7 +27,7 @@ from typing import Any
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation, outcome_to_dict
+from wasmsched.simulator import Simulation, report_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / ".cache" / "reference" / "wasmsched-reference"
@@ -100,7 +100,7 @@ def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
     finally:
         sim.close()
     data = {
-        "pods": [outcome_to_dict(o) for o in result.outcomes],
+        "pods": [report_to_dict(r) for r in result.pods if r.was_pending],
         "summary": {
             "preemptions": [
                 {"victim": p.victim, "node": p.node, "preemptor": p.preemptor}

@@ -48,6 +48,11 @@ KNOWN_DIVERGENT = {
     # pod-14 preempts the same victims on node-1 in both; kube-scheduler then binds it
     # to node-2, wasmsched to its nominated node-1.
     "preemption-then-elsewhere": KNOWN / "preemption_then_elsewhere",
+}
+# Fixed divergences: their reproducers must agree from now on.
+FIXED_DIVERGENT = {
+    # Above 100 nodes: node order (by name, as an informer's LIST) and how far the
+    # next search starts (schedule_one.go: findNodesThatPassFilters, findNodesThatFitPod).
     LARGE_CLUSTER: KNOWN / "percentage_of_nodes_to_score",
 }
 
@@ -90,15 +95,11 @@ def test_fixed_seed_cases_agree(fixed: list[Outcome], tmp_path: Path) -> None:
     _check(_small(fixed), tmp_path, placements_only=False)
 
 
-@pytest.mark.xfail(
-    reason="known: placements differ above 100 nodes with percentageOfNodesToScore; "
-    f"reproducer {KNOWN_DIVERGENT[LARGE_CLUSTER]}",
-    strict=False,
-)
 def test_fixed_seed_large_clusters_agree(fixed: list[Outcome], tmp_path: Path) -> None:
+    """Placements on clusters above 100 nodes, where percentageOfNodesToScore samples."""
     large = [o for o in fixed if LARGE_CLUSTER in o.case.features]
     assert large, "the fixed set has clusters above 100 nodes"
-    _check(large, tmp_path, placements_only=True, known=True)
+    _check(large, tmp_path, placements_only=True)
 
 
 def test_fresh_cases_placements_agree(tmp_path: Path) -> None:
@@ -118,6 +119,13 @@ def _reproducer(folder: Path) -> Case:
     config_path = folder / "config.yaml"
     config = json.loads(config_path.read_text()) if config_path.exists() else None
     return Case(folder.name, docs, config)
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_DIVERGENT))
+def test_fixed_divergence_reproducer(name: str, tmp_path: Path) -> None:
+    """A divergence once found and fixed: its shrunk reproducer agrees."""
+    [outcome] = run_cases([_reproducer(FIXED_DIVERGENT[name])], tmp_path)
+    assert outcome.diffs == []
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_DIVERGENT))
@@ -145,14 +153,20 @@ def test_comparison_detects_a_different_scheduler(tmp_path: Path) -> None:
             "metadata": {"name": "running", "namespace": "default"},
             "spec": {
                 "nodeName": "node-0",
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}],
+                "containers": [
+                    {"name": "c", "image": "img", "resources": {"requests": {"cpu": "2"}}}
+                ],
             },
         },
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": "new", "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "img", "resources": {"requests": {"cpu": "1"}}}
+                ]
+            },
         },
     ]
     most = {
