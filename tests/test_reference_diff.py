@@ -41,7 +41,14 @@ KNOWN = ROOT / "tests" / "reference_cases"
 # Their tests are xfail until fixed (strict: a fix turns them into failures that ask for
 # the mark to be removed). Everything else must agree.
 LARGE_CLUSTER = "large-cluster"
-KNOWN_DIVERGENT: dict[str, Path] = {}
+KNOWN_DIVERGENT: dict[str, Path] = {
+    # pod-5 (with a claim: its binding cycle waits in VolumeBinding's PreBind) is assumed
+    # on node-2 when pod-8 preempts it. kube-scheduler's binding cycle runs on its own
+    # goroutine (schedule_one.go: ScheduleOne), so the victim is deleted before it is
+    # bound (Pending, victim on no node); the simulator binds it first (Preempted on
+    # node-2). Not analysed further yet.
+    "victim-bound-in-the-run": KNOWN / "victim_bound_in_the_run",
+}
 # Fixed divergences: their reproducers must agree from now on.
 FIXED_DIVERGENT = {
     # Above 100 nodes: node order (by name, as an informer's LIST) and how far the
