@@ -223,9 +223,23 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		}
 		return true, pv, nil
 	})
-	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+	// Status patches (PodScheduled condition, nominatedNodeName). The fake tracker keeps
+	// resourceVersion as it is, and kube-scheduler drops an update whose resourceVersion
+	// did not change (eventhandlers.go: updatePodInSchedulingQueue): the queued pod would
+	// keep a stale condition, and updatePod (schedule_one.go) would skip writing a
+	// message equal to that stale one. The API server bumps it on every write; so here.
+	client.PrependReactor("patch", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		activity.Add(1)
-		return false, nil, nil
+		handled, obj, err := clienttesting.ObjectReaction(client.Tracker())(action)
+		if err != nil || obj == nil {
+			return handled, obj, err
+		}
+		pod := obj.(*corev1.Pod).DeepCopy()
+		bumpVersion(pod)
+		if err := client.Tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, pod, nil
 	})
 
 	rec := &recorder{preem: map[string]string{}}

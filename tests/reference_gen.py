@@ -194,8 +194,8 @@ def spread(draw: st.DrawFn, features: set[str], app: str) -> list[dict[str, Any]
         if draw(st.integers(0, 3)) == 0:
             c["matchLabelKeys"] = ["pod-template-hash"]
             features.add("spread-matchLabelKeys")
-        # The API server refuses two constraints with the same key and action
-        # (validation.go: validateTopologySpreadConstraints, "Duplicate value").
+        # The API server rejects two constraints with the same topologyKey and
+        # whenUnsatisfiable (pkg/apis/core/validation: validateTopologySpreadConstraints).
         if all((o["topologyKey"], o["whenUnsatisfiable"]) != (key, when) for o in out):
             out.append(c)
     return out

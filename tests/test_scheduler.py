@@ -303,10 +303,15 @@ def test_node_sampling_and_round_robin_start() -> None:
         [pod("a"), pod("b")],
         extra={"percentageOfNodesToScore": 10},
     )
-    # 200 nodes at 10 % is 20, raised to the minimum of 100 feasible nodes to find
-    assert len(counter.calls) == 200
+    # 200 nodes at 10 % is 20, raised to the minimum of 100 feasible nodes to find.
+    # As kube-scheduler's findNodesThatPassFilters, the search stops when it finds the
+    # 101st feasible node (checked, then dropped), and the next start advances by the
+    # 100 kept (findNodesThatFitPod: len(feasibleNodes) + NodeToStatus.Len()).
+    assert len(counter.calls) == 202
     assert counter.calls[0] == "n000"
-    assert counter.calls[100] == "n100"  # the second pod starts where the first stopped
+    assert counter.calls[100] == "n100"  # the first pod's one node too many
+    assert counter.calls[101] == "n100"  # the second pod starts after the 100 kept
+    assert counter.calls[-1] == "n000"  # ... and wraps around: 100..199, then n000
 
 
 def test_pods_of_other_schedulers_are_left_alone() -> None:

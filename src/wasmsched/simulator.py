@@ -376,7 +376,10 @@ class Simulation:
         self.store.workloads = workloads
         for manifest in [*self.cluster.others, *workloads.objects]:
             sched.on_object_add(manifest)
-        for node in self.cluster.nodes:
+        # An informer's initial LIST returns the nodes in key order, by name (the API
+        # server's storage lists etcd keys in order: storage/etcd3/store.go: GetList), and
+        # kube-scheduler's node tree (backend/cache/node_tree.go: addNode) keeps that order.
+        for node in sorted(self.cluster.nodes, key=lambda n: n.name):
             self.store.add_node(node)
         pods = admit_pods([*self.cluster.pods, *workloads.initial_pods()], self.cluster.others)
         for pod in pods:

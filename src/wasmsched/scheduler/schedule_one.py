@@ -122,11 +122,13 @@ def find_nodes_that_fit(
 
     nominated = pod.nominated_node_name
     if nominated:
+        # schedule_one.go: evaluateNominatedNode. It leaves nextStartNodeIndex alone, but
+        # a failure is written to the shared NodeToStatus and so counts below.
         node_info = snapshot.get(nominated)
         if node_info is not None:
-            feasible = find_nodes_that_pass_filters(
-                alg, fwk, state, pod, diagnosis, [node_info], all_nodes
-            )
+            feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, [node_info])
+            if alg.extenders and feasible:
+                feasible = find_nodes_that_pass_extenders(alg.extenders, pod, feasible, diagnosis)
             if feasible:
                 return feasible, diagnosis
 
@@ -138,7 +140,13 @@ def find_nodes_that_fit(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
         )
-    feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, nodes, all_nodes)
+    try:
+        feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, nodes)
+    finally:
+        # findNodesThatFitPod: processedNodes = len(feasibleNodes) + NodeToStatus.Len(),
+        # updated even on an error, modulo the number of all nodes.
+        processed = diagnosis.evaluated_nodes
+        alg.next_start_node_index = (alg.next_start_node_index + processed) % len(all_nodes)
     if alg.extenders and feasible:
         feasible = find_nodes_that_pass_extenders(alg.extenders, pod, feasible, diagnosis)
     return feasible, diagnosis
@@ -176,9 +184,14 @@ def find_nodes_that_pass_filters(
     pod: Pod,
     diagnosis: Diagnosis,
     nodes: Sequence[NodeInfo],
-    all_nodes: Sequence[NodeInfo],
 ) -> list[NodeInfo]:
-    """k8s findNodesThatPassFilters: round-robin from the last start, stop at enough."""
+    """k8s findNodesThatPassFilters: from nextStartNodeIndex round-robin, until enough.
+
+    As kube-scheduler at parallelism 1: its checkNode cancels the search when it finds
+    one feasible node more than it needs (that node is dropped), so the nodes rejected
+    before it are recorded too. ``diagnosis.evaluated_nodes`` becomes
+    len(feasible) + NodeToStatus.Len(), what findNodesThatFitPod advances the start by.
+    """
     num_nodes = len(nodes)
     percentage = fwk.percentage_of_nodes_to_score
     if percentage is None:
@@ -189,36 +202,34 @@ def find_nodes_that_pass_filters(
     ):
         to_find = min(to_find, 1) if num_nodes else 0
     start = alg.next_start_node_index
-    span = max(len(all_nodes), 1)
+    nts = diagnosis.node_to_status
     if not fwk.has_filter_plugins:
         chosen = [nodes[(start + i) % num_nodes] for i in range(min(to_find, num_nodes))]
-        alg.next_start_node_index = (start + len(chosen)) % span
-        diagnosis.evaluated_nodes = len(chosen)
+        diagnosis.evaluated_nodes = len(chosen) + len(nts)
         return chosen
     feasible: list[NodeInfo] = []
-    nts = diagnosis.node_to_status
     run_filters = fwk.run_filter_plugins
     nominator = alg.nominator
-    processed = 0
-    for i in range(num_nodes):
-        node_info = nodes[(start + i) % num_nodes]
-        processed += 1
-        if nominator:
-            status = run_filter_plugins_with_nominated_pods(nominator, fwk, state, pod, node_info)
-        else:
-            status = run_filters(state, pod, node_info)
-        if status is None:
-            feasible.append(node_info)
-            if len(feasible) >= to_find:
-                break
-            continue
-        if not status.is_rejected():
-            alg.next_start_node_index = (start + processed) % span
-            raise CycleError(status)
-        nts.set(node_info.name, status)
-        diagnosis.add_plugin_status(status)
-    alg.next_start_node_index = (start + processed) % span
-    diagnosis.evaluated_nodes = processed
+    try:
+        for i in range(num_nodes):
+            node_info = nodes[(start + i) % num_nodes]
+            if nominator:
+                status = run_filter_plugins_with_nominated_pods(
+                    nominator, fwk, state, pod, node_info
+                )
+            else:
+                status = run_filters(state, pod, node_info)
+            if status is None:
+                if len(feasible) >= to_find:
+                    break  # the context is cancelled: this node is not kept
+                feasible.append(node_info)
+                continue
+            if not status.is_rejected():
+                raise CycleError(status)
+            nts.set(node_info.name, status)
+            diagnosis.add_plugin_status(status)
+    finally:
+        diagnosis.evaluated_nodes = len(feasible) + len(nts)
     return feasible
 
 
