@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from wasmsched.api.manifests import load_manifests
-from wasmsched.config import DEFAULT_PLUGINS, default_config, load_config
-from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.config import default_config, load_config
+from wasmsched.scheduler.registry import default_registry
 from wasmsched.simulator import Simulation, report_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,14 +86,10 @@ def _report(data: dict[str, Any]) -> Report:
 
 def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
     """wasmsched on a written case; the report and its `simulate --output json` pods."""
-    registry = in_tree_registry()
+    registry = default_registry()
     objects = load_manifests(folder / "cluster.yaml")
     config_path = folder / "config.yaml"
-    if config_path.exists():
-        known = set(registry.names()) | {p.name for p in DEFAULT_PLUGINS}
-        config = load_config(config_path, known)
-    else:
-        config = default_config()
+    config = load_config(config_path, registry) if config_path.exists() else default_config()
     sim = Simulation(objects, config, registry, seed=0)
     try:
         result = sim.run()
