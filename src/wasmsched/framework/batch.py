@@ -10,10 +10,12 @@ out-of-tree plugins keep the per-node protocol.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from wasmsched.framework.records import NodePluginScores
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ __all__ = [
     "out_of_range",
     "plugin_scores",
     "run_filter_plugins_batch",
+    "score_totals",
 ]
 
 # A plugin's batch Score form: every node's score in the order given, or the status of the
@@ -93,6 +96,21 @@ def out_of_range(name: str, values: Sequence[int]) -> Status | None:
             f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
         )
     return None
+
+
+def score_totals(
+    nodes: Sequence[NodeInfo], names: list[str], columns: list[list[int]]
+) -> list[NodePluginScores]:
+    """Each node's weighted scores (one column per plugin, in order) and their sum, as
+    RunScorePlugins' NodePluginScores; the per-plugin list is built when read."""
+    sums = columns[0]
+    for column in columns[1:]:
+        sums = list(map(operator.add, sums, column))
+    lazy = NodePluginScores.from_columns
+    return [
+        lazy(ni.name, total, names, columns, i)
+        for i, (ni, total) in enumerate(zip(nodes, sums, strict=True))
+    ]
 
 
 def filter_batch_ready(fwk: Framework, state: CycleState) -> bool:

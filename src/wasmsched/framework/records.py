@@ -47,13 +47,54 @@ class PluginScore:
     score: int  # weighted
 
 
-@dataclass(slots=True)
 class NodePluginScores:
-    """A node's scores from every Score plugin (and extender), and their total."""
+    """A node's scores from every Score plugin (and extender), and their total.
 
-    name: str
-    scores: list[PluginScore]
-    total_score: int
+    ``from_columns`` keeps the per-plugin scores as the framework's columns and builds the
+    PluginScore list only when read: selectHost needs the totals alone, and a 5000-node
+    cycle would otherwise build millions of PluginScores that nothing reads.
+    """
+
+    __slots__ = ("_columns", "_scores", "name", "total_score")
+
+    def __init__(self, name: str, scores: list[PluginScore], total_score: int) -> None:
+        self.name = name
+        self._scores = scores
+        self.total_score = total_score
+        self._columns: tuple[list[str], list[list[int]], int] | None = None
+
+    @classmethod
+    def from_columns(
+        cls, name: str, total_score: int, names: list[str], columns: list[list[int]], index: int
+    ) -> NodePluginScores:
+        """The node at ``index`` of weighted score columns (one per plugin, in order)."""
+        entry = cls(name, [], total_score)
+        entry._columns = (names, columns, index)
+        return entry
+
+    @property
+    def scores(self) -> list[PluginScore]:
+        """Each plugin's weighted score of the node, in plugin order."""
+        if self._columns is not None:
+            names, columns, i = self._columns
+            self._scores[:0] = [PluginScore(n, c[i]) for n, c in zip(names, columns, strict=True)]
+            self._columns = None
+        return self._scores
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodePluginScores):
+            return NotImplemented
+        return (self.name, self.scores, self.total_score) == (
+            other.name,
+            other.scores,
+            other.total_score,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"NodePluginScores(name={self.name!r}, scores={self.scores!r}, "
+            f"total_score={self.total_score!r})"
+        )
 
 
 @dataclass

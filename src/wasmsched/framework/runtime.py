@@ -18,6 +18,7 @@ from wasmsched.framework.batch import (
     batch_forms,
     out_of_range,
     plugin_scores,
+    score_totals,
 )
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import (
@@ -396,9 +397,10 @@ class Framework:
         and weights; returns per-node totals. Observed cycles call per node, to time each."""
         skip = state.skip_score_plugins
         active = [s for s in self._run(state)[4] if s[0] not in skip]
-        totals = [NodePluginScores(ni.name, [], 0) for ni in nodes]
         if not active:
-            return totals, None
+            return [NodePluginScores(ni.name, [], 0) for ni in nodes], None
+        names: list[str] = []
+        columns: list[list[int]] = []
         rec = state.recorder
         batches = self.score_batches if state.observer is None and self.use_batch else {}
         for name, score_fn, weight, extensions in active:
@@ -426,13 +428,11 @@ class Framework:
             invalid = out_of_range(name, values)
             if invalid is not None:
                 return [], _with_plugin(invalid, name)
-            for entry, value in zip(totals, values, strict=True):
-                weighted = value * weight
-                entry.scores.append(PluginScore(name, weighted))
-                entry.total_score += weighted
+            names.append(name)
+            columns.append(values if weight == 1 else [v * weight for v in values])
             if rec is not None and raw is not None:
                 rec.score_rows.append((name, weight, [ni.name for ni in nodes], raw, values))
-        return totals, None
+        return score_totals(nodes, names, columns), None
 
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str
