@@ -106,9 +106,8 @@ def score_totals(
     sums = columns[0]
     for column in columns[1:]:
         sums = list(map(operator.add, sums, column))
-    lazy = NodePluginScores.from_columns
     return [
-        lazy(ni.name, total, names, columns, i)
+        NodePluginScores(ni.name, [], total, (names, columns, i))
         for i, (ni, total) in enumerate(zip(nodes, sums, strict=True))
     ]
 

@@ -50,27 +50,26 @@ class PluginScore:
 class NodePluginScores:
     """A node's scores from every Score plugin (and extender), and their total.
 
-    ``from_columns`` keeps the per-plugin scores as the framework's columns and builds the
+    ``columns`` keeps the per-plugin scores as the framework's columns and builds the
     PluginScore list only when read: selectHost needs the totals alone, and a 5000-node
     cycle would otherwise build millions of PluginScores that nothing reads.
     """
 
     __slots__ = ("_columns", "_scores", "name", "total_score")
 
-    def __init__(self, name: str, scores: list[PluginScore], total_score: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        scores: list[PluginScore],
+        total_score: int,
+        columns: tuple[list[str], list[list[int]], int] | None = None,
+    ) -> None:
+        """``columns``: (plugin names, weighted score columns, this node's index), the
+        scores still to add to ``scores`` when read."""
         self.name = name
         self._scores = scores
         self.total_score = total_score
-        self._columns: tuple[list[str], list[list[int]], int] | None = None
-
-    @classmethod
-    def from_columns(
-        cls, name: str, total_score: int, names: list[str], columns: list[list[int]], index: int
-    ) -> NodePluginScores:
-        """The node at ``index`` of weighted score columns (one per plugin, in order)."""
-        entry = cls(name, [], total_score)
-        entry._columns = (names, columns, index)
-        return entry
+        self._columns = columns
 
     @property
     def scores(self) -> list[PluginScore]:

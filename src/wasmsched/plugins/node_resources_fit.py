@@ -220,6 +220,28 @@ class _Scorer:
         pod_cpu, pod_memory = pod_requests
         out: list[int] = []
         append = out.append
+        if resource_score is least_requested_score:
+            # leastRequestedScore inline: (capacity - requested) * 100 / capacity, or 0.
+            for ni in nodes:
+                alloc_res = ni.allocatable
+                alloc_cpu = alloc_res.milli_cpu
+                alloc_memory = alloc_res.memory
+                node_score = 0
+                weight_sum = 0
+                if alloc_cpu:
+                    req = ni.non_zero_cpu + pod_cpu
+                    if req <= alloc_cpu:
+                        node_score = (alloc_cpu - req) * MAX_NODE_SCORE // alloc_cpu * cpu_weight
+                    weight_sum = cpu_weight
+                if alloc_memory:
+                    req = ni.non_zero_memory + pod_memory
+                    if req <= alloc_memory:
+                        node_score += (
+                            (alloc_memory - req) * MAX_NODE_SCORE // alloc_memory * memory_weight
+                        )
+                    weight_sum += memory_weight
+                append(node_score // weight_sum if weight_sum else 0)
+            return out
         for ni in nodes:
             alloc_res = ni.allocatable
             alloc_cpu = alloc_res.milli_cpu

@@ -255,13 +255,16 @@ def _pass_filters_batch(
     nts = diagnosis.node_to_status
     num_nodes = len(nodes)
     processed = 0
+    plain = state.recorder is None  # nothing to record for a node that passes
     while processed < num_nodes:
         size = min(max(to_find - len(feasible), _MIN_FILTER_CHUNK), num_nodes - processed)
         chunk = [nodes[(start + processed + i) % num_nodes] for i in range(size)]
         found = run_filter_plugins_batch(fwk, state, pod, chunk)
         for node_info, failed in zip(chunk, found, strict=True):
             processed += 1
-            status = filter_verdict(fwk, state, node_info, failed)
+            status = (
+                None if failed is None and plain else filter_verdict(fwk, state, node_info, failed)
+            )
             if status is None:
                 feasible.append(node_info)
                 if len(feasible) >= to_find:
