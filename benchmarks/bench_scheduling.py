@@ -16,6 +16,11 @@ pods (sched-1) are scheduled. Upstream CI thresholds at 5000 nodes: 60 and 35 po
 
     python benchmarks/bench_scheduling.py --workload anti-affinity   # only that workload
 
+The basic workload is run twice in the same process: with the plugins' batch Filter/Score
+forms (the default, framework/batch) and with every plugin called per node
+(``Framework.use_batch = False``, the path before the batch forms); both columns and their
+ratio are printed, and the placements of the two runs must be identical.
+
 Each workload is also run by the reference (kube-scheduler v1.33.4 in process, built by
 scripts/build-reference) in the same run, and wasmsched's pods/s is printed as a ratio
 of kube-scheduler's. The reference runs the default parallelism (16) up to 100 nodes and
@@ -41,6 +46,7 @@ import yaml
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
+from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator import Simulation
 
@@ -118,25 +124,42 @@ def reference_pods_per_second(cluster: ClusterObjects, pods: int) -> float | Non
     return float(summary["podsPerSecond"])
 
 
-def run_case(nodes: int, pods: int, seed: int = 0, reference: bool = True) -> dict[str, float]:
+def _basic_run(
+    cluster: ClusterObjects, pods: int, seed: int, batch: bool
+) -> tuple[float, list[str | None]]:
+    """(wall seconds, each pod's node) of one simulation, batch forms on or off."""
+    Framework.use_batch = batch
+    try:
+        sim = Simulation(cluster, default_config(), in_tree_registry(), seed=seed)
+        started = time.perf_counter()
+        result = sim.run()
+        wall = time.perf_counter() - started
+        sim.close()
+    finally:
+        Framework.use_batch = True
+    scheduled = result.counts()["Scheduled"]
+    if scheduled != pods:
+        raise SystemExit(f"expected {pods} scheduled, got {result.counts()}")
+    return wall, [o.node for o in result.outcomes]
+
+
+def run_case(
+    nodes: int, pods: int, seed: int = 0, reference: bool = True, per_node: bool = True
+) -> dict[str, float]:
     cluster = ClusterObjects(
         nodes=[make_node(i) for i in range(nodes)],
         pods=[make_pod(i) for i in range(pods)],
         others=[],
     )
-    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=seed)
-    started = time.perf_counter()
-    result = sim.run()
-    wall = time.perf_counter() - started
-    sim.close()
-    scheduled = result.counts()["Scheduled"]
-    if scheduled != pods:
-        raise SystemExit(f"expected {pods} scheduled, got {result.counts()}")
-    return _with_reference(
-        {"nodes": nodes, "pods": pods, "seconds": wall, "pods_per_second": pods / wall},
-        cluster,
-        reference,
-    )
+    wall, placed = _basic_run(cluster, pods, seed, True)
+    r = {"nodes": nodes, "pods": pods, "seconds": wall, "pods_per_second": pods / wall}
+    if per_node:
+        wall_pn, placed_pn = _basic_run(cluster, pods, seed, False)
+        if placed_pn != placed:
+            raise SystemExit("batch and per-node paths placed pods differently")
+        r["per_node_pods_per_second"] = pods / wall_pn
+        r["batch_ratio"] = r["pods_per_second"] / r["per_node_pods_per_second"]
+    return _with_reference(r, cluster, reference)
 
 
 def _with_reference(
@@ -259,7 +282,12 @@ def main() -> None:
     args = parser.parse_args()
     reference = not args.no_reference
     if args.profile:
-        cProfile.runctx("run_case(500, 1000)", globals(), locals(), "/tmp/bench_scheduling.prof")
+        cProfile.runctx(
+            "run_case(500, 1000, reference=False, per_node=False)",
+            globals(),
+            locals(),
+            "/tmp/bench_scheduling.prof",
+        )
         pstats.Stats("/tmp/bench_scheduling.prof").sort_stats("cumulative").print_stats(30)
         return
     if reference and not REFERENCE.is_file():
@@ -276,6 +304,10 @@ def main() -> None:
             print(
                 f"{'basic':>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
                 f"{r['pods_per_second']:>8.1f} {target:>6.0f} {ok:5}{_ratio(r)}"
+            )
+            print(
+                f"{'  per-node':>13} {nodes:>6} {pods:>6} {'':>8} "
+                f"{r['per_node_pods_per_second']:>8.1f}   batch/per-node {r['batch_ratio']:.2f}x"
             )
     for kind, nodes, init_pods, pods, target in AFFINITY_QUICK if args.quick else AFFINITY_CASES:
         if args.workload not in ("all", kind):

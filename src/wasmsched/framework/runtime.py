@@ -12,10 +12,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from wasmsched.errors import WasmschedError
 from wasmsched.framework import interfaces as fi
+from wasmsched.framework.batch import (
+    FilterBatch,
+    ScoreBatch,
+    batch_forms,
+    out_of_range,
+    plugin_scores,
+    score_totals,
+)
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
     NodeScore,
     NodeToStatus,
     PostFilterResult,
@@ -71,6 +77,9 @@ class Framework:
     ``CycleState.SetRecordPluginMetrics`` does (pkg/scheduler/framework/cycle_state.go).
     """
 
+    # False runs every plugin per node (framework/batch; tests and benchmark compare both).
+    use_batch: bool = True
+
     def __init__(
         self,
         profile_name: str,
@@ -115,6 +124,8 @@ class Framework:
         # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
         self._plain = run_tuples(self)
         self._filters = self._plain[1]
+        # The (name, filter) pairs unobserved cycles run, for the batch Filter runner.
+        self.filter_calls = self._filters
         # The stand-ins of the last observer seen (one observer serves every sampled cycle).
         self._observed: tuple[PluginObserver, RunTuples] | None = None
         seen: dict[int, fi.Plugin] = {}
@@ -122,6 +133,14 @@ class Framework:
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
         self.all_plugins: tuple[fi.Plugin, ...] = tuple(seen.values())
+        # The batch forms the plugins offer (score_batch over the candidate nodes); wasm
+        # guests, extenders and out-of-tree plugins without one keep the per-node calls.
+        self.score_batches: dict[str, ScoreBatch] = batch_forms(
+            [p for p, _ in self.score_plugins], "score_batch"
+        )
+        self.filter_batches: dict[str, FilterBatch] = batch_forms(
+            self.filter_plugins, "filter_batch"
+        )
 
     # --- observation ------------------------------------------------------------------
 
@@ -374,27 +393,25 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
-        """Score, NormalizeScore, range check and weights; returns per-node totals."""
+        """Score (batch form when offered, see framework/batch), NormalizeScore, range check
+        and weights; returns per-node totals. Observed cycles call per node, to time each."""
         skip = state.skip_score_plugins
         active = [s for s in self._run(state)[4] if s[0] not in skip]
-        totals = [NodePluginScores(ni.name, [], 0) for ni in nodes]
         if not active:
-            return totals, None
+            return [NodePluginScores(ni.name, [], 0) for ni in nodes], None
+        names: list[str] = []
+        columns: list[list[int]] = []
         rec = state.recorder
+        batches = self.score_batches if state.observer is None and self.use_batch else {}
         for name, score_fn, weight, extensions in active:
-            scores: list[NodeScore] = []
-            for node_info in nodes:
-                try:
-                    value, status = score_fn(state, pod, node_info)
-                except Exception as err:
-                    value, status = 0, Status(Code.ERROR, f"{type(err).__name__}: {err}")
-                if status is not None and status.code != Code.SUCCESS:
-                    return [], _with_plugin(
-                        Status(Code.ERROR, f"running Score plugin {name!r}: {status.message}"), name
-                    )
-                scores.append(NodeScore(node_info.name, value))
-            raw = [s.score for s in scores] if rec is not None else None
+            values, status = plugin_scores(batches.get(name), score_fn, state, pod, nodes)
+            if status is not None:
+                return [], _with_plugin(
+                    Status(Code.ERROR, f"running Score plugin {name!r}: {status.message}"), name
+                )
+            raw = list(values) if rec is not None else None
             if extensions is not None:
+                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values, strict=True)]
                 try:
                     status = extensions.normalize_score(state, pod, scores)
                 except Exception as err:
@@ -407,26 +424,15 @@ class Framework:
                         ),
                         name,
                     )
-            for i, node_score in enumerate(scores):
-                value = node_score.score
-                if value > MAX_NODE_SCORE or value < MIN_NODE_SCORE:
-                    return [], _with_plugin(
-                        Status(
-                            Code.ERROR,
-                            f"plugin {name!r} returns an invalid score {value}, it should in the "
-                            f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                        ),
-                        name,
-                    )
-                weighted = value * weight
-                entry = totals[i]
-                entry.scores.append(PluginScore(name, weighted))
-                entry.total_score += weighted
+                values = [s.score for s in scores]
+            invalid = out_of_range(name, values)
+            if invalid is not None:
+                return [], _with_plugin(invalid, name)
+            names.append(name)
+            columns.append(values if weight == 1 else [v * weight for v in values])
             if rec is not None and raw is not None:
-                rec.score_rows.append(
-                    (name, weight, [s.name for s in scores], raw, [s.score for s in scores])
-                )
-        return totals, None
+                rec.score_rows.append((name, weight, [ni.name for ni in nodes], raw, values))
+        return score_totals(nodes, names, columns), None
 
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str
@@ -560,10 +566,6 @@ class Framework:
                     close()
                 except Exception:
                     log.exception("closing plugin %s failed", plugin.name)
-
-
-# Permit timeouts are capped like kube-scheduler's maxTimeout (15 minutes).
-MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
 # Permit timeouts are capped like kube-scheduler's maxTimeout (15 minutes).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
@@ -47,6 +48,16 @@ class NodeName:
         if not wanted or wanted == node_info.name:
             return None
         return self._rejected
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of every node in one call (the framework's batch Filter form)."""
+        wanted = pod.node_name
+        if not wanted:
+            return [None] * len(nodes)
+        rejected = self._rejected
+        return [None if ni.name == wanted else rejected for ni in nodes]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_name.go: NodeName.EventsToRegister): Node/Add only, with

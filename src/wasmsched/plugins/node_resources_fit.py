@@ -203,6 +203,62 @@ class _Scorer:
             return go_round(node_score / weight_sum)
         return node_score // weight_sum
 
+    def score_many(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> list[int]:
+        """``score`` of every node, in order; cpu and memory alone (the default resources)
+        take a loop without the per-resource dispatch, with the same integer arithmetic.
+        """
+        specs = self.resources
+        if (
+            self.rtcr
+            or len(specs) != 2
+            or specs[0].kind != KIND_CPU
+            or specs[1].kind != KIND_MEMORY
+        ):
+            return [self.score(ni, pod_requests) for ni in nodes]
+        resource_score = self.resource_score
+        cpu_weight, memory_weight = specs[0].weight, specs[1].weight
+        pod_cpu, pod_memory = pod_requests
+        out: list[int] = []
+        append = out.append
+        if resource_score is least_requested_score:
+            # leastRequestedScore inline: (capacity - requested) * 100 / capacity, or 0.
+            for ni in nodes:
+                alloc_res = ni.allocatable
+                alloc_cpu = alloc_res.milli_cpu
+                alloc_memory = alloc_res.memory
+                node_score = 0
+                weight_sum = 0
+                if alloc_cpu:
+                    req = ni.non_zero_cpu + pod_cpu
+                    if req <= alloc_cpu:
+                        node_score = (alloc_cpu - req) * MAX_NODE_SCORE // alloc_cpu * cpu_weight
+                    weight_sum = cpu_weight
+                if alloc_memory:
+                    req = ni.non_zero_memory + pod_memory
+                    if req <= alloc_memory:
+                        node_score += (
+                            (alloc_memory - req) * MAX_NODE_SCORE // alloc_memory * memory_weight
+                        )
+                    weight_sum += memory_weight
+                append(node_score // weight_sum if weight_sum else 0)
+            return out
+        for ni in nodes:
+            alloc_res = ni.allocatable
+            alloc_cpu = alloc_res.milli_cpu
+            alloc_memory = alloc_res.memory
+            node_score = 0
+            weight_sum = 0
+            if alloc_cpu:
+                node_score = resource_score(ni.non_zero_cpu + pod_cpu, alloc_cpu) * cpu_weight
+                weight_sum = cpu_weight
+            if alloc_memory:
+                node_score += (
+                    resource_score(ni.non_zero_memory + pod_memory, alloc_memory) * memory_weight
+                )
+                weight_sum += memory_weight
+            append(node_score // weight_sum if weight_sum else 0)
+        return out
+
 
 def least_requested_score(requested: int, capacity: int) -> int:
     """leastRequestedScore (noderesources/least_allocated.go): more free capacity scores
@@ -426,6 +482,41 @@ class NodeResourcesFit:
         found = insufficient_resources(request, node_info)
         if found is None:
             return None
+        return self._rejection(found)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of every node in one call (the framework's batch Filter form); a pod
+        that requests cpu, memory and pods only takes an inline fitsRequest loop.
+        """
+        request = state.get(PRE_FILTER_KEY)
+        if request is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        if request.empty or request.ephemeral_storage or request.scalars:
+            return [
+                None
+                if (found := insufficient_resources(request, ni)) is None
+                else self._rejection(found)
+                for ni in nodes
+            ]
+        cpu = request.milli_cpu
+        memory = request.memory
+        out: list[Status | None] = []
+        append = out.append
+        for ni in nodes:
+            alloc = ni.allocatable
+            used = ni.requested
+            mask = _PODS if len(ni.pods) + 1 > alloc.allowed_pod_number else 0
+            if cpu and cpu > alloc.milli_cpu - used.milli_cpu:
+                mask |= _CPU
+            if memory and memory > alloc.memory - used.memory:
+                mask |= _MEMORY
+            append(self._rejection((mask, None)) if mask else None)
+        return out
+
+    def _rejection(self, found: tuple[int, list[str] | None]) -> Status:
+        """The Unschedulable status of insufficient_resources' answer (one per fixed mask)."""
         mask, extra = found
         if extra is None:
             status = self._statuses.get(mask)
@@ -453,6 +544,16 @@ class NodeResourcesFit:
             s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
         )
         return self._scorer.score(node_info, pod_requests), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """``score`` of every node in one call (the framework's batch Score form)."""
+        s = state.get(PRE_SCORE_KEY)
+        pod_requests = (
+            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
+        )
+        return self._scorer.score_many(nodes, pod_requests), None
 
     def score_extensions(self) -> None:
         """ScoreExtensions (fit.go): none."""

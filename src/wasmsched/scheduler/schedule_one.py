@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wasmsched.errors import InternalError
+from wasmsched.framework.batch import (
+    filter_batch_ready,
+    filter_verdict,
+    run_filter_plugins_batch,
+)
 from wasmsched.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
@@ -208,6 +213,8 @@ def find_nodes_that_pass_filters(
         diagnosis.evaluated_nodes = len(chosen) + len(nts)
         return chosen
     feasible: list[NodeInfo] = []
+    if not alg.nominator and filter_batch_ready(fwk, state):
+        return _pass_filters_batch(fwk, state, pod, diagnosis, nodes, to_find, start)
     run_filters = fwk.run_filter_plugins
     nominator = alg.nominator
     try:
@@ -228,6 +235,59 @@ def find_nodes_that_pass_filters(
                 raise CycleError(status)
             nts.set(node_info.name, status)
             diagnosis.add_plugin_status(status)
+    finally:
+        diagnosis.evaluated_nodes = len(feasible) + len(nts)
+    return feasible
+
+
+# Nodes filtered per batch beyond the ones still needed: a few wasted Filter calls on a
+# chunk's tail are cheaper than many small batches when some nodes are rejected.
+_MIN_FILTER_CHUNK = 32
+
+
+def _pass_filters_batch(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: Diagnosis,
+    nodes: Sequence[NodeInfo],
+    to_find: int,
+    start: int,
+) -> list[NodeInfo]:
+    """findNodesThatPassFilters with the plugins' batch Filter forms: nodes go to Filter in
+    chunks, in the same round-robin order; the verdicts are then read node by node, so the
+    search stops (at one feasible node more than needed, not kept), names the rejecting
+    plugin and counts the nodes exactly as the per-node loop does
+    (pkg/scheduler/schedule_one.go: findNodesThatPassFilters). A chunk's nodes after the
+    stop were filtered for nothing; nothing of them is kept.
+    """
+    feasible: list[NodeInfo] = []
+    nts = diagnosis.node_to_status
+    num_nodes = len(nodes)
+    processed = 0
+    plain = state.recorder is None  # nothing to record for a node that passes
+    try:
+        while processed < num_nodes:
+            wanted = to_find - len(feasible) + 1  # the node that cancels the search
+            size = min(max(wanted, _MIN_FILTER_CHUNK), num_nodes - processed)
+            chunk = [nodes[(start + processed + i) % num_nodes] for i in range(size)]
+            found = run_filter_plugins_batch(fwk, state, pod, chunk)
+            for node_info, failed in zip(chunk, found, strict=True):
+                processed += 1
+                status = (
+                    None
+                    if failed is None and plain
+                    else filter_verdict(fwk, state, node_info, failed)
+                )
+                if status is None:
+                    if len(feasible) >= to_find:
+                        return feasible  # the context is cancelled: this node is not kept
+                    feasible.append(node_info)
+                    continue
+                if not status.is_rejected():
+                    raise CycleError(status)
+                nts.set(node_info.name, status)
+                diagnosis.add_plugin_status(status)
     finally:
         diagnosis.evaluated_nodes = len(feasible) + len(nts)
     return feasible
