@@ -441,3 +441,46 @@ def test_sweep_ships_wasm_guests_and_matches_the_simulate_command(tmp_path: Path
         )
         assert out.returncode == 0, out.stderr
         assert rec["placements"] == placements_digest(json.loads(out.stdout))
+
+
+def test_diff_of_a_trace_compares_waiting_times(
+    tmp_path: Path, packing: tuple[Path, Path, Path]
+) -> None:
+    _, least, most = packing
+    cluster = write(
+        tmp_path / "nodes.yaml",
+        node("a"),
+        node("b"),
+        pod("db", cpu="2", memory="8Gi", node_name="a"),
+    )
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(
+        "".join(
+            json.dumps({"at": 10 * i, "create": pod(f"t{i}", cpu="1500m"), "duration": 60}) + "\n"
+            for i in range(5)
+        )
+    )
+    out = wasmsched(
+        "diff",
+        "--cluster",
+        str(cluster),
+        "--trace",
+        str(trace),
+        "--config",
+        str(least),
+        "--config",
+        str(most),
+        "--output",
+        "json",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    for side in ("a", "b"):
+        summary = result["summary"][side]
+        assert (
+            summary["pods"] == 6 and "waitSeconds.p90" in summary and "waitSeconds.max" in summary
+        )
+    # LeastAllocated sends t0 to the empty node b, MostAllocated to the busy node a.
+    first = {c["name"]: (c["a"]["node"], c["b"]["node"]) for c in result["changed"]}
+    assert first.get("t0") == ("b", "a")
