@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from apiserver import ApiServerDouble
 from wasmsched.config import SchedulerConfig, default_config, parse_config
@@ -181,3 +182,21 @@ def _replica(argv: list[str]) -> int:
 
 if __name__ == "__main__" and sys.argv[1:2] == ["replica"]:
     sys.exit(_replica(sys.argv[2:]))
+
+
+def stop_replicas(procs: Iterable[subprocess.Popen[Any]], logs: Iterable[IO[Any]]) -> None:
+    """Ends replica subprocesses (resuming a paused one first), killing any that do not
+    stop within 30 s, and closes their log files."""
+    procs = list(procs)
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGCONT)
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+    for f in logs:
+        f.close()

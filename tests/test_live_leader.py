@@ -20,6 +20,7 @@ from live_support import (
     pod,
     replica_command,
     replica_env,
+    stop_replicas,
     wait,
 )
 from wasmsched.live import LeaderElector, LeaseConfig
@@ -281,18 +282,7 @@ def test_a_paused_leader_sends_nothing_once_deposed(
         if past_the_lease:
             assert procs["a"].wait(60) == 1  # it noticed the lost lease and left
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-                p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(10)
-        for f in logs.values():
-            f.close()
+        stop_replicas(procs.values(), logs.values())
     ok = _ok_bindings(srv)
     assert sorted(b["name"] for b in ok) == sorted(f"web-{i}" for i in range(n_pods))
     # A request already past the last check (the HTTP client's, just before it writes) when

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from apiserver import ApiServerDouble
-from live_support import node, placements, pod, replica_command, replica_env, wait
+from live_support import (
+    node,
+    placements,
+    pod,
+    replica_command,
+    replica_env,
+    stop_replicas,
+    wait,
+)
 from wasmsched.api.objects import Pod
 
 
@@ -74,18 +82,7 @@ def test_soak_every_pod_bound_once_no_node_overcommitted(tmp_path: Path) -> None
         wait(lambda: len(placements(srv)) == 90, 60, "third batch bound")
         assert procs[leader].wait(60) == 1  # the deposed leader left
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-                p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(10)
-        for f in logs.values():
-            f.close()
+        stop_replicas(procs.values(), logs.values())
         bindings = list(srv.bindings)
         pods = [Pod(m) for m in srv.list("Pod")]
         nodes = {n["metadata"]["name"]: n for n in srv.list("Node")}
