@@ -134,6 +134,15 @@ class SimulationResult:
     pods: list[PodReport] = field(default_factory=list)
     node_reports: list[NodeReport] = field(default_factory=list)
 
+    def to_dict(self, explain: Callable[[PodReport], bool] | None = None) -> dict[str, Any]:
+        """``simulate --output json``'s document without its explain-only ``events``
+        (docs/output.md); ``explain`` says which pods carry their attempts and cycles."""
+        return {
+            "pods": [report_to_dict(r, explain is not None and explain(r)) for r in self.pods],
+            "nodes": [n.to_dict() for n in self.node_reports],
+            "summary": self.summary(),
+        }
+
     def counts(self) -> dict[str, int]:
         counts = {SCHEDULED: 0, UNSCHEDULABLE: 0, ERROR: 0}
         for o in self.outcomes:

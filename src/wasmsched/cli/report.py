@@ -58,14 +58,9 @@ def result_to_json(
     result: SimulationResult, explain: bool = False, explain_pods: frozenset[str] | None = None
 ) -> dict[str, Any]:
     """The whole JSON document (docs/output.md); ``explain_pods`` narrows the cycles shown."""
-    data: dict[str, Any] = {
-        "pods": [
-            report_to_dict(r, explain and (explain_pods is None or r.pod.key in explain_pods))
-            for r in result.pods
-        ],
-        "nodes": [n.to_dict() for n in result.node_reports],
-        "summary": result.summary(),
-    }
+    data = result.to_dict(
+        (lambda r: explain_pods is None or r.pod.key in explain_pods) if explain else None
+    )
     if explain:
         data["events"] = _events(result)
     return data

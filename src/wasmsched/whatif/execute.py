@@ -13,7 +13,7 @@ from wasmsched.config.catalog import PluginCatalog
 from wasmsched.replay.engine import Replay
 from wasmsched.replay.sources import read_trace
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation, report_to_dict
+from wasmsched.simulator import Simulation
 from wasmsched.whatif.diff import placement_metrics, summary_metrics
 from wasmsched.whatif.runs import RunSpec, placements_digest
 
@@ -52,12 +52,7 @@ def run_document(
             result = sim.run()
         finally:
             sim.close()
-        # simulate --output json without explain (cli/report.py: result_to_json)
-        doc = {
-            "pods": [report_to_dict(r) for r in result.pods],
-            "nodes": [n.to_dict() for n in result.node_reports],
-            "summary": result.summary(),
-        }
+        doc = result.to_dict()  # simulate --output json without explain
         store = sim.store
     doc["metrics"] = placement_metrics(store.nodes.values(), store.pods.values())
     return doc
