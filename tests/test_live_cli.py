@@ -60,6 +60,56 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], expected: str) -
     assert expected in line
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], {"api_workers": 64, "event_workers": 16, "max_binds_in_flight": 256}),
+        (
+            ["--api-workers", "8", "--event-workers", "2", "--event-queue-length", "50"],
+            {"api_workers": 8, "event_workers": 2, "event_queue_length": 50},
+        ),
+        (["--max-binds-in-flight", "3"], {"max_binds_in_flight": 3, "api_workers": 64}),
+    ],
+)
+def test_worker_flags_reach_the_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], expected: dict[str, int]
+) -> None:
+    import wasmsched.live as live
+    from wasmsched.errors import InputError
+
+    seen: list[object] = []
+
+    def fake_runner(api: object, config: object, registry: object, options: object) -> None:
+        seen.append(options)
+        raise InputError("stop here")
+
+    monkeypatch.setattr(live, "LiveRunner", fake_runner)
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n"
+    )
+    result = cli.invoke(
+        app, ["run", "--config", str(config), "--kubeconfig", str(kubeconfig), *args]
+    )
+    assert result.exit_code == 2, result.output
+    assert "stop here" in result.stderr
+    (options,) = seen
+    for name, value in expected.items():
+        assert getattr(options, name) == value, name
+
+
+def test_worker_flags_must_be_positive(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    result = cli.invoke(app, ["run", "--config", str(config), "--api-workers", "0"])
+    assert result.exit_code == 2
+    assert "--api-workers" in result.output + result.stderr
+
+
 def test_sigterm_stops_gracefully_and_releases_the_lease(
     srv: ApiServerDouble, tmp_path: Path
 ) -> None:

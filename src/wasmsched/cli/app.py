@@ -382,6 +382,25 @@ def run(
     log_format: Annotated[LogFormat, typer.Option("--log-format")] = LogFormat.text,
     log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.info,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking.")] = 0,
+    api_workers: Annotated[
+        int | None,
+        typer.Option(
+            "--api-workers", min=1, help="Workers for bindings, status, deletes (default 64)."
+        ),
+    ] = None,
+    event_workers: Annotated[
+        int | None, typer.Option("--event-workers", min=1, help="Event workers (default 16).")
+    ] = None,
+    event_queue_length: Annotated[
+        int | None,
+        typer.Option("--event-queue-length", min=1, help="Events queued before drops (1000)."),
+    ] = None,
+    max_binds_in_flight: Annotated[
+        int | None,
+        typer.Option(
+            "--max-binds-in-flight", min=1, help="Bindings in flight before popping pauses (256)."
+        ),
+    ] = None,
 ) -> None:
     """Run as a live scheduler against a Kubernetes API server."""
     import signal
@@ -415,6 +434,15 @@ def run(
     options.bind_address = bind_address
     options.port = port if port > 0 else None
     options.seed = seed
+    # Unset flags keep RunOptions' defaults (live/writer.py: DEFAULT_API_WORKERS, ...).
+    for name, value in (
+        ("api_workers", api_workers),
+        ("event_workers", event_workers),
+        ("event_queue_length", event_queue_length),
+        ("max_binds_in_flight", max_binds_in_flight),
+    ):
+        if value is not None:
+            setattr(options, name, value)
     try:
         runner = LiveRunner(api, sched_config, registry, options)
     except WasmschedError as err:
