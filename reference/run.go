@@ -34,6 +34,10 @@ import (
 // of apimachinery's watch.RaceFreeFakeWatcher); pending pods are created in smaller batches.
 const createBatch = 50
 
+// How long a cycle waits for the binding cycles still running. VolumeBinding's PreBind
+// polls for the claims every second (binder.go: BindPodVolumes), so more than that.
+const bindWait = 3 * time.Second
+
 type runOptions struct {
 	prefer      map[string]string // "namespace/name" -> node wasmsched chose
 	parallelism int32             // 0: the config's, or 1 above 100 nodes
@@ -279,8 +283,18 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// The simulator's writes take effect at once; here a deletion reaches the scheduler's
 	// cache through the informer, and a cycle started meanwhile would still see the
 	// victim. Wait (bounded) for the cache before each cycle.
+	//
+	// The binding cycle runs on its own goroutine (schedule_one.go: ScheduleOne), and
+	// its bind call is issued before the next cycle starts; against an API server it
+	// lands first, while here the next cycle (pod to pod in microseconds) could
+	// preempt the assumed pod before the goroutine ran. The simulator binds at once;
+	// so before each pop, wait (bounded) until the assumed pods are bound and seen
+	// by the cache (cache.go: AddPod confirms an assumed pod) or forgotten.
 	next := sched.NextPod
 	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
+		_ = waitFor(ctx, bindWait, func() bool {
+			return len(sched.Cache.Dump().AssumedPods) == 0
+		})
 		pi, err := next(l)
 		mu.Lock()
 		waiting := unseen
@@ -381,9 +395,11 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		k := key(p)
 		obj, err := client.Tracker().Get(podsGVR, p.Namespace, p.Name)
 		if err != nil {
-			// Deleted: only a preemption victim, bound before.
+			// Deleted: only a preemption victim. Bound before, it is reported as the
+			// simulator reports it: Preempted on its node (no message: the
+			// simulator's names its simulated time).
 			if node, ok := boundTo[k]; ok {
-				r.Node, r.Result = &node, "Scheduled"
+				r.Node, r.Result = &node, "Preempted"
 			}
 		} else {
 			cur := obj.(*corev1.Pod)
@@ -426,6 +442,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	rep.Summary["unschedulable"] = counts["Unschedulable"]
 	rep.Summary["error"] = counts["Error"]
 	rep.Summary["pending"] = counts["Pending"]
+	rep.Summary["preempted"] = counts["Preempted"]
 	rep.Summary["nodes"] = len(c.nodes)
 	rep.Summary["preemptions"] = pre
 	rep.Summary["wallSeconds"] = wall
