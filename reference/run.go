@@ -469,8 +469,10 @@ func bumpVersion(o metav1.Object) {
 
 // prebind does at load what the PV controller (pkg/controller/volume/persistentvolume:
 // syncClaim, bind) would have done before the scheduler saw the cluster: a claim that
-// names its volume, and whose volume exists, is fully bound (the bind-completed
-// annotation the volume binder's isPVCFullyBound checks, the PV's claimRef).
+// names its volume, says it is Bound (or has the annotation), and whose volume exists
+// and is unclaimed or claimed by it (syncUnboundClaim), is fully bound (the
+// bind-completed annotation the volume binder's isPVCFullyBound checks, the PV's
+// claimRef). A missing PV leaves the claim unbound, as the controller would.
 func prebind(objs []runtime.Object) {
 	pvs := map[string]*corev1.PersistentVolume{}
 	for _, o := range objs {
@@ -483,11 +485,17 @@ func prebind(objs []runtime.Object) {
 		if !ok || pvc.Spec.VolumeName == "" {
 			continue
 		}
+		// A claim the controller has not bound yet (no annotation, status not Bound) is
+		// left as the scheduler would see it: unbound.
+		if _, done := pvc.Annotations["pv.kubernetes.io/bind-completed"]; !done && pvc.Status.Phase != corev1.ClaimBound {
+			continue
+		}
 		pv, ok := pvs[pvc.Spec.VolumeName]
 		if !ok {
 			continue
 		}
-		if pv.Spec.ClaimRef != nil && (pv.Spec.ClaimRef.Name != pvc.Name || pv.Spec.ClaimRef.Namespace != pvc.Namespace) {
+		// A PV claimed by another claim stays so (storagehelpers.IsVolumeBoundToClaim).
+		if ref := pv.Spec.ClaimRef; ref != nil && (ref.Name != pvc.Name || ref.Namespace != pvc.Namespace || (ref.UID != "" && ref.UID != pvc.UID)) {
 			continue
 		}
 		if pvc.Annotations == nil {

@@ -365,21 +365,33 @@ def storage(
                 }
             }
             features.add("volume-zone")
-        docs.append(pv)
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": f"pvc-{i}", "namespace": "default"},
-                "spec": {
-                    "accessModes": [mode],
-                    "storageClassName": "standard",
-                    "volumeName": f"pv-{i}",
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-                "status": {"phase": "Bound", "accessModes": [mode], "capacity": {"storage": "1Gi"}},
-            }
+        # How far the PV controller got (pv_controller.go: syncUnboundClaim): a claim
+        # that names its PV is bound only when the PV exists and its claimRef is empty
+        # or names the claim, whatever the claim's status says.
+        binding = draw(
+            st.sampled_from(["bound", "bound", "bound", "pre-bound", "missing-pv", "other-claim"])
         )
+        pvc: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": f"pvc-{i}", "namespace": "default"},
+            "spec": {
+                "accessModes": [mode],
+                "storageClassName": "standard",
+                "volumeName": f"pv-{i}",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+            "status": {"phase": "Bound", "accessModes": [mode], "capacity": {"storage": "1Gi"}},
+        }
+        if binding == "pre-bound":  # written by a user: no claimRef, no status yet
+            del pv["spec"]["claimRef"], pv["status"], pvc["status"]
+        elif binding == "other-claim":
+            pv["spec"]["claimRef"]["name"] = "someone-else"
+        if binding != "bound":
+            features.add(f"volume-{binding}")
+        if binding != "missing-pv":
+            docs.append(pv)
+        docs.append(pvc)
         claims.append(f"pvc-{i}")
     if draw(st.booleans()):
         features.add("volume-unbound-immediate")

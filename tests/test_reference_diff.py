@@ -61,6 +61,12 @@ FIXED_DIVERGENT = {
     # waits for the binding cycles before each pop, and reports a victim bound before
     # as Preempted on its node, as the simulator does.
     "victim-bound-in-the-run": KNOWN / "victim_bound_in_the_run",
+    # wasmsched's: a claim naming its PV counted as bound on status.phase Bound. kube's
+    # volume binder needs the bind-completed annotation (binder.go: isPVCFullyBound),
+    # which the PV controller only writes when the PV exists and is unclaimed or
+    # claimed by this claim (pv_controller.go: syncUnboundClaim); else the claim is
+    # unbound ("pod has unbound immediate PersistentVolumeClaims").
+    "claim-names-missing-pv": KNOWN / "claim_names_missing_pv",
 }
 
 
