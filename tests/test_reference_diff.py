@@ -140,6 +140,23 @@ def test_fixed_divergence_reproducer(name: str, tmp_path: Path) -> None:
     assert outcome.diffs == []
 
 
+# Hand-written cases for paths the random clusters reach seldom.
+HAND_WRITTEN = {
+    # WaitForFirstConsumer: the smallest fitting free PV per claim, zonal PVs steering
+    # pods, a claim no PV fits, a shared claim following its first pod's node, and a
+    # preemption by a pod whose claim binds in PreBind (binder.go: FindPodVolumes,
+    # BindPodVolumes).
+    "wffc-binding": KNOWN / "wffc_binding",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
+def test_hand_written_case_agrees(name: str, tmp_path: Path) -> None:
+    [outcome] = run_cases([_reproducer(HAND_WRITTEN[name])], tmp_path)
+    assert outcome.ours.pods, "the case schedules nothing"
+    assert outcome.diffs == []
+
+
 @pytest.mark.parametrize("name", sorted(KNOWN_DIVERGENT))
 @pytest.mark.xfail(reason="a known divergence (see KNOWN_DIVERGENT)", strict=True)
 def test_known_divergence_reproducer(name: str, tmp_path: Path) -> None:
