@@ -34,15 +34,15 @@ import (
 // of apimachinery's watch.RaceFreeFakeWatcher); pending pods are created in smaller batches.
 const createBatch = 50
 
-// How long a cycle waits for the binding cycles still running. VolumeBinding's PreBind
-// polls for the claims every second (binder.go: BindPodVolumes), so more than that.
-const bindWait = 3 * time.Second
-
 type runOptions struct {
 	prefer      map[string]string // "namespace/name" -> node wasmsched chose
 	parallelism int32             // 0: the config's, or 1 above 100 nodes
 	quiet       time.Duration     // no activity for this long = settled
 	timeout     time.Duration
+	// How long a cycle waits for the binding cycles still running (0: no wait).
+	// VolumeBinding's PreBind polls for the claims every second (binder.go:
+	// BindPodVolumes), so the default is more than that.
+	bindWait time.Duration
 }
 
 type podResult struct {
@@ -292,9 +292,11 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// by the cache (cache.go: AddPod confirms an assumed pod) or forgotten.
 	next := sched.NextPod
 	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
-		_ = waitFor(ctx, bindWait, func() bool {
-			return len(sched.Cache.Dump().AssumedPods) == 0
-		})
+		if opts.bindWait > 0 {
+			_ = waitFor(ctx, opts.bindWait, func() bool {
+				return len(sched.Cache.Dump().AssumedPods) == 0
+			})
+		}
 		pi, err := next(l)
 		mu.Lock()
 		waiting := unseen
