@@ -44,6 +44,7 @@ func main() {
 	parallelism := flag.Int("parallelism", 0, "override the config's parallelism (default: it, or 1 above 100 nodes)")
 	quiet := flag.Duration("quiet", 150*time.Millisecond, "settled: no scheduling activity for this long")
 	timeout := flag.Duration("timeout", 60*time.Second, "per run")
+	bindWait := flag.Duration("bind-wait", 3*time.Second, "before each cycle, wait this long at most for the binding cycles in flight (0: do not wait)")
 	asyncPreemption := flag.Bool("async-preemption", false, "keep the SchedulerAsyncPreemption feature gate (on by default in 1.33)")
 	flag.Parse()
 
@@ -57,7 +58,7 @@ func main() {
 
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
-	opts := runOptions{parallelism: int32(*parallelism), quiet: *quiet, timeout: *timeout}
+	opts := runOptions{parallelism: int32(*parallelism), quiet: *quiet, timeout: *timeout, bindWait: *bindWait}
 	ctx := context.Background()
 	if *cases != "" {
 		os.Exit(runCases(ctx, *cases, *jobs, opts))

@@ -39,6 +39,10 @@ type runOptions struct {
 	parallelism int32             // 0: the config's, or 1 above 100 nodes
 	quiet       time.Duration     // no activity for this long = settled
 	timeout     time.Duration
+	// How long a cycle waits for the binding cycles still running (0: no wait).
+	// VolumeBinding's PreBind polls for the claims every second (binder.go:
+	// BindPodVolumes), so the default is more than that.
+	bindWait time.Duration
 }
 
 type podResult struct {
@@ -279,8 +283,20 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// The simulator's writes take effect at once; here a deletion reaches the scheduler's
 	// cache through the informer, and a cycle started meanwhile would still see the
 	// victim. Wait (bounded) for the cache before each cycle.
+	//
+	// The binding cycle runs on its own goroutine (schedule_one.go: ScheduleOne), and
+	// its bind call is issued before the next cycle starts; against an API server it
+	// lands first, while here the next cycle (pod to pod in microseconds) could
+	// preempt the assumed pod before the goroutine ran. The simulator binds at once;
+	// so before each pop, wait (bounded) until the assumed pods are bound and seen
+	// by the cache (cache.go: AddPod confirms an assumed pod) or forgotten.
 	next := sched.NextPod
 	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
+		if opts.bindWait > 0 {
+			_ = waitFor(ctx, opts.bindWait, func() bool {
+				return len(sched.Cache.Dump().AssumedPods) == 0
+			})
+		}
 		pi, err := next(l)
 		mu.Lock()
 		waiting := unseen
@@ -381,9 +397,11 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		k := key(p)
 		obj, err := client.Tracker().Get(podsGVR, p.Namespace, p.Name)
 		if err != nil {
-			// Deleted: only a preemption victim, bound before.
+			// Deleted: only a preemption victim. Bound before, it is reported as the
+			// simulator reports it: Preempted on its node (no message: the
+			// simulator's names its simulated time).
 			if node, ok := boundTo[k]; ok {
-				r.Node, r.Result = &node, "Scheduled"
+				r.Node, r.Result = &node, "Preempted"
 			}
 		} else {
 			cur := obj.(*corev1.Pod)
@@ -426,6 +444,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	rep.Summary["unschedulable"] = counts["Unschedulable"]
 	rep.Summary["error"] = counts["Error"]
 	rep.Summary["pending"] = counts["Pending"]
+	rep.Summary["preempted"] = counts["Preempted"]
 	rep.Summary["nodes"] = len(c.nodes)
 	rep.Summary["preemptions"] = pre
 	rep.Summary["wallSeconds"] = wall
@@ -452,8 +471,10 @@ func bumpVersion(o metav1.Object) {
 
 // prebind does at load what the PV controller (pkg/controller/volume/persistentvolume:
 // syncClaim, bind) would have done before the scheduler saw the cluster: a claim that
-// names its volume, and whose volume exists, is fully bound (the bind-completed
-// annotation the volume binder's isPVCFullyBound checks, the PV's claimRef).
+// names its volume, says it is Bound (or has the annotation), and whose volume exists
+// and is unclaimed or claimed by it (syncUnboundClaim), is fully bound (the
+// bind-completed annotation the volume binder's isPVCFullyBound checks, the PV's
+// claimRef). A missing PV leaves the claim unbound, as the controller would.
 func prebind(objs []runtime.Object) {
 	pvs := map[string]*corev1.PersistentVolume{}
 	for _, o := range objs {
@@ -466,11 +487,17 @@ func prebind(objs []runtime.Object) {
 		if !ok || pvc.Spec.VolumeName == "" {
 			continue
 		}
+		// A claim the controller has not bound yet (no annotation, status not Bound) is
+		// left as the scheduler would see it: unbound.
+		if _, done := pvc.Annotations["pv.kubernetes.io/bind-completed"]; !done && pvc.Status.Phase != corev1.ClaimBound {
+			continue
+		}
 		pv, ok := pvs[pvc.Spec.VolumeName]
 		if !ok {
 			continue
 		}
-		if pv.Spec.ClaimRef != nil && (pv.Spec.ClaimRef.Name != pvc.Name || pv.Spec.ClaimRef.Namespace != pvc.Namespace) {
+		// A PV claimed by another claim stays so (storagehelpers.IsVolumeBoundToClaim).
+		if ref := pv.Spec.ClaimRef; ref != nil && (ref.Name != pvc.Name || ref.Namespace != pvc.Namespace || (ref.UID != "" && ref.UID != pvc.UID)) {
 			continue
 		}
 		if pvc.Annotations == nil {

@@ -365,21 +365,33 @@ def storage(
                 }
             }
             features.add("volume-zone")
-        docs.append(pv)
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": f"pvc-{i}", "namespace": "default"},
-                "spec": {
-                    "accessModes": [mode],
-                    "storageClassName": "standard",
-                    "volumeName": f"pv-{i}",
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-                "status": {"phase": "Bound", "accessModes": [mode], "capacity": {"storage": "1Gi"}},
-            }
+        # How far the PV controller got (pv_controller.go: syncUnboundClaim): a claim
+        # that names its PV is bound only when the PV exists and its claimRef is empty
+        # or names the claim, whatever the claim's status says.
+        binding = draw(
+            st.sampled_from(["bound", "bound", "bound", "pre-bound", "missing-pv", "other-claim"])
         )
+        pvc: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": f"pvc-{i}", "namespace": "default"},
+            "spec": {
+                "accessModes": [mode],
+                "storageClassName": "standard",
+                "volumeName": f"pv-{i}",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+            "status": {"phase": "Bound", "accessModes": [mode], "capacity": {"storage": "1Gi"}},
+        }
+        if binding == "pre-bound":  # written by a user: no claimRef, no status yet
+            del pv["spec"]["claimRef"], pv["status"], pvc["status"]
+        elif binding == "other-claim":
+            pv["spec"]["claimRef"]["name"] = "someone-else"
+        if binding != "bound":
+            features.add(f"volume-{binding}")
+        if binding != "missing-pv":
+            docs.append(pv)
+        docs.append(pvc)
         claims.append(f"pvc-{i}")
     if draw(st.booleans()):
         features.add("volume-unbound-immediate")
@@ -397,6 +409,65 @@ def storage(
             }
         )
         claims.append("pvc-unbound")
+    if draw(st.booleans()):
+        # Delayed binding (volume_binding.go: Filter's FindPodVolumes, PreBind's
+        # BindPodVolumes): free PVs, some zonal, matched to claims on the chosen node; no
+        # provisioner, so a claim no PV fits has none (checkVolumeProvisions).
+        features.add("volume-wffc")
+        docs.append(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": "wait"},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
+        for i in range(draw(st.integers(1, 3))):
+            free: dict[str, Any] = {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": f"pv-wait-{i}"},
+                "spec": {
+                    "capacity": {"storage": draw(st.sampled_from(["1Gi", "2Gi"]))},
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "wait",
+                    "csi": {"driver": DRIVER, "volumeHandle": f"vol-wait-{i}"},
+                },
+                "status": {"phase": "Available"},
+            }
+            if draw(st.booleans()):
+                zone = draw(st.sampled_from(ZONES))
+                free["metadata"]["labels"] = {ZONE: zone}
+                free["spec"]["nodeAffinity"] = {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": ZONE, "operator": "In", "values": [zone]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            docs.append(free)
+        for i in range(draw(st.integers(1, 3))):
+            docs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": f"pvc-wait-{i}", "namespace": "default"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": "wait",
+                        "resources": {
+                            "requests": {"storage": draw(st.sampled_from(["1Gi", "2Gi"]))}
+                        },
+                    },
+                    "status": {"phase": "Pending"},
+                }
+            )
+            claims.append(f"pvc-wait-{i}")
     for n in node_docs:
         if draw(st.booleans()):
             features.add("csinode-limits")

@@ -96,6 +96,34 @@ CASES: list[tuple[str, list[str], list[dict[str, Any]], Status | None, Status | 
         Status(U3, UNBOUND_IMMEDIATE),
         None,
     ),
+    # status.phase Bound without the annotation: bound only where the PV controller would
+    # have bound it (pv_controller.go: syncUnboundClaim); found by the reference
+    # (tests/reference_cases/claim_names_missing_pv).
+    (
+        "Bound phase, PV unclaimed: bound",
+        ["pvc-a"],
+        [pvc("pvc-a", "immediate-sc", volume="pv-a", phase="Bound"), pv("pv-a"), IMMEDIATE_SC],
+        None,
+        None,
+    ),
+    (
+        "Bound phase, PV missing: unbound immediate",
+        ["pvc-a"],
+        [pvc("pvc-a", "immediate-sc", volume="pv-a", phase="Bound"), IMMEDIATE_SC],
+        Status(U3, UNBOUND_IMMEDIATE),
+        None,
+    ),
+    (
+        "Bound phase, PV claimed by another claim: unbound immediate",
+        ["pvc-a"],
+        [
+            pvc("pvc-a", "immediate-sc", volume="pv-a", phase="Bound"),
+            pv("pv-a", claim="pvc-b"),
+            IMMEDIATE_SC,
+        ],
+        Status(U3, UNBOUND_IMMEDIATE),
+        None,
+    ),
     (
         "lost claim",
         ["pvc-a"],
@@ -320,7 +348,7 @@ def test_smallest_matching_pv_is_chosen_and_assumed_at_reserve() -> None:
     assert plugin.pre_bind(state, first, "node-a") is None
 
     # The claim now counts as bound to "small"; the next claim gets "big".
-    assert plugin.bound_volume("default/pvc-a", objects[0]) == "small"
+    assert plugin.bound_volume("default/pvc-a", objects[0], StorageObjects()) == "small"
     second = vol_pod("second", claims=["pvc-b"])
     state2 = CycleState()
     plugin.pre_filter(state2, second, [ni])
@@ -345,9 +373,9 @@ def test_unreserve_reverts_the_assumed_binding() -> None:
     plugin.pre_filter(state, pod, [ni])
     plugin.filter(state, pod, ni)
     plugin.reserve(state, pod, "node-a")
-    assert plugin.bound_volume("default/pvc-a", objects[0]) == "pv-a"
+    assert plugin.bound_volume("default/pvc-a", objects[0], StorageObjects()) == "pv-a"
     plugin.unreserve(state, pod, "node-a")
-    assert plugin.bound_volume("default/pvc-a", objects[0]) == ""
+    assert plugin.bound_volume("default/pvc-a", objects[0], StorageObjects()) == ""
 
 
 def test_pre_bind_without_filter_result_is_an_error() -> None:

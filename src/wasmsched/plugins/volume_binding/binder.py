@@ -74,16 +74,30 @@ class VolumeBinder:
     _assumed_pvs: dict[str, str]
     _by_pod: dict[str, list[str]]
 
-    def bound_volume(self, key: str, pvc: Manifest) -> str:
-        """The PV a claim is fully bound to ("" when not): bind-completed (or phase Bound)
-        with a volumeName, or a binding this plugin assumed."""
+    def bound_volume(self, key: str, pvc: Manifest, storage: StorageObjects) -> str:
+        """The PV a claim is fully bound to ("" when not), or a binding this plugin assumed.
+
+        Fully bound is a volumeName with the bind-completed annotation (binder.go:
+        isPVCFullyBound). A hand-written status.phase Bound stands for that annotation,
+        which the PV controller writes with it (pv_controller.go: bind), but only where
+        the controller would have bound the claim (syncUnboundClaim): the named PV exists
+        and its claimRef is empty or names this claim (IsVolumeBoundToClaim). A missing
+        PV, or one claimed by another claim, leaves the claim unbound.
+        """
         assumed = self._assumed.get(key)
         if assumed is not None:
             return assumed
         volume = pvc_volume_name(pvc)
-        if volume and (
-            ANN_BIND_COMPLETED in annotations_of(pvc) or _status(pvc).get("phase") == "Bound"
-        ):
+        if not volume:
+            return ""
+        if ANN_BIND_COMPLETED in annotations_of(pvc):
+            return volume
+        if _status(pvc).get("phase") != "Bound":
+            return ""
+        pv = storage.pvs.get(volume)
+        if pv is None:
+            return ""
+        if _spec(pv).get("claimRef") is None or is_volume_bound_to_claim(pv, pvc):
             return volume
         return ""
 
@@ -112,7 +126,7 @@ class VolumeBinder:
 
         for pvc in s.bound_claims:
             key = f"{namespace_of(pvc)}/{name_of(pvc)}"
-            pv = storage.pvs.get(self.bound_volume(key, pvc))
+            pv = storage.pvs.get(self.bound_volume(key, pvc, storage))
             if pv is None:
                 pvs_found = False
                 break

@@ -140,7 +140,7 @@ class VolumeBinding(VolumeBinder):
         delayed: list[Manifest] = []
         immediate = False
         for key, pvc in found:
-            if self.bound_volume(key, pvc):
+            if self.bound_volume(key, pvc, storage):
                 bound.append(pvc)
                 continue
             class_name = storage.claim_class(pvc)
