@@ -159,7 +159,7 @@ def test_batch_path_is_taken_and_per_node_path_can_be_forced(per_node: None) -> 
     called: list[int] = []
     from wasmsched.plugins.node_resources_fit import NodeResourcesFit as Fit
 
-    original = Fit.score_batch
+    original = Fit.score_columns
 
     def spy(self: Fit, *args: Any) -> Any:
         called.append(1)
@@ -183,7 +183,7 @@ def test_batch_path_is_taken_and_per_node_path_can_be_forced(per_node: None) -> 
         }
     ]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Fit, "score_batch", spy)
+        mp.setattr(Fit, "score_columns", spy)
         run(node_docs, pod_docs, False, 0)
         assert called == []
         run(node_docs, pod_docs, True, 0)

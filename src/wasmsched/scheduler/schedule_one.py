@@ -13,14 +13,21 @@ import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from wasmsched.errors import InternalError
 from wasmsched.framework.batch import (
+    columns_ready,
     filter_batch_ready,
+    filter_columns_ready,
     filter_verdict,
     run_filter_plugins_batch,
+    run_filter_plugins_columns,
+    run_score_plugins_columns,
 )
+from wasmsched.framework.columns import IntArray, NodeList, NodeRows
 from wasmsched.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
@@ -104,9 +111,39 @@ def schedule_pod(
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    priorities = prioritize_nodes(alg.extenders, fwk, state, pod, feasible)
-    host = select_host(priorities, alg.rng)
+    rows = _rows_of(feasible, snapshot)
+    if (
+        rows is not None
+        and columns_ready(fwk, state, rows)
+        and not any(e.has_prioritize for e in alg.extenders)
+    ):
+        totals = prioritize_nodes_columns(fwk, state, pod, feasible, rows)
+        host = feasible[select_host_index(totals, alg.rng)].name
+    else:
+        priorities = prioritize_nodes(alg.extenders, fwk, state, pod, feasible)
+        host = select_host(priorities, alg.rng)
     return ScheduleResult(host, evaluated, len(feasible))
+
+
+def _rows_of(nodes: Sequence[NodeInfo], snapshot: Snapshot) -> NodeRows | None:
+    """The nodes' rows in the snapshot's columns, or None when they are not the snapshot's
+    own NodeInfos (or it has no columns)."""
+    columns = snapshot.columns
+    if columns is None or not columns.usable:
+        return None
+    if isinstance(nodes, NodeList):
+        return NodeRows(columns, nodes.rows)
+    if nodes is snapshot.node_infos:
+        return NodeRows(columns, np.arange(len(nodes), dtype=np.intp))
+    row_of = columns.row_of
+    infos = columns.infos
+    rows = []
+    for ni in nodes:
+        row = row_of.get(ni.name)
+        if row is None or infos[row] is not ni:
+            return None
+        rows.append(row)
+    return NodeRows(columns, np.array(rows, dtype=np.intp))
 
 
 def find_nodes_that_fit(
@@ -146,7 +183,9 @@ def find_nodes_that_fit(
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
         )
     try:
-        feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, nodes)
+        feasible = find_nodes_that_pass_filters(
+            alg, fwk, state, pod, diagnosis, nodes, _rows_of(nodes, snapshot)
+        )
     finally:
         # findNodesThatFitPod: processedNodes = len(feasibleNodes) + NodeToStatus.Len(),
         # updated even on an error, modulo the number of all nodes.
@@ -189,6 +228,7 @@ def find_nodes_that_pass_filters(
     pod: Pod,
     diagnosis: Diagnosis,
     nodes: Sequence[NodeInfo],
+    rows: NodeRows | None = None,
 ) -> list[NodeInfo]:
     """k8s findNodesThatPassFilters: from nextStartNodeIndex round-robin, until enough.
 
@@ -213,8 +253,12 @@ def find_nodes_that_pass_filters(
         diagnosis.evaluated_nodes = len(chosen) + len(nts)
         return chosen
     feasible: list[NodeInfo] = []
-    if not alg.nominator and filter_batch_ready(fwk, state):
-        return _pass_filters_batch(fwk, state, pod, diagnosis, nodes, to_find, start)
+    if not alg.nominator:
+        if columns_ready(fwk, state, rows) and filter_columns_ready(fwk, state):
+            assert rows is not None
+            return _pass_filters_columns(fwk, state, pod, diagnosis, rows, to_find, start)
+        if filter_batch_ready(fwk, state):
+            return _pass_filters_batch(fwk, state, pod, diagnosis, nodes, to_find, start)
     run_filters = fwk.run_filter_plugins
     nominator = alg.nominator
     try:
@@ -293,6 +337,71 @@ def _pass_filters_batch(
     return feasible
 
 
+def _pass_filters_columns(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: Diagnosis,
+    rows: NodeRows,
+    to_find: int,
+    start: int,
+) -> list[NodeInfo]:
+    """findNodesThatPassFilters over the columns (framework/columns): the rows go to
+    Filter in chunks, in the same round-robin order from ``start``; the search stops at the
+    feasible node after the ``to_find``-th (not kept), and the rejected nodes before the
+    stop are recorded in order with their first failing plugin, exactly as the per-node
+    loop does (pkg/scheduler/schedule_one.go: findNodesThatPassFilters). A chunk's rows
+    after the stop were filtered for nothing; nothing of them is kept.
+    """
+    nts = diagnosis.node_to_status
+    num_nodes = len(rows)
+    if not num_nodes:
+        diagnosis.evaluated_nodes = len(nts)
+        return []
+    order = rows.rows
+    if start % num_nodes:
+        order = np.roll(order, -(start % num_nodes))
+    kept: list[np.ndarray[Any, np.dtype[np.intp]]] = []
+    found_count = 0
+    processed = 0
+    infos = rows.columns.infos
+    try:
+        while processed < num_nodes:
+            wanted = to_find - found_count + 1  # the node that cancels the search
+            size = min(max(wanted, _MIN_FILTER_CHUNK, processed), num_nodes - processed)
+            chunk = NodeRows(rows.columns, order[processed : processed + size])
+            failed, found = run_filter_plugins_columns(fwk, state, pod, chunk)
+            passed = np.flatnonzero(failed == 0)
+            stop = size
+            if len(passed) >= wanted:
+                stop = int(passed[wanted - 1])  # the cancelling node, not kept
+                passed = passed[: wanted - 1]
+            rejected = np.flatnonzero(failed[:stop])
+            for pos in rejected.tolist():
+                name, raw = found[int(failed[pos]) - 1]
+                node_info = infos[chunk.rows[pos]]
+                status = filter_verdict(fwk, state, node_info, (name, raw))
+                assert status is not None
+                if not status.is_rejected():
+                    kept.append(chunk.rows[passed[passed < pos]])
+                    found_count += int((passed < pos).sum())
+                    raise CycleError(status)
+                nts.set(node_info.name, status)
+                diagnosis.add_plugin_status(status)
+            kept.append(chunk.rows[passed])
+            found_count += len(passed)
+            processed += size
+            if stop < size:
+                break
+    finally:
+        diagnosis.evaluated_nodes = found_count + len(nts)
+    if not kept:
+        feasible_rows = np.empty(0, np.intp)
+    else:
+        feasible_rows = np.concatenate(kept) if len(kept) != 1 else kept[0]
+    return NodeList(infos[feasible_rows].tolist(), feasible_rows)
+
+
 def run_filter_plugins_with_nominated_pods(
     nominator: Nominator, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
 ) -> Status | None:
@@ -365,6 +474,22 @@ def add_extender_scores(
             entry.total_score += final
 
 
+def prioritize_nodes_columns(
+    fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], rows: NodeRows
+) -> IntArray:
+    """``prioritize_nodes`` without extender scores, totals only, by the columnar Score
+    runner (framework/batch: run_score_plugins_columns)."""
+    if not fwk.has_score_plugins:
+        return np.ones(len(nodes), np.int64)
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if status is not None:
+        raise CycleError(status)
+    totals, status = run_score_plugins_columns(fwk, state, pod, rows)
+    if status is not None:
+        raise CycleError(status)
+    return totals
+
+
 def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
     """The highest total; ties broken by reservoir sampling with the seeded generator."""
     best = scores[0]
@@ -378,6 +503,78 @@ def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
             if rng.randrange(count) == 0:
                 best = entry
     return best.name
+
+
+def select_host_index(totals: IntArray, rng: random.Random) -> int:
+    """``select_host`` over an array of totals: the index it would pick, with the same
+    draws from ``rng`` (the seeded choice stays identical).
+
+    The reservoir draws ``randrange(count)`` for each node that ties the best so far (count
+    restarting at each new best). For random.Random itself, each such draw is
+    ``getrandbits(count.bit_length())`` until below count, one 32-bit word each: the
+    words are taken in one call and the generator is then advanced by exactly the words
+    the draws used.
+    """
+    n = len(totals)
+    if n == 1:
+        return 0
+    before = np.maximum.accumulate(totals)[:-1]  # the best before each node but the first
+    rest = totals[1:]
+    tie = rest == before
+    if not tie.any():
+        return int(np.argmax(totals))  # the first node with the highest total
+    new = rest > before
+    seg = np.cumsum(new)  # which run of one best each node belongs to (0: the first)
+    tie_cum = np.cumsum(tie)
+    base = np.zeros(int(seg[-1]) + 1, np.int64)
+    starts = np.flatnonzero(new)
+    base[1:] = tie_cum[starts]
+    ties = np.flatnonzero(tie)
+    counts = (tie_cum[ties] - base[seg[ties]] + 1).tolist()
+    last = int(seg[-1])
+    chosen = 0 if last == 0 else int(starts[last - 1]) + 1
+    final = (seg[ties] == last).tolist()
+    if type(rng) is not random.Random:
+        for c, in_final, i in zip(counts, final, ties.tolist(), strict=True):
+            if rng.randrange(c) == 0 and in_final:
+                chosen = i + 1
+        return chosen
+    zeros = _reservoir_draws(counts, rng)
+    for is_zero, in_final, i in zip(zeros, final, ties.tolist(), strict=True):
+        if is_zero and in_final:
+            chosen = i + 1
+    return chosen
+
+
+def _reservoir_draws(counts: list[int], rng: random.Random) -> list[bool]:
+    """Whether each ``rng.randrange(c)`` for c in counts is 0, drawing as
+    random.Random._randbelow_with_getrandbits does (one 32-bit word per try, top bits)."""
+    saved = rng.getstate()
+    size = 2 * len(counts) + 16
+    while True:
+        raw = rng.getrandbits(32 * size).to_bytes(4 * size, "little")
+        words = np.frombuffer(raw, dtype="<u4").tolist()
+        zeros: list[bool] = []
+        append = zeros.append
+        j = 0
+        try:
+            for c in counts:
+                shift = 32 - c.bit_length()
+                r = words[j] >> shift
+                j += 1
+                while r >= c:
+                    r = words[j] >> shift
+                    j += 1
+                append(r == 0)
+        except IndexError:
+            rng.setstate(saved)
+            size *= 2
+            continue
+        break
+    rng.setstate(saved)
+    if j:
+        rng.getrandbits(32 * j)
+    return zeros
 
 
 # --- the scheduling cycle ---------------------------------------------------------------
