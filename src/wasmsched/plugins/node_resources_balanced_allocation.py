@@ -194,6 +194,24 @@ class NodeResourcesBalancedAllocation:
             return None
         columns = rows.columns
         r = rows.rows
+        specs = self.resources
+        if len(specs) == 2 and specs[0].kind == KIND_CPU and specs[1].kind == KIND_MEMORY:
+            pod_cpu, pod_memory = s.pod_requests
+            alloc_cpu = columns.alloc_cpu[r]
+            alloc_memory = columns.alloc_memory[r]
+            if (
+                abs(pod_cpu) < SAFE_LIMIT
+                and abs(pod_memory) < SAFE_LIMIT
+                and alloc_cpu.all()
+                and alloc_memory.all()
+            ):
+                # Both fractions present on every row: the two-fraction case alone.
+                f0 = np.minimum((columns.req_cpu[r] + pod_cpu) / alloc_cpu, 1.0)
+                f1 = np.minimum((columns.req_memory[r] + pod_memory) / alloc_memory, 1.0)
+                fast: IntArray = ((1 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(
+                    np.int64
+                )
+                return fast
         size = len(r)
         count = np.zeros(size, np.int64)
         total = np.zeros(size, np.float64)

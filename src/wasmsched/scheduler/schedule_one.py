@@ -359,8 +359,9 @@ def _pass_filters_columns(
         diagnosis.evaluated_nodes = len(nts)
         return []
     order = rows.rows
-    if start % num_nodes:
-        order = np.roll(order, -(start % num_nodes))
+    first = start % num_nodes
+    if first:
+        order = np.concatenate((order[first:], order[:first]))
     kept: list[np.ndarray[Any, np.dtype[np.intp]]] = []
     found_count = 0
     processed = 0
@@ -548,32 +549,32 @@ def select_host_index(totals: IntArray, rng: random.Random) -> int:
 
 def _reservoir_draws(counts: list[int], rng: random.Random) -> list[bool]:
     """Whether each ``rng.randrange(c)`` for c in counts is 0, drawing as
-    random.Random._randbelow_with_getrandbits does (one 32-bit word per try, top bits)."""
-    saved = rng.getstate()
-    size = 2 * len(counts) + 16
-    while True:
+    random.Random._randbelow_with_getrandbits does: ``getrandbits(c.bit_length())``, one
+    32-bit word's top bits per try, until below c. The words are taken in rounds of as
+    many as draws remain (each needs one at least), so none is taken that is not used."""
+    zeros: list[bool] = []
+    append = zeros.append
+    i = 0
+    total = len(counts)
+    while i < total:
+        size = total - i
         raw = rng.getrandbits(32 * size).to_bytes(4 * size, "little")
         words = np.frombuffer(raw, dtype="<u4").tolist()
-        zeros: list[bool] = []
-        append = zeros.append
         j = 0
-        try:
-            for c in counts:
-                shift = 32 - c.bit_length()
+        while j < size:
+            c = counts[i]
+            shift = 32 - c.bit_length()
+            r = words[j] >> shift
+            j += 1
+            while r >= c and j < size:
                 r = words[j] >> shift
                 j += 1
-                while r >= c:
-                    r = words[j] >> shift
-                    j += 1
-                append(r == 0)
-        except IndexError:
-            rng.setstate(saved)
-            size *= 2
-            continue
-        break
-    rng.setstate(saved)
-    if j:
-        rng.getrandbits(32 * j)
+            if r >= c:
+                # This draw goes on in the next round's words: redo it there.
+                words = []
+                break
+            append(r == 0)
+            i += 1
     return zeros
 
 
