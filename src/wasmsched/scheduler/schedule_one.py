@@ -511,10 +511,10 @@ def select_host_index(totals: IntArray, rng: random.Random) -> int:
     draws from ``rng`` (the seeded choice stays identical).
 
     The reservoir draws ``randrange(count)`` for each node that ties the best so far (count
-    restarting at each new best). For random.Random itself, each such draw is
-    ``getrandbits(count.bit_length())`` until below count, one 32-bit word each: the
-    words are taken in one call and the generator is then advanced by exactly the words
-    the draws used.
+    restarting at each new best) and keeps the node when the draw is 0. For random.Random
+    itself, each draw is ``getrandbits(count.bit_length())`` until below count, one 32-bit
+    word each (random.Random._randbelow_with_getrandbits): the words are taken in bulk and
+    the generator is advanced by exactly the words the draws used.
     """
     n = len(totals)
     if n == 1:
@@ -525,56 +525,68 @@ def select_host_index(totals: IntArray, rng: random.Random) -> int:
     if not tie.any():
         return int(np.argmax(totals))  # the first node with the highest total
     new = rest > before
-    seg = np.cumsum(new)  # which run of one best each node belongs to (0: the first)
-    tie_cum = np.cumsum(tie)
-    base = np.zeros(int(seg[-1]) + 1, np.int64)
-    starts = np.flatnonzero(new)
-    base[1:] = tie_cum[starts]
     ties = np.flatnonzero(tie)
-    counts = (tie_cum[ties] - base[seg[ties]] + 1).tolist()
-    last = int(seg[-1])
-    chosen = 0 if last == 0 else int(starts[last - 1]) + 1
-    final = (seg[ties] == last).tolist()
+    if not new.any():
+        # One best throughout (the usual case): counts 2, 3, ... for the ties in order.
+        counts = np.arange(2, len(ties) + 2, dtype=np.int64)
+        first_final = 0
+        chosen = 0
+    else:
+        seg = np.cumsum(new)  # which run of one best each node belongs to (0: the first)
+        tie_cum = np.cumsum(tie)
+        starts = np.flatnonzero(new)
+        base = np.zeros(len(starts) + 1, np.int64)
+        base[1:] = tie_cum[starts]
+        counts = tie_cum[ties] - base[seg[ties]] + 1
+        first_final = int(base[-1])  # the draws from here are the last best's ties
+        chosen = int(starts[-1]) + 1
     if type(rng) is not random.Random:
-        for c, in_final, i in zip(counts, final, ties.tolist(), strict=True):
-            if rng.randrange(c) == 0 and in_final:
-                chosen = i + 1
-        return chosen
-    zeros = _reservoir_draws(counts, rng)
-    for is_zero, in_final, i in zip(zeros, final, ties.tolist(), strict=True):
-        if is_zero and in_final:
-            chosen = i + 1
+        zeros = [i for i, c in enumerate(counts.tolist()) if rng.randrange(c) == 0]
+    else:
+        zeros = _reservoir_zeros(counts, rng)
+    kept = [i for i in zeros if i >= first_final]
+    if kept:
+        chosen = int(ties[kept[-1]]) + 1
     return chosen
 
 
-def _reservoir_draws(counts: list[int], rng: random.Random) -> list[bool]:
-    """Whether each ``rng.randrange(c)`` for c in counts is 0, drawing as
+_POWERS_OF_TWO = np.array([1 << k for k in range(63)], np.int64)
+
+
+def _reservoir_zeros(counts: IntArray, rng: random.Random) -> list[int]:
+    """The indices i where ``rng.randrange(counts[i])`` is 0, drawing as
     random.Random._randbelow_with_getrandbits does: ``getrandbits(c.bit_length())``, one
-    32-bit word's top bits per try, until below c. The words are taken in rounds of as
-    many as draws remain (each needs one at least), so none is taken that is not used."""
-    zeros: list[bool] = []
-    append = zeros.append
-    i = 0
+    32-bit word's top bits per try, until below c. As many words as there are draws are
+    taken at once (each draw needs one at least, so none is taken that is not used); the
+    draws left when they run out take theirs one by one."""
+    bit_lengths = np.searchsorted(_POWERS_OF_TWO, counts, side="right")
     total = len(counts)
-    while i < total:
-        size = total - i
-        raw = rng.getrandbits(32 * size).to_bytes(4 * size, "little")
-        words = np.frombuffer(raw, dtype="<u4").tolist()
-        j = 0
-        while j < size:
-            c = counts[i]
-            shift = 32 - c.bit_length()
-            r = words[j] >> shift
+    raw = rng.getrandbits(32 * total).to_bytes(4 * total, "little")
+    words = np.frombuffer(raw, dtype="<u4")
+    # Optimistic: draw i on word i. Up to the first draw that needs a second word, that is
+    # exactly what happens; the rest is walked from there.
+    tops = (words >> (32 - bit_lengths).astype(np.uint32)).astype(np.int64)
+    rejected = np.flatnonzero(tops >= counts)
+    stop = int(rejected[0]) if len(rejected) else total
+    zeros: list[int] = np.flatnonzero(tops[:stop] == 0).tolist()
+    if stop == total:
+        return zeros
+    values = counts.tolist()
+    shifts = (32 - bit_lengths).tolist()
+    rest = words.tolist()
+    getrandbits = rng.getrandbits
+    j = stop
+    for i in range(stop, total):
+        c = values[i]
+        shift = shifts[i]
+        bits = 32 - shift
+        r = (rest[j] >> shift) if j < total else getrandbits(bits)
+        j += 1
+        while r >= c:
+            r = (rest[j] >> shift) if j < total else getrandbits(bits)
             j += 1
-            while r >= c and j < size:
-                r = words[j] >> shift
-                j += 1
-            if r >= c:
-                # This draw goes on in the next round's words: redo it there.
-                words = []
-                break
-            append(r == 0)
-            i += 1
+        if not r:
+            zeros.append(i)
     return zeros
 
 
