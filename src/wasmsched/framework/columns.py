@@ -85,6 +85,7 @@ class NodeColumns:
         self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
         self.infos[:] = list(node_infos)
         self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
+        self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
         self.alloc_cpu, self.alloc_memory, self.alloc_ephemeral, self.alloc_pods = (
             np.zeros(n, np.int64) for _ in range(4)
@@ -114,6 +115,12 @@ class NodeColumns:
                 self._check(table)
                 for j, name in enumerate(_FIELDS):
                     getattr(self, name)[:] = table[:, j]
+        # What is left per node (allocatable - requested; pods: allocatable - count), which
+        # Filter compares with the pod's requests.
+        self.free_cpu = self.alloc_cpu - self.req_cpu
+        self.free_memory = self.alloc_memory - self.req_memory
+        self.free_ephemeral = self.alloc_ephemeral - self.req_ephemeral
+        self.free_pods = self.alloc_pods - self.pod_count
         for i, ni in enumerate(node_infos):
             node = ni.node
             self.unschedulable[i] = bool(node.unschedulable)
@@ -138,6 +145,10 @@ class NodeColumns:
                 continue
             for name, v in zip(_FIELDS, values, strict=True):
                 getattr(self, name)[i] = v
+            self.free_cpu[i] = values[0] - values[4]
+            self.free_memory[i] = values[1] - values[5]
+            self.free_ephemeral[i] = values[2] - values[6]
+            self.free_pods[i] = values[3] - values[9]
             node = ni.node
             self.unschedulable[i] = bool(node.unschedulable)
             self.tainted[i] = bool(node.taints)

@@ -370,30 +370,30 @@ class NodeResourcesFit:
             return None
         columns = rows.columns
         r = rows.rows
-        mask = np.where(columns.pod_count[r] + 1 > columns.alloc_pods[r], _PODS, 0)
+        fails = [(_PODS, columns.free_pods[r] < 1)]
         if not request.empty:
-            for qty, bit, alloc, used in (
-                (request.milli_cpu, _CPU, columns.alloc_cpu, columns.req_cpu),
-                (request.memory, _MEMORY, columns.alloc_memory, columns.req_memory),
-                (
-                    request.ephemeral_storage,
-                    _EPHEMERAL,
-                    columns.alloc_ephemeral,
-                    columns.req_ephemeral,
-                ),
+            for qty, bit, free in (
+                (request.milli_cpu, _CPU, columns.free_cpu),
+                (request.memory, _MEMORY, columns.free_memory),
+                (request.ephemeral_storage, _EPHEMERAL, columns.free_ephemeral),
             ):
                 if not qty:
                     continue
                 if abs(qty) >= SAFE_LIMIT:
                     return None
-                mask |= np.where(qty > alloc[r] - used[r], bit, 0)
+                fails.append((bit, free[r] < qty))
             for k, (name, qty, _) in enumerate(request.scalars):
                 if abs(qty) >= SAFE_LIMIT:
                     return None
                 alloc, used = columns.scalar(name)
                 if not columns.usable:
                     return None
-                mask |= np.where(qty > alloc[r] - used[r], 16 << k, 0)
+                fails.append((16 << k, alloc[r] - used[r] < qty))
+        if not any(bad.any() for _, bad in fails):
+            return np.zeros(len(r), np.int64), []
+        mask = np.zeros(len(r), np.int64)
+        for bit, bad in fails:
+            mask[bad] |= bit
         if not mask.any():
             return mask, []
         values, codes = np.unique(mask, return_inverse=True)

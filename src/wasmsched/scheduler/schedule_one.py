@@ -134,7 +134,7 @@ def _rows_of(nodes: Sequence[NodeInfo], snapshot: Snapshot) -> NodeRows | None:
     if isinstance(nodes, NodeList):
         return NodeRows(columns, nodes.rows)
     if nodes is snapshot.node_infos:
-        return NodeRows(columns, np.arange(len(nodes), dtype=np.intp))
+        return NodeRows(columns, columns.all_rows)
     row_of = columns.row_of
     infos = columns.infos
     rows = []
@@ -358,10 +358,8 @@ def _pass_filters_columns(
     if not num_nodes:
         diagnosis.evaluated_nodes = len(nts)
         return []
-    order = rows.rows
+    base = rows.rows
     first = start % num_nodes
-    if first:
-        order = np.concatenate((order[first:], order[:first]))
     kept: list[np.ndarray[Any, np.dtype[np.intp]]] = []
     found_count = 0
     processed = 0
@@ -370,7 +368,16 @@ def _pass_filters_columns(
         while processed < num_nodes:
             wanted = to_find - found_count + 1  # the node that cancels the search
             size = min(max(wanted, _MIN_FILTER_CHUNK, processed), num_nodes - processed)
-            chunk = NodeRows(rows.columns, order[processed : processed + size])
+            # The round-robin order from nextStartNodeIndex, wrapping around.
+            lo = first + processed
+            if lo >= num_nodes:
+                lo -= num_nodes
+            hi = lo + size
+            if hi <= num_nodes:
+                chunk_rows = base[lo:hi]
+            else:
+                chunk_rows = np.concatenate((base[lo:], base[: hi - num_nodes]))
+            chunk = NodeRows(rows.columns, chunk_rows)
             failed, found = run_filter_plugins_columns(fwk, state, pod, chunk)
             passed = np.flatnonzero(failed == 0)
             stop = size
