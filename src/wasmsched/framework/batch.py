@@ -33,6 +33,7 @@ __all__ = [
     "ScoreBatch",
     "ScoreColumns",
     "batch_forms",
+    "columnar_forms",
     "columns_ready",
     "filter_batch_ready",
     "filter_verdict",
@@ -68,6 +69,12 @@ def batch_forms(plugins: Iterable[Any], attr: str) -> dict[str, Any]:
         if form is not None:
             forms[plugin.name] = form
     return forms
+
+
+def columnar_forms(fwk: Framework) -> tuple[dict[str, FilterColumns], dict[str, ScoreColumns]]:
+    """The Filter and Score plugins' columnar forms (``filter_columns``, ``score_columns``)."""
+    filters = batch_forms(fwk.filter_plugins, "filter_columns")
+    return filters, batch_forms([p for p, _ in fwk.score_plugins], "score_columns")
 
 
 def plugin_scores(

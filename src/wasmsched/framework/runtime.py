@@ -14,10 +14,9 @@ from wasmsched.errors import WasmschedError
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.batch import (
     FilterBatch,
-    FilterColumns,
     ScoreBatch,
-    ScoreColumns,
     batch_forms,
+    columnar_forms,
     out_of_range,
     plugin_scores,
     score_totals,
@@ -143,14 +142,8 @@ class Framework:
         self.filter_batches: dict[str, FilterBatch] = batch_forms(
             self.filter_plugins, "filter_batch"
         )
-        # Their columnar forms (framework/columns) and the (name, score, weight, extensions)
-        # tuples unobserved cycles run, for the columnar runners.
-        self.filter_columns: dict[str, FilterColumns] = batch_forms(
-            self.filter_plugins, "filter_columns"
-        )
-        self.score_columns: dict[str, ScoreColumns] = batch_forms(
-            [p for p, _ in self.score_plugins], "score_columns"
-        )
+        # Columnar forms (framework/columns) and the Score tuples the columnar runner uses.
+        self.filter_columns, self.score_columns = columnar_forms(self)
         self.score_calls = self._plain[4]
 
     # --- observation ------------------------------------------------------------------
