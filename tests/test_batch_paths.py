@@ -163,15 +163,20 @@ def test_batch_and_per_node_paths_place_every_pod_alike(
 
 
 def test_batch_path_is_taken_and_per_node_path_can_be_forced(per_node: None) -> None:
-    # The switch is real: with it off, no plugin's batch form is asked.
-    called: list[int] = []
+    # The switch is real: with it off, no plugin's columnar form is asked; with it on, the
+    # columnar Filter and Score forms are.
     from wasmsched.plugins.node_resources_fit import NodeResourcesFit as Fit
 
-    original = Fit.score_columns
+    called: list[str] = []
 
-    def spy(self: Fit, *args: Any) -> Any:
-        called.append(1)
-        return original(self, *args)
+    def spy(name: str) -> Any:
+        original = getattr(Fit, name)
+
+        def wrapper(self: Fit, *args: Any) -> Any:
+            called.append(name)
+            return original(self, *args)
+
+        return wrapper
 
     node_docs = [
         {
@@ -191,11 +196,12 @@ def test_batch_path_is_taken_and_per_node_path_can_be_forced(per_node: None) -> 
         }
     ]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Fit, "score_columns", spy)
+        for name in ("score_columns", "filter_columns"):
+            mp.setattr(Fit, name, spy(name))
         run(node_docs, pod_docs, False, 0)
         assert called == []
         run(node_docs, pod_docs, True, 0)
-        assert called
+        assert sorted(set(called)) == ["filter_columns", "score_columns"]
 
 
 # --- the columnar path (framework/columns) against the per-node path, larger clusters ------

@@ -48,7 +48,7 @@ def select_host_index(totals: IntArray, rng: random.Random) -> int:
         counts = tie_cum[ties] - base[seg[ties]] + 1
         first_final = int(base[-1])  # the draws from here are the last best's ties
         chosen = int(starts[-1]) + 1
-    if type(rng) is not random.Random:
+    if type(rng) is not random.Random or len(counts) < _FEW_DRAWS:
         zeros = [i for i, c in enumerate(counts.tolist()) if rng.randrange(c) == 0]
     else:
         zeros = _reservoir_zeros(counts, rng)
@@ -57,6 +57,9 @@ def select_host_index(totals: IntArray, rng: random.Random) -> int:
         chosen = int(ties[kept[-1]]) + 1
     return chosen
 
+
+# Below this many draws, randrange itself costs less than the arrays.
+_FEW_DRAWS = 48
 
 _POWERS_OF_TWO = np.array([1 << k for k in range(63)], np.int64)
 
