@@ -112,7 +112,7 @@ def schedule_pod(
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    rows = _rows_of(feasible, snapshot)
+    rows = _rows_of(fwk, state, feasible, snapshot)
     if (
         rows is not None
         and columns_ready(fwk, state, rows)
@@ -126,11 +126,20 @@ def schedule_pod(
     return ScheduleResult(host, evaluated, len(feasible))
 
 
-def _rows_of(nodes: Sequence[NodeInfo], snapshot: Snapshot) -> NodeRows | None:
-    """The nodes' rows in the snapshot's columns, or None when they are not the snapshot's
-    own NodeInfos (or it has no columns)."""
+def _rows_of(
+    fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo], snapshot: Snapshot
+) -> NodeRows | None:
+    """The nodes' rows in the snapshot's columns, or None when the cycle takes the per-node
+    path (see framework/batch: columns_ready) or they are not the snapshot's own NodeInfos
+    (or it has no columns)."""
     columns = snapshot.columns
-    if columns is None or not columns.usable:
+    if (
+        columns is None
+        or not columns.usable
+        or not fwk.use_batch
+        or state.observer is not None
+        or state.recorder is not None
+    ):
         return None
     if isinstance(nodes, NodeList):
         return NodeRows(columns, nodes.rows)
@@ -185,7 +194,7 @@ def find_nodes_that_fit(
         )
     try:
         feasible = find_nodes_that_pass_filters(
-            alg, fwk, state, pod, diagnosis, nodes, _rows_of(nodes, snapshot)
+            alg, fwk, state, pod, diagnosis, nodes, _rows_of(fwk, state, nodes, snapshot)
         )
     finally:
         # findNodesThatFitPod: processedNodes = len(feasibleNodes) + NodeToStatus.Len(),
