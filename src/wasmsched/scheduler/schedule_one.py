@@ -10,6 +10,7 @@ is kube-scheduler's handleSchedulingFailure.
 from __future__ import annotations
 
 import logging
+import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from wasmsched.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("wasmsched.scheduler")
+
+_NAME = operator.attrgetter("name")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -145,15 +148,14 @@ def _rows_of(
         return NodeRows(columns, nodes.rows)
     if nodes is snapshot.node_infos:
         return NodeRows(columns, columns.all_rows)
-    row_of = columns.row_of
-    infos = columns.infos
-    rows = []
-    for ni in nodes:
-        row = row_of.get(ni.name)
-        if row is None or infos[row] is not ni:
-            return None
-        rows.append(row)
-    return NodeRows(columns, np.array(rows, dtype=np.intp))
+    # By name, then by identity (a clone with a nominated pod is not the snapshot's row).
+    try:
+        rows = np.fromiter(map(columns.row_of.__getitem__, map(_NAME, nodes)), np.intp, len(nodes))
+    except KeyError:
+        return None
+    given = np.empty(len(nodes), dtype=object)
+    given[:] = list(nodes)
+    return NodeRows(columns, rows) if (columns.infos[rows] == given).all() else None
 
 
 def find_nodes_that_fit(
