@@ -424,3 +424,87 @@ def test_select_host_index_draws_as_select_host() -> None:
         index = select_host_index(np.array(values, dtype=np.int64), b)
         assert name == f"n{index}"
         assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("memory", ["64Pi", "100Ei"])
+def test_quantities_too_large_for_int64_columns_fall_back_alike(memory: str) -> None:
+    # 64Pi passes the int64 range but not the columns' safe limit (2**55); 100Ei does not fit
+    # int64 at all: either way the columns are switched off and the result is the per-node one.
+    node_docs, pod_docs = random_cluster(7)
+    node_docs[3]["status"]["allocatable"]["memory"] = memory
+    node_docs[3]["status"]["capacity"]["memory"] = memory
+    config = strategy_config(0)
+    assert run_with(node_docs, pod_docs, True, 0, config) == run_with(
+        node_docs, pod_docs, False, 0, config
+    )
+    cluster = ClusterObjects(nodes=[Node(d) for d in node_docs], pods=[], others=[])
+    sim = Simulation(cluster, config, in_tree_registry(), seed=0)
+    sim.run()
+    assert sim.scheduler is not None
+    columns = sim.scheduler.cache.snapshot().columns
+    assert columns is not None and not columns.usable
+    sim.close()
+
+
+COLUMN_FIELDS = (
+    "alloc_cpu",
+    "alloc_memory",
+    "alloc_ephemeral",
+    "alloc_pods",
+    "req_cpu",
+    "req_memory",
+    "req_ephemeral",
+    "non_zero_cpu",
+    "non_zero_memory",
+    "pod_count",
+    "free_cpu",
+    "free_memory",
+    "free_ephemeral",
+    "free_pods",
+    "unschedulable",
+    "tainted",
+    "uses_ports",
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_columns_follow_the_cache_incrementally(seed: int) -> None:
+    # Pods assumed, forgotten, bound, removed and nodes updated between snapshots: every
+    # column (extended resources included) equals columns built afresh from the NodeInfos.
+    from wasmsched.cluster.cache import Cache
+    from wasmsched.framework.columns import NodeColumns
+
+    rng = random.Random(seed)
+    node_docs, pod_docs = random_cluster(seed)
+    node_docs = node_docs[:20]
+    cache = Cache()
+    for doc in node_docs:
+        cache.add_node(Node(doc))
+    columns = cache.snapshot().columns
+    assert columns is not None
+    columns.scalar(GPU)  # built now, kept up to date from here on
+    placed: list[Pod] = []
+    for step in range(60):
+        action = rng.random()
+        if action < 0.4 or not placed:
+            pod = Pod(pod_docs[step % len(pod_docs)])
+            pod = Pod({**pod.manifest, "metadata": {"name": f"p{step}", "namespace": "d"}})
+            placed.append(cache.assume_pod(pod, rng.choice(node_docs)["metadata"]["name"]))
+        elif action < 0.55:
+            cache.forget_pod(placed.pop(rng.randrange(len(placed))))
+        elif action < 0.7:
+            cache.add_pod(placed[rng.randrange(len(placed))])  # the binding confirmed
+        elif action < 0.85:
+            cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+        else:
+            doc = dict(rng.choice(node_docs))
+            doc["spec"] = {**doc["spec"], "unschedulable": rng.random() < 0.5}
+            cache.add_node(Node(doc))  # an update of the same node
+        snap = cache.snapshot()
+        assert snap.columns is columns  # not rebuilt: the node set did not change
+        fresh = NodeColumns(snap.node_infos)
+        for name in COLUMN_FIELDS:
+            assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
+        for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
+            assert np.array_equal(got, want)
