@@ -4,9 +4,12 @@ result and the same message, and explain mode must record the same scores."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,8 +17,13 @@ from hypothesis import strategies as st
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
+from wasmsched.config.loader import parse_config
+from wasmsched.config.models import SchedulerConfig
+from wasmsched.framework.records import NodePluginScores
 from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.scheduler.registry import default_registry
+from wasmsched.scheduler.schedule_one import select_host, select_host_index
 from wasmsched.simulator import Simulation
 
 IMAGES = ["registry.k8s.io/pause:3.9", "nginx:1.25", "busybox:1.36"]
@@ -155,15 +163,20 @@ def test_batch_and_per_node_paths_place_every_pod_alike(
 
 
 def test_batch_path_is_taken_and_per_node_path_can_be_forced(per_node: None) -> None:
-    # The switch is real: with it off, no plugin's batch form is asked.
-    called: list[int] = []
+    # The switch is real: with it off, no plugin's columnar form is asked; with it on, the
+    # columnar Filter and Score forms are.
     from wasmsched.plugins.node_resources_fit import NodeResourcesFit as Fit
 
-    original = Fit.score_batch
+    called: list[str] = []
 
-    def spy(self: Fit, *args: Any) -> Any:
-        called.append(1)
-        return original(self, *args)
+    def spy(name: str) -> Any:
+        original = getattr(Fit, name)
+
+        def wrapper(self: Fit, *args: Any) -> Any:
+            called.append(name)
+            return original(self, *args)
+
+        return wrapper
 
     node_docs = [
         {
@@ -183,8 +196,315 @@ def test_batch_path_is_taken_and_per_node_path_can_be_forced(per_node: None) -> 
         }
     ]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Fit, "score_batch", spy)
+        for name in ("score_columns", "filter_columns"):
+            mp.setattr(Fit, name, spy(name))
         run(node_docs, pod_docs, False, 0)
         assert called == []
         run(node_docs, pod_docs, True, 0)
-        assert called
+        assert sorted(set(called)) == ["filter_columns", "score_columns"]
+
+
+# --- the columnar path (framework/columns) against the per-node path, larger clusters ------
+
+GPU = "example.com/gpu"
+ZONES = ["z0", "z1", "z2"]
+DISKS = ["ssd", "hdd"]
+EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+def _random_node(rng: random.Random, i: int) -> dict[str, Any]:
+    alloc = {
+        "cpu": rng.choice(["0", "1", "2", "4", "3500m"]),
+        "memory": rng.choice(["0", "1Gi", "4Gi", "16Gi"]),
+        "pods": str(rng.choice([2, 5, 110])),
+    }
+    if rng.random() < 0.3:
+        alloc[GPU] = str(rng.randint(0, 4))
+    if rng.random() < 0.3:
+        alloc["ephemeral-storage"] = rng.choice(["0", "1Gi", "10Gi"])
+    taints = [
+        {"key": k, "value": "x", "effect": rng.choice(EFFECTS)}
+        for k in TAINT_KEYS
+        if rng.random() < 0.15
+    ]
+    images = [
+        {"names": [img], "sizeBytes": rng.randint(0, 1_500_000_000)}
+        for img in IMAGES
+        if rng.random() < 0.4
+    ]
+    labels = {"kubernetes.io/hostname": f"node-{i}", "zone": rng.choice(ZONES)}
+    if rng.random() < 0.5:
+        labels["disk"] = rng.choice(DISKS)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"node-{i}", "labels": labels},
+        "spec": {"taints": taints, "unschedulable": rng.random() < 0.05},
+        "status": {"capacity": alloc, "allocatable": alloc, "images": images},
+    }
+
+
+def _random_pod(rng: random.Random, i: int, node: str | None) -> dict[str, Any]:
+    requests: dict[str, str] = {}
+    if rng.random() < 0.7:
+        requests["cpu"] = rng.choice(["50m", "100m", "500m", "1", "3"])
+    if rng.random() < 0.7:
+        requests["memory"] = rng.choice(["100Mi", "500Mi", "2Gi"])
+    if rng.random() < 0.15:
+        requests[GPU] = str(rng.randint(1, 2))
+    if rng.random() < 0.1:
+        requests["ephemeral-storage"] = rng.choice(["100Mi", "5Gi"])
+    container: dict[str, Any] = {
+        "name": "c",
+        "image": rng.choice(IMAGES),
+        "resources": {"requests": requests, "limits": dict(requests)} if requests else {},
+    }
+    if rng.random() < 0.15:
+        container["ports"] = [{"containerPort": 80, "hostPort": rng.choice([8080, 9090])}]
+    spec: dict[str, Any] = {"containers": [container]}
+    if rng.random() < 0.2:
+        spec["initContainers"] = [{"name": "init", "image": rng.choice(IMAGES)}]
+    spec["tolerations"] = [
+        {"key": k, "operator": "Exists"} for k in TAINT_KEYS if rng.random() < 0.4
+    ]
+    if rng.random() < 0.2:
+        spec["nodeSelector"] = {"zone": rng.choice(ZONES)}
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.2:
+        affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {
+                            "key": "disk",
+                            "operator": rng.choice(["In", "NotIn", "Exists"]),
+                            **(
+                                {"values": [rng.choice(DISKS)]}
+                                if rng.random() < 0.9
+                                else {"values": []}
+                            ),
+                        }
+                    ]
+                }
+            ]
+        }
+        term = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        if term[0]["matchExpressions"][0]["operator"] == "Exists":
+            term[0]["matchExpressions"][0].pop("values")
+    if rng.random() < 0.3:
+        affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {
+                "weight": rng.randint(1, 100),
+                "preference": {
+                    "matchExpressions": [{"key": "zone", "operator": "In", "values": [z]}]
+                },
+            }
+            for z in rng.sample(ZONES, rng.randint(1, 2))
+        ]
+    if affinity:
+        spec["affinity"] = {"nodeAffinity": affinity}
+    if node is not None:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i}", "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def random_cluster(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """More than 100 nodes (so that the Filter search samples and stops early), some pods
+    already bound (host ports and requests in use), and pending pods touching every plugin
+    the columnar forms cover."""
+    rng = random.Random(seed)
+    n = rng.randint(101, 150)
+    node_docs = [_random_node(rng, i) for i in range(n)]
+    bound = [_random_pod(rng, i, f"node-{rng.randrange(n)}") for i in range(rng.randint(0, 40))]
+    pending = [_random_pod(rng, len(bound) + i, None) for i in range(rng.randint(20, 60))]
+    return node_docs, bound + pending
+
+
+STRATEGIES = [
+    None,
+    {
+        "type": "MostAllocated",
+        "resources": [{"name": "cpu", "weight": 2}, {"name": GPU, "weight": 3}],
+    },
+    {
+        "type": "RequestedToCapacityRatio",
+        "resources": [
+            {"name": "cpu", "weight": 1},
+            {"name": "memory", "weight": 1},
+            {"name": "ephemeral-storage", "weight": 2},
+        ],
+        "requestedToCapacityRatio": {
+            "shape": [
+                {"utilization": 0, "score": 10},
+                {"utilization": 60, "score": 3},
+                {"utilization": 100, "score": 0},
+            ]
+        },
+    },
+    {
+        "type": "LeastAllocated",
+        "resources": [{"name": "memory", "weight": 3}, {"name": GPU, "weight": 1}],
+    },
+]
+
+
+def strategy_config(index: int) -> SchedulerConfig:
+    """The default profile, with NodeResourcesFit's strategy ``STRATEGIES[index]`` and
+    BalancedAllocation over three resources for the non-default ones."""
+    strategy = STRATEGIES[index]
+    if strategy is None:
+        return default_config()
+    plugin_config = [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}},
+        {
+            "name": "NodeResourcesBalancedAllocation",
+            "args": {
+                "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU, "weight": 1}]
+            },
+        },
+    ]
+    data = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": plugin_config}],
+    }
+    return parse_config(data, "<test>", Path("."), default_registry())
+
+
+def run_with(
+    node_docs: list[dict[str, Any]],
+    pod_docs: list[dict[str, Any]],
+    batch: bool,
+    seed: int,
+    config: SchedulerConfig,
+) -> tuple[list[tuple[str, str, str | None, str]], float]:
+    cluster = ClusterObjects(
+        nodes=[Node(d) for d in node_docs], pods=[Pod(d) for d in pod_docs], others=[]
+    )
+    Framework.use_batch = batch
+    try:
+        sim = Simulation(cluster, config, in_tree_registry(), seed=seed)
+        result = sim.run()
+        assert sim.scheduler is not None
+        after = sim.scheduler.rng.random()
+        sim.close()
+    finally:
+        Framework.use_batch = True
+    return [(o.pod.name, o.result, o.node, o.message) for o in result.outcomes], after
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.integers(0, len(STRATEGIES) - 1), st.integers(0, 3))
+def test_columnar_and_per_node_paths_agree_on_sampled_clusters(
+    cluster_seed: int, strategy: int, seed: int
+) -> None:
+    # Every pod gets the same node and the same message, and the tie-break generator ends in
+    # the same state: the columnar search, scores and select_host drew exactly alike.
+    node_docs, pod_docs = random_cluster(cluster_seed)
+    config = strategy_config(strategy)
+    columnar = run_with(node_docs, pod_docs, True, seed, config)
+    assert columnar == run_with(node_docs, pod_docs, False, seed, config)
+
+
+def test_select_host_index_draws_as_select_host() -> None:
+    # Random totals with many ties (the reservoir's draws): the same index, and the generator
+    # left in the same state, as the per-node select_host.
+    for trial in range(400):
+        gen = random.Random(trial)
+        values = [gen.randint(0, gen.choice([1, 2, 5, 100])) for _ in range(gen.randint(1, 400))]
+        if trial % 3 == 0:
+            values.sort()
+        a, b = random.Random(trial), random.Random(trial)
+        name = select_host([NodePluginScores(f"n{i}", [], v) for i, v in enumerate(values)], a)
+        index = select_host_index(np.array(values, dtype=np.int64), b)
+        assert name == f"n{index}"
+        assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("memory", ["64Pi", "100Ei"])
+def test_quantities_too_large_for_int64_columns_fall_back_alike(memory: str) -> None:
+    # 64Pi passes the int64 range but not the columns' safe limit (2**55); 100Ei does not fit
+    # int64 at all: either way the columns are switched off and the result is the per-node one.
+    node_docs, pod_docs = random_cluster(7)
+    node_docs[3]["status"]["allocatable"]["memory"] = memory
+    node_docs[3]["status"]["capacity"]["memory"] = memory
+    config = strategy_config(0)
+    assert run_with(node_docs, pod_docs, True, 0, config) == run_with(
+        node_docs, pod_docs, False, 0, config
+    )
+    cluster = ClusterObjects(nodes=[Node(d) for d in node_docs], pods=[], others=[])
+    sim = Simulation(cluster, config, in_tree_registry(), seed=0)
+    sim.run()
+    assert sim.scheduler is not None
+    columns = sim.scheduler.cache.snapshot().columns
+    assert columns is not None and not columns.usable
+    sim.close()
+
+
+COLUMN_FIELDS = (
+    "alloc_cpu",
+    "alloc_memory",
+    "alloc_ephemeral",
+    "alloc_pods",
+    "req_cpu",
+    "req_memory",
+    "req_ephemeral",
+    "non_zero_cpu",
+    "non_zero_memory",
+    "pod_count",
+    "free_cpu",
+    "free_memory",
+    "free_ephemeral",
+    "free_pods",
+    "unschedulable",
+    "tainted",
+    "uses_ports",
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_columns_follow_the_cache_incrementally(seed: int) -> None:
+    # Pods assumed, forgotten, bound, removed and nodes updated between snapshots: every
+    # column (extended resources included) equals columns built afresh from the NodeInfos.
+    from wasmsched.cluster.cache import Cache
+    from wasmsched.framework.columns import NodeColumns
+
+    rng = random.Random(seed)
+    node_docs, pod_docs = random_cluster(seed)
+    node_docs = node_docs[:20]
+    cache = Cache()
+    for doc in node_docs:
+        cache.add_node(Node(doc))
+    columns = cache.snapshot().columns
+    assert columns is not None
+    columns.scalar(GPU)  # built now, kept up to date from here on
+    placed: list[Pod] = []
+    for step in range(60):
+        action = rng.random()
+        if action < 0.4 or not placed:
+            pod = Pod(pod_docs[step % len(pod_docs)])
+            pod = Pod({**pod.manifest, "metadata": {"name": f"p{step}", "namespace": "d"}})
+            placed.append(cache.assume_pod(pod, rng.choice(node_docs)["metadata"]["name"]))
+        elif action < 0.55:
+            cache.forget_pod(placed.pop(rng.randrange(len(placed))))
+        elif action < 0.7:
+            cache.add_pod(placed[rng.randrange(len(placed))])  # the binding confirmed
+        elif action < 0.85:
+            cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+        else:
+            doc = dict(rng.choice(node_docs))
+            doc["spec"] = {**doc["spec"], "unschedulable": rng.random() < 0.5}
+            cache.add_node(Node(doc))  # an update of the same node
+        snap = cache.snapshot()
+        assert snap.columns is columns  # not rebuilt: the node set did not change
+        fresh = NodeColumns(snap.node_infos)
+        for name in COLUMN_FIELDS:
+            assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
+        for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
+            assert np.array_equal(got, want)

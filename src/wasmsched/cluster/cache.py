@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wasmsched.framework.columns import NodeColumns
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 
 if TYPE_CHECKING:
@@ -38,6 +39,14 @@ class Cache:
         self._snapshot: Snapshot | None = None
         self._images_dirty = True
         self.generation = 0
+        # NodeInfos changed since the last snapshot (their columnar rows are re-read) and
+        # whether a node itself changed (labels, taints: per-node caches are dropped).
+        self._dirty: dict[str, NodeInfo] = {}
+        self._nodes_changed = False
+        # Nodes with pods with (anti-)affinity, and whether those sets changed.
+        self._affinity: set[str] = set()
+        self._anti_affinity: set[str] = set()
+        self._affinity_dirty = True
 
     # --- nodes --------------------------------------------------------------------------
 
@@ -51,6 +60,8 @@ class Cache:
             self._snapshot = None
         else:
             info.set_node(node)
+            self._dirty[node.name] = info
+            self._nodes_changed = True
         self._images_dirty = True
         self.generation += 1
         return info
@@ -105,8 +116,24 @@ class Cache:
         if info is None:
             self._orphans.setdefault(node_name, []).append(pod)
         else:
-            info.add_pod(pod)
+            pod_info = info.add_pod(pod)
+            self._dirty[node_name] = info
+            if pod_info.has_affinity:
+                self._track_affinity(info)
         self.generation += 1
+
+    def _track_affinity(self, info: NodeInfo) -> None:
+        """Keeps the sets of nodes with pods with (anti-)affinity in step with ``info``."""
+        for names, has in (
+            (self._affinity, bool(info.pods_with_affinity)),
+            (self._anti_affinity, bool(info.pods_with_required_anti_affinity)),
+        ):
+            if has and info.name not in names:
+                names.add(info.name)
+                self._affinity_dirty = True
+            elif not has and info.name in names:
+                names.discard(info.name)
+                self._affinity_dirty = True
 
     def _remove(self, uid: str) -> None:
         node_name = self.pod_node.pop(uid, None)
@@ -116,6 +143,9 @@ class Cache:
         info = self.nodes.get(node_name)
         if info is not None:
             info.remove_pod(pod)
+            self._dirty[node_name] = info
+            if info.name in self._affinity or info.name in self._anti_affinity:
+                self._track_affinity(info)
         else:
             orphans = self._orphans.get(node_name, [])
             self._orphans[node_name] = [p for p in orphans if p.uid != uid]
@@ -124,15 +154,45 @@ class Cache:
     # --- snapshot -------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """The cycle's view; rebuilt only when the node set changed."""
-        if self._snapshot is None:
-            self._snapshot = Snapshot(self._node_tree_order(), self.generation)
+        """The cycle's view; rebuilt only when the node set changed, else its columnar rows
+        of the nodes changed since the last cycle are re-read (framework/columns)."""
+        snap = self._snapshot
+        if snap is None:
+            snap = self._snapshot = Snapshot(self._node_tree_order(), self.generation)
+            snap.columns = NodeColumns(snap.node_infos)
+            self._affinity = {ni.name for ni in snap.node_infos if ni.pods_with_affinity}
+            self._anti_affinity = {
+                ni.name for ni in snap.node_infos if ni.pods_with_required_anti_affinity
+            }
+            self._affinity_dirty = False
         else:
-            self._snapshot.generation = self.generation
-            self._snapshot.refresh_affinity_lists()
+            snap.generation = self.generation
+            if self._affinity_dirty:
+                self._refresh_affinity_lists(snap)
+            if self._dirty and snap.columns is not None:
+                snap.columns.update(self._dirty.values(), self._nodes_changed)
+        self._dirty = {}
+        self._nodes_changed = False
         if self._images_dirty:
             self._refresh_image_states()
-        return self._snapshot
+            if snap.columns is not None:
+                snap.columns.node_cache.clear()
+        return snap
+
+    def _refresh_affinity_lists(self, snap: Snapshot) -> None:
+        """The snapshot's lists of nodes with (anti-)affinity pods, in snapshot order, from
+        the tracked sets (Snapshot.refresh_affinity_lists without a pass over every node)."""
+        columns = snap.columns
+        if columns is None:
+            snap.refresh_affinity_lists()
+        else:
+            row_of = columns.row_of
+            infos = columns.infos
+            snap.with_affinity = [infos[r] for r in sorted(row_of[n] for n in self._affinity)]
+            snap.with_required_anti_affinity = [
+                infos[r] for r in sorted(row_of[n] for n in self._anti_affinity)
+            ]
+        self._affinity_dirty = False
 
     def _node_tree_order(self) -> list[NodeInfo]:
         """Zones interleaved round-robin, nodes in each zone in arrival order (k8s nodeTree)."""

@@ -14,7 +14,10 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeRows, verdicts
+from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from wasmsched.framework.records import NodePluginScores
 from wasmsched.framework.status import Code, Status
 
@@ -26,13 +29,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FilterBatch",
+    "FilterColumns",
     "ScoreBatch",
+    "ScoreColumns",
     "batch_forms",
+    "columnar_forms",
+    "columns_ready",
     "filter_batch_ready",
     "filter_verdict",
     "out_of_range",
     "plugin_scores",
     "run_filter_plugins_batch",
+    "run_filter_plugins_columns",
+    "run_score_plugins_columns",
     "score_totals",
 ]
 
@@ -41,6 +50,13 @@ __all__ = [
 ScoreBatch = Callable[["CycleState", "Pod", Sequence["NodeInfo"]], tuple[list[int], Status | None]]
 # A plugin's batch Filter form: every node's Filter status, in the order given.
 FilterBatch = Callable[["CycleState", "Pod", Sequence["NodeInfo"]], list[Status | None]]
+# A plugin's columnar Filter form (framework/columns): per row, 0 when it passes, else k for
+# ``statuses[k - 1]``; None when it cannot answer in columns (the caller asks per node).
+FilterColumns = Callable[
+    ["CycleState", "Pod", NodeRows], "tuple[IntArray, Sequence[Status]] | None"
+]
+# A plugin's columnar Score form: every row's raw score, or None (the caller asks per node).
+ScoreColumns = Callable[["CycleState", "Pod", NodeRows], "IntArray | None"]
 # A per-node Score call, as the framework's run tuples hold it.
 ScoreCall = Callable[["CycleState", "Pod", "NodeInfo"], tuple[int, Status | None]]
 
@@ -53,6 +69,12 @@ def batch_forms(plugins: Iterable[Any], attr: str) -> dict[str, Any]:
         if form is not None:
             forms[plugin.name] = form
     return forms
+
+
+def columnar_forms(fwk: Framework) -> tuple[dict[str, FilterColumns], dict[str, ScoreColumns]]:
+    """The Filter and Score plugins' columnar forms (``filter_columns``, ``score_columns``)."""
+    filters = batch_forms(fwk.filter_plugins, "filter_columns")
+    return filters, batch_forms([p for p, _ in fwk.score_plugins], "score_columns")
 
 
 def plugin_scores(
@@ -185,3 +207,168 @@ def filter_verdict(
         return error
     status.plugin = name
     return status
+
+
+# --- columnar forms (framework/columns) ---------------------------------------------------
+
+
+def columns_ready(fwk: Framework, state: CycleState, rows: NodeRows | None) -> bool:
+    """Whether the columnar runners may stand for the per-node ones this cycle: batch forms
+    on, the cycle neither observed nor explained (both read every per-node call), and
+    columns usable for the snapshot."""
+    return (
+        rows is not None
+        and fwk.use_batch
+        and state.observer is None
+        and state.recorder is None
+        and rows.columns.usable
+    )
+
+
+def filter_columns_ready(fwk: Framework, state: CycleState) -> bool:
+    """Whether every Filter plugin of this cycle has a batch or columnar form: those are
+    free of side effects, so filtering a few nodes past the search's stop changes nothing
+    (a wasm guest or an extender is called exactly on the nodes the search reaches)."""
+    skip = state.skip_filter_plugins
+    cols = fwk.filter_columns
+    batches = fwk.filter_batches
+    return all(name in cols or name in batches for name, _ in fwk.filter_calls if name not in skip)
+
+
+def _filter_per_node(
+    batch: FilterBatch | None,
+    filter_fn: Callable[[CycleState, Pod, NodeInfo], Status | None],
+    state: CycleState,
+    pod: Pod,
+    infos: list[NodeInfo],
+) -> list[Status | None]:
+    if batch is not None:
+        try:
+            return batch(state, pod, infos)
+        except Exception:
+            pass  # the per-node calls say which node raised, and with which message
+    statuses: list[Status | None] = []
+    for node_info in infos:
+        try:
+            statuses.append(filter_fn(state, pod, node_info))
+        except Exception as err:
+            statuses.append(Status(Code.ERROR, f"{type(err).__name__}: {err}"))
+    return statuses
+
+
+def run_filter_plugins_columns(
+    fwk: Framework, state: CycleState, pod: Pod, rows: NodeRows
+) -> tuple[IntArray, list[tuple[str, Status]]]:
+    """``run_filter_plugins_batch`` over columns: per row, 0 when every Filter passes it,
+    else k for ``found[k - 1]``, (the first plugin whose status is not a success, that
+    status). A row that one plugin rejects is not shown to the plugins after it."""
+    skip = state.skip_filter_plugins
+    cols = fwk.filter_columns
+    batches = fwk.filter_batches
+    size = len(rows)
+    failed = np.zeros(size, np.int64)
+    found: list[tuple[str, Status]] = []
+    alive: np.ndarray[Any, np.dtype[np.intp]] | None = None  # None: every row
+    for name, filter_fn in fwk.filter_calls:
+        if skip and name in skip:
+            continue
+        subset = rows if alive is None else rows.take(alive)
+        if not len(subset):
+            break
+        answer = None
+        form = cols.get(name)
+        if form is not None:
+            try:
+                answer = form(state, pod, subset)
+            except Exception:
+                answer = None
+        if answer is None:
+            statuses = _filter_per_node(batches.get(name), filter_fn, state, pod, subset.infos())
+            answer = verdicts(len(subset), enumerate(statuses))
+        codes, table = answer
+        if not table:
+            continue
+        rejected = np.flatnonzero(codes)
+        if not len(rejected):
+            continue
+        offset = len(found)
+        found.extend((name, status) for status in table)
+        where = rejected if alive is None else alive[rejected]
+        failed[where] = codes[rejected] + offset
+        alive = np.flatnonzero(failed == 0)
+    return failed, found
+
+
+def run_score_plugins_columns(
+    fwk: Framework, state: CycleState, pod: Pod, rows: NodeRows
+) -> tuple[IntArray, Status | None]:
+    """``Framework.run_score_plugins`` over columns, totals only: Score (columnar form, else
+    batch, else per node), NormalizeScore, the range check and the weights, with the same
+    errors (pkg/scheduler/framework/runtime/framework.go: RunScorePlugins)."""
+    skip = state.skip_score_plugins
+    totals = np.zeros(len(rows), np.int64)
+    cols = fwk.score_columns
+    batches = fwk.score_batches
+    for name, score_fn, weight, extensions in fwk.score_calls:
+        if skip and name in skip:
+            continue
+        values: Any = None
+        form = cols.get(name)
+        if form is not None:
+            try:
+                values = form(state, pod, rows)
+            except Exception:
+                values = None
+        if values is None:
+            listed, status = plugin_scores(batches.get(name), score_fn, state, pod, rows.infos())
+            if status is not None:
+                return totals, _error(f"running Score plugin {name!r}: {status.message}", name)
+            values = listed
+        if extensions is not None:
+            values, status = _normalize(extensions, state, pod, rows, values)
+            if status is not None:
+                return totals, _error(
+                    f"running Normalize on Score plugin {name!r}: {status.message}", name
+                )
+        if not isinstance(values, np.ndarray):
+            invalid = out_of_range(name, values)
+            if invalid is not None:
+                invalid.plugin = name
+                return totals, invalid
+            values = np.array(values, dtype=np.int64)
+        elif len(values) and (
+            int(values.min()) < MIN_NODE_SCORE or int(values.max()) > MAX_NODE_SCORE
+        ):
+            invalid = out_of_range(name, values.tolist())
+            assert invalid is not None
+            invalid.plugin = name
+            return totals, invalid
+        totals += values if weight == 1 else values * weight
+    return totals, None
+
+
+def _error(message: str, plugin: str) -> Status:
+    status = Status(Code.ERROR, message)
+    status.plugin = plugin
+    return status
+
+
+def _normalize(
+    extensions: Any, state: CycleState, pod: Pod, rows: NodeRows, values: Any
+) -> tuple[Any, Status | None]:
+    """NormalizeScore by the plugin's columnar form when it has one, else over NodeScores."""
+    norm = getattr(extensions, "normalize_columns", None)
+    if norm is not None and isinstance(values, np.ndarray):
+        try:
+            return norm(values), None
+        except Exception as err:
+            return values, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+    raw = values.tolist() if isinstance(values, np.ndarray) else values
+    scores = [NodeScore(ni.name, v) for ni, v in zip(rows.infos(), raw, strict=True)]
+    try:
+        status = extensions.normalize_score(state, pod, scores)
+    except Exception as err:
+        status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+    if status is not None and status.code != Code.SUCCESS:
+        return values, status
+    return [s.score for s in scores], None

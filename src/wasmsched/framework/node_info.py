@@ -9,6 +9,7 @@ from wasmsched.api.resources import Resource
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
+    from wasmsched.framework.columns import NodeColumns
 
 WILDCARD_IP = "0.0.0.0"
 
@@ -179,6 +180,7 @@ class Snapshot:
 
     __slots__ = (
         "_by_name",
+        "columns",
         "generation",
         "node_infos",
         "with_affinity",
@@ -191,6 +193,9 @@ class Snapshot:
         self.generation = generation
         self.with_affinity: list[NodeInfo] = []
         self.with_required_anti_affinity: list[NodeInfo] = []
+        # The columnar view (framework/columns), kept up to date by the scheduler cache;
+        # None for a snapshot built elsewhere, whose batch forms then run per node.
+        self.columns: NodeColumns | None = None
         self.refresh_affinity_lists()
 
     def refresh_affinity_lists(self) -> None:

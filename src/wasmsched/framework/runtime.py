@@ -16,6 +16,7 @@ from wasmsched.framework.batch import (
     FilterBatch,
     ScoreBatch,
     batch_forms,
+    columnar_forms,
     out_of_range,
     plugin_scores,
     score_totals,
@@ -141,6 +142,9 @@ class Framework:
         self.filter_batches: dict[str, FilterBatch] = batch_forms(
             self.filter_plugins, "filter_batch"
         )
+        # Columnar forms (framework/columns) and the Score tuples the columnar runner uses.
+        self.filter_columns, self.score_columns = columnar_forms(self)
+        self.score_calls = self._plain[4]
 
     # --- observation ------------------------------------------------------------------
 

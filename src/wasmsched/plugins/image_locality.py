@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.plugins.helpers import ALL_EVENTS
 
@@ -123,6 +126,37 @@ class ImageLocality:
             append(calculate_priority(total_score, count))
         return out, None
 
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` over the columns: each of the pod's images adds its scaled score (the
+        same for every node that holds it) on the rows that hold it; then calculatePriority
+        on the sums. Which rows hold an image is found once per image (and node set)."""
+        images, count = pod_images(pod)
+        size = len(rows)
+        if count == 0:
+            return np.zeros(size, np.int64)
+        total = len(self.handle.snapshot())
+        sums = np.zeros(size, np.int64)
+        if total:
+            columns = rows.columns
+            for image in images:
+                held = columns.node_cache.get(("image", image))
+                if held is None:
+                    held = _holders(columns.infos.tolist(), image)
+                    columns.node_cache[("image", image)] = held
+                mask, summary = held
+                if summary is None:
+                    continue
+                value = scaled_image_score(summary, total)
+                if value >= SAFE_LIMIT:
+                    return None
+                sums += np.where(mask[rows.rows], value, 0)
+        max_threshold = MAX_CONTAINER_THRESHOLD * count
+        clamped = np.clip(sums, MIN_THRESHOLD, max_threshold)
+        out: IntArray = (
+            MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+        )
+        return out
+
     def score_extensions(self) -> None:
         """ScoreExtensions (image_locality.go): none, the score is already in [0, 100]."""
         return None
@@ -132,6 +166,20 @@ class ImageLocality:
         EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).
         """
         return list(ALL_EVENTS)
+
+
+def _holders(
+    infos: list[NodeInfo], image: str
+) -> tuple[np.ndarray[Any, np.dtype[np.bool_]], ImageStateSummary | None]:
+    """Which nodes hold ``image``, and its summary (the same object on every node)."""
+    summary: ImageStateSummary | None = None
+    mask = np.zeros(len(infos), np.bool_)
+    for i, ni in enumerate(infos):
+        found = ni.image_states.get(image)
+        if found is not None:
+            mask[i] = True
+            summary = found
+    return mask, summary
 
 
 def new(args: dict[str, Any], handle: Handle) -> ImageLocality:

@@ -7,10 +7,14 @@ terms and NormalizeScore scales them to [0, 100].
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from wasmsched.api.selectors import NodeSelector, PreferredSchedulingTerms, SelectorError
+from wasmsched.framework.columns import IntArray, NodeColumns, NodeRows, default_normalize_columns
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, PreFilterResult
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -38,6 +42,24 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+# Per-node answers kept per distinct selector in the columns' node cache (dropped when a node
+# changes); a cluster has few distinct selectors, and the cache stays bounded.
+_MAX_CACHED = 256
+
+
+def _cached_rows(columns: NodeColumns, key: tuple[Any, ...], compute: Any) -> IntArray | None:
+    """The per-row answer for ``key`` over every row of the columns, computed once."""
+    cache = columns.node_cache
+    found: IntArray | None = cache.get(key)
+    if found is None:
+        found = compute(columns.infos.tolist())
+        if found is None:
+            return None
+        if len(cache) >= _MAX_CACHED:
+            cache.clear()
+        cache[key] = found
+    return found
 
 
 def _node_affinity(pod: Pod) -> Mapping[str, Any]:
@@ -155,6 +177,37 @@ class NodeAffinity:
             return self._rejected_pod
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of every node in one call (the framework's batch Filter form)."""
+        one = self.filter
+        return [one(state, pod, ni) for ni in nodes]
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]] | None:
+        """``filter`` over the columns: the answer of every node for the pod's nodeSelector
+        and required terms is computed once per distinct selector (and node set)."""
+        key = (
+            "NodeAffinity.filter",
+            id(self),
+            json.dumps(
+                [pod.spec.get("nodeSelector"), _node_affinity(pod).get(_REQUIRED)],
+                sort_keys=True,
+                default=str,
+            ),
+        )
+        enforced, rejected = self._rejected_enforced, self._rejected_pod
+
+        def compute(infos: list[NodeInfo]) -> IntArray:
+            codes = {None: 0, id(enforced): 1, id(rejected): 2}
+            return np.array([codes[_id(self.filter(state, pod, ni))] for ni in infos], np.int64)
+
+        codes = _cached_rows(rows.columns, key, compute)
+        assert codes is not None
+        return codes[rows.rows], [enforced, rejected]
+
     # --- PreScore / Score -----------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -188,11 +241,40 @@ class NodeAffinity:
             count += preferred.score(node.labels, node.name)
         return count, None
 
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` over the columns: every node's summed weights for the pod's preferred
+        terms, computed once per distinct set of terms (and node set); None on an error
+        (the per-node form reports it)."""
+        key = (
+            "NodeAffinity.score",
+            id(self),
+            json.dumps(_node_affinity(pod).get(_PREFERRED), sort_keys=True, default=str),
+        )
+
+        def compute(infos: list[NodeInfo]) -> IntArray | None:
+            values = []
+            for ni in infos:
+                value, status = self.score(state, pod, ni)
+                if status is not None:
+                    return None
+                values.append(value)
+            try:
+                return np.array(values, np.int64)
+            except OverflowError:
+                return None
+
+        values = _cached_rows(rows.columns, key, compute)
+        return None if values is None else values[rows.rows]
+
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
         """NormalizeScore (node_affinity.go): helper.DefaultNormalizeScore onto [0, 100]."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_columns(self, values: IntArray) -> IntArray:
+        """``normalize_score`` over an array of scores."""
+        return default_normalize_columns(MAX_NODE_SCORE, False, values)
 
     def score_extensions(self) -> NodeAffinity:
         """ScoreExtensions (node_affinity.go): the plugin itself (NormalizeScore)."""
@@ -229,6 +311,10 @@ class NodeAffinity:
         if req.matches(old_obj.labels, old_obj.name):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+
+def _id(status: Status | None) -> int | None:
+    return None if status is None else id(status)
 
 
 def _pod_preferred(pod: Pod) -> tuple[PreferredSchedulingTerms | None, Status | None]:

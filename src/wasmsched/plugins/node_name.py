@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -58,6 +61,16 @@ class NodeName:
             return [None] * len(nodes)
         rejected = self._rejected
         return [None if ni.name == wanted else rejected for ni in nodes]
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]]:
+        """``filter`` over the columns: every row but the named node's is rejected."""
+        wanted = pod.node_name
+        if not wanted:
+            return np.zeros(len(rows), np.int64), []
+        row = rows.columns.row_of.get(wanted, -1)
+        return (rows.rows != row).astype(np.int64), [self._rejected]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_name.go: NodeName.EventsToRegister): Node/Add only, with

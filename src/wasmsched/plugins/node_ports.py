@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeRows, verdicts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -86,6 +89,26 @@ class NodePorts:
         if node_info.used_ports and node_info.port_conflicts(s.ports):
             return self._rejected
         return None
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of every node in one call (the framework's batch Filter form)."""
+        one = self.filter
+        return [one(state, pod, ni) for ni in nodes]
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]] | None:
+        """``filter`` over the columns: only rows with host ports in use are looked at."""
+        if state.get(PRE_FILTER_KEY) is None:
+            return None  # the per-node form reports the error
+        used = np.flatnonzero(rows.columns.uses_ports[rows.rows])
+        infos = rows.columns.infos
+        one = self.filter
+        return verdicts(
+            len(rows), ((p, one(state, pod, infos[rows.rows[p]])) for p in used.tolist())
+        )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_ports.go): Pod/Delete with isSchedulableAfterPodDeleted and

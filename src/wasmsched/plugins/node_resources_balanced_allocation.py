@@ -11,11 +11,15 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.helpers import ALL_EVENTS
 from wasmsched.plugins.resource_allocation import (
     KIND_CPU,
+    KIND_EPHEMERAL,
     KIND_MEMORY,
     ResourceSpec,
     allocatable_requested,
@@ -180,6 +184,77 @@ class NodeResourcesBalancedAllocation:
                 # At most one fraction: no deviation.
                 append(int((1 - 0.0) * top))
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` of every row over the columns: balanced_resource_score's float
+        operations, in the same order, on arrays (None without PreScore's state, or for a
+        request too large for int64)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        columns = rows.columns
+        r = rows.rows
+        specs = self.resources
+        if len(specs) == 2 and specs[0].kind == KIND_CPU and specs[1].kind == KIND_MEMORY:
+            pod_cpu, pod_memory = s.pod_requests
+            alloc_cpu = columns.alloc_cpu[r]
+            alloc_memory = columns.alloc_memory[r]
+            if (
+                abs(pod_cpu) < SAFE_LIMIT
+                and abs(pod_memory) < SAFE_LIMIT
+                and alloc_cpu.all()
+                and alloc_memory.all()
+            ):
+                # Both fractions present on every row: the two-fraction case alone.
+                f0 = np.minimum((columns.req_cpu[r] + pod_cpu) / alloc_cpu, 1.0)
+                f1 = np.minimum((columns.req_memory[r] + pod_memory) / alloc_memory, 1.0)
+                fast: IntArray = ((1 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(
+                    np.int64
+                )
+                return fast
+        size = len(r)
+        count = np.zeros(size, np.int64)
+        total = np.zeros(size, np.float64)
+        first = np.zeros(size, np.float64)
+        second = np.zeros(size, np.float64)
+        fractions: list[tuple[np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, Any]]] = []
+        for spec, pod_request in zip(self.resources, s.pod_requests, strict=True):
+            if abs(pod_request) >= SAFE_LIMIT:
+                return None
+            kind = spec.kind
+            if kind == KIND_CPU:
+                alloc, req = columns.alloc_cpu[r], columns.req_cpu[r]
+            elif kind == KIND_MEMORY:
+                alloc, req = columns.alloc_memory[r], columns.req_memory[r]
+            elif kind == KIND_EPHEMERAL:
+                alloc, req = columns.alloc_ephemeral[r], columns.req_ephemeral[r]
+            else:
+                if pod_request == 0 and spec.scalar:
+                    continue
+                scalar_alloc, scalar_req = columns.scalar(spec.name)
+                if not columns.usable:
+                    return None
+                alloc, req = scalar_alloc[r], scalar_req[r]
+            present = alloc != 0
+            f = (req + pod_request).astype(np.float64) / np.where(present, alloc, 1).astype(
+                np.float64
+            )
+            f = np.where(f > 1, 1.0, f)
+            total = total + np.where(present, f, 0.0)
+            first = np.where(present & (count == 0), f, first)
+            second = np.where(present & (count == 1), f, second)
+            count += present
+            fractions.append((f, present))
+        std = np.where(count == 2, np.abs((first - second) / 2), 0.0)
+        many = count > 2
+        if many.any():
+            mean = total / np.where(many, count, 1)
+            acc = np.zeros(size, np.float64)
+            for f, present in fractions:
+                acc = acc + np.where(present, (f - mean) * (f - mean), 0.0)
+            std = np.where(many, np.sqrt(acc / np.where(many, count, 1)), std)
+        out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+        return out
 
     def score_extensions(self) -> None:
         """ScoreExtensions (balanced_allocation.go): none."""

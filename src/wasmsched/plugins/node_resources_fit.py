@@ -7,11 +7,13 @@ k8s ``plugins/noderesources/fit.go`` with its scoring strategies (``least_alloca
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from wasmsched.api.resources import is_scalar_resource_name
-from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -22,15 +24,19 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
-from wasmsched.plugins.helpers import go_div, is_extended_resource_name
+from wasmsched.plugins.helpers import is_extended_resource_name
 from wasmsched.plugins.resource_allocation import (
-    KIND_CPU,
-    KIND_EPHEMERAL,
-    KIND_MEMORY,
-    ResourceSpec,
-    go_round,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    least_requested_score,
+    most_requested_score,
     parse_resource_specs,
     pod_request_list,
+    requested_to_capacity_ratio_score,
+)
+from wasmsched.plugins.resource_allocation import Scorer as _Scorer
+from wasmsched.plugins.resource_allocation import (
+    broken_linear_function as broken_linear_function,  # re-exported: the strategies' API
 )
 
 if TYPE_CHECKING:
@@ -48,8 +54,6 @@ MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
 
 REASON_TOO_MANY_PODS = "Too many pods"
 REASON_CPU = "Insufficient cpu"
@@ -149,166 +153,6 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[str]:
     if extra:
         reasons.extend(extra)
     return reasons
-
-
-class _Scorer:
-    """One scoring strategy over the configured resources (resourceAllocationScorer)."""
-
-    __slots__ = ("resource_score", "resources", "rtcr")
-
-    def __init__(
-        self,
-        resources: Sequence[ResourceSpec],
-        resource_score: Callable[[int, int], int],
-        rtcr: bool,
-    ) -> None:
-        self.resources = tuple(resources)
-        self.resource_score = resource_score
-        self.rtcr = rtcr
-
-    def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
-        alloc_res = node_info.allocatable
-        node_score = 0
-        weight_sum = 0
-        resource_score = self.resource_score
-        rtcr = self.rtcr
-        for spec, pod_request in zip(self.resources, pod_requests, strict=True):
-            kind = spec.kind
-            # Non-zero requested for cpu/memory (useRequested is false for this plugin).
-            if kind == KIND_CPU:
-                alloc = alloc_res.milli_cpu
-                req = node_info.non_zero_cpu + pod_request
-            elif kind == KIND_MEMORY:
-                alloc = alloc_res.memory
-                req = node_info.non_zero_memory + pod_request
-            elif kind == KIND_EPHEMERAL:
-                alloc = alloc_res.ephemeral_storage
-                req = node_info.requested.ephemeral_storage + pod_request
-            else:
-                if pod_request == 0 and spec.scalar:
-                    continue
-                alloc = alloc_res.scalar.get(spec.name, 0)
-                req = node_info.requested.scalar.get(spec.name, 0) + pod_request
-            if alloc == 0:
-                continue
-            s = resource_score(req, alloc)
-            # RequestedToCapacityRatio averages only the resources that scored above 0.
-            if rtcr and s <= 0:
-                continue
-            node_score += s * spec.weight
-            weight_sum += spec.weight
-        if weight_sum == 0:
-            return 0
-        if rtcr:
-            return go_round(node_score / weight_sum)
-        return node_score // weight_sum
-
-    def score_many(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> list[int]:
-        """``score`` of every node, in order; cpu and memory alone (the default resources)
-        take a loop without the per-resource dispatch, with the same integer arithmetic.
-        """
-        specs = self.resources
-        if (
-            self.rtcr
-            or len(specs) != 2
-            or specs[0].kind != KIND_CPU
-            or specs[1].kind != KIND_MEMORY
-        ):
-            return [self.score(ni, pod_requests) for ni in nodes]
-        resource_score = self.resource_score
-        cpu_weight, memory_weight = specs[0].weight, specs[1].weight
-        pod_cpu, pod_memory = pod_requests
-        out: list[int] = []
-        append = out.append
-        if resource_score is least_requested_score:
-            # leastRequestedScore inline: (capacity - requested) * 100 / capacity, or 0.
-            for ni in nodes:
-                alloc_res = ni.allocatable
-                alloc_cpu = alloc_res.milli_cpu
-                alloc_memory = alloc_res.memory
-                node_score = 0
-                weight_sum = 0
-                if alloc_cpu:
-                    req = ni.non_zero_cpu + pod_cpu
-                    if req <= alloc_cpu:
-                        node_score = (alloc_cpu - req) * MAX_NODE_SCORE // alloc_cpu * cpu_weight
-                    weight_sum = cpu_weight
-                if alloc_memory:
-                    req = ni.non_zero_memory + pod_memory
-                    if req <= alloc_memory:
-                        node_score += (
-                            (alloc_memory - req) * MAX_NODE_SCORE // alloc_memory * memory_weight
-                        )
-                    weight_sum += memory_weight
-                append(node_score // weight_sum if weight_sum else 0)
-            return out
-        for ni in nodes:
-            alloc_res = ni.allocatable
-            alloc_cpu = alloc_res.milli_cpu
-            alloc_memory = alloc_res.memory
-            node_score = 0
-            weight_sum = 0
-            if alloc_cpu:
-                node_score = resource_score(ni.non_zero_cpu + pod_cpu, alloc_cpu) * cpu_weight
-                weight_sum = cpu_weight
-            if alloc_memory:
-                node_score += (
-                    resource_score(ni.non_zero_memory + pod_memory, alloc_memory) * memory_weight
-                )
-                weight_sum += memory_weight
-            append(node_score // weight_sum if weight_sum else 0)
-        return out
-
-
-def least_requested_score(requested: int, capacity: int) -> int:
-    """leastRequestedScore (noderesources/least_allocated.go): more free capacity scores
-    higher; a request above capacity scores 0.
-    """
-    if capacity == 0 or requested > capacity:
-        return 0
-    return (capacity - requested) * MAX_NODE_SCORE // capacity
-
-
-def most_requested_score(requested: int, capacity: int) -> int:
-    """mostRequestedScore (noderesources/most_allocated.go): fuller nodes score higher; the
-    request is capped at capacity.
-    """
-    if capacity == 0:
-        return 0
-    # Pods without requests get minimum values, so requested may exceed capacity.
-    requested = min(requested, capacity)
-    return requested * MAX_NODE_SCORE // capacity
-
-
-def broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
-    """Piecewise-linear f(utilization) through the (utilization, score) points, in Go ints."""
-    points = tuple(shape)
-
-    def f(p: int) -> int:
-        for i, (u, s) in enumerate(points):
-            if p <= u:
-                if i == 0:
-                    return points[0][1]
-                pu, ps = points[i - 1]
-                return ps + go_div((s - ps) * (p - pu), u - pu)
-        return points[-1][1]
-
-    return f
-
-
-def requested_to_capacity_ratio_score(
-    shape: Sequence[tuple[int, int]],
-) -> Callable[[int, int], int]:
-    """The per-resource score of RequestedToCapacityRatio; shape scores are 0..10, scaled x10."""
-    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-    raw = broken_linear_function([(u, s * scale) for u, s in shape])
-
-    def resource_score(requested: int, capacity: int) -> int:
-        if capacity == 0 or requested > capacity:
-            return raw(MAX_UTILIZATION)
-        return raw(requested * MAX_UTILIZATION // capacity)
-
-    return resource_score
 
 
 class _PreScoreState:
@@ -514,6 +358,63 @@ class NodeResourcesFit:
                 mask |= _MEMORY
             append(self._rejection((mask, None)) if mask else None)
         return out
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]] | None:
+        """``filter`` of every row over the columns (fit.go: fitsRequest): one bit per
+        insufficient resource, in the order of the reasons, then one status per distinct
+        combination (None when a request is too large for int64)."""
+        request = state.get(PRE_FILTER_KEY)
+        if request is None or len(request.scalars) > 48:
+            return None
+        columns = rows.columns
+        r = rows.rows
+        fails = [(_PODS, columns.free_pods[r] < 1)]
+        if not request.empty:
+            for qty, bit, free in (
+                (request.milli_cpu, _CPU, columns.free_cpu),
+                (request.memory, _MEMORY, columns.free_memory),
+                (request.ephemeral_storage, _EPHEMERAL, columns.free_ephemeral),
+            ):
+                if not qty:
+                    continue
+                if abs(qty) >= SAFE_LIMIT:
+                    return None
+                fails.append((bit, free[r] < qty))
+            for k, (name, qty, _) in enumerate(request.scalars):
+                if abs(qty) >= SAFE_LIMIT:
+                    return None
+                alloc, used = columns.scalar(name)
+                if not columns.usable:
+                    return None
+                fails.append((16 << k, alloc[r] - used[r] < qty))
+        if not any(bad.any() for _, bad in fails):
+            return np.zeros(len(r), np.int64), []
+        mask = np.zeros(len(r), np.int64)
+        for bit, bad in fails:
+            mask[bad] |= bit
+        if not mask.any():
+            return mask, []
+        values, codes = np.unique(mask, return_inverse=True)
+        statuses: list[Status] = []
+        offset = 0 if values[0] == 0 else 1
+        for value in values.tolist():
+            if value == 0:
+                continue
+            extra = [
+                reason for k, (_, _, reason) in enumerate(request.scalars) if value & (16 << k)
+            ]
+            statuses.append(self._rejection((value & 15, extra or None)))
+        return codes.reshape(-1).astype(np.int64) + offset, statuses
+
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` of every row over the columns (the framework's columnar Score form)."""
+        s = state.get(PRE_SCORE_KEY)
+        pod_requests = (
+            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
+        )
+        return self._scorer.score_columns(rows, pod_requests)
 
     def _rejection(self, found: tuple[int, list[str] | None]) -> Status:
         """The Unschedulable status of insufficient_resources' answer (one per fixed mask)."""

@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from wasmsched.api.taints import Taint, tolerates
+from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -66,6 +69,14 @@ class NodeUnschedulable:
             return [None] * len(nodes)
         rejected = self._rejected
         return [rejected if ni.node.unschedulable else None for ni in nodes]
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]]:
+        """``filter`` over the columns (the cordoned rows)."""
+        if tolerates_unschedulable(pod.tolerations):
+            return np.zeros(len(rows), np.int64), []
+        return rows.columns.unschedulable[rows.rows].astype(np.int64), [self._rejected]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_unschedulable.go): Node Add/UpdateNodeTaint and the pod's own

@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_untolerated_taint
+from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns, verdicts
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -88,6 +91,19 @@ class TaintToleration:
         one = self.filter
         return [one(state, pod, ni) if ni.node.taints else None for ni in nodes]
 
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]]:
+        """``filter`` over the columns: only the tainted rows are looked at, per node."""
+        tainted = np.flatnonzero(rows.columns.tainted[rows.rows])
+        if not len(tainted):
+            return np.zeros(len(rows), np.int64), []
+        infos = rows.columns.infos
+        one = self.filter
+        return verdicts(
+            len(rows), ((p, one(state, pod, infos[rows.rows[p]])) for p in tainted.tolist())
+        )
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (taint_toleration.go: TaintToleration.PreScore): the pod's tolerations
         of PreferNoSchedule taints.
@@ -126,11 +142,31 @@ class TaintToleration:
             count(taints, tolerations) if (taints := ni.node.taints) else 0 for ni in nodes
         ], None
 
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` over the columns: only the tainted rows are counted, per node; None
+        without PreScore's state (the per-node form reports the error)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        out = np.zeros(len(rows), np.int64)
+        tainted = np.flatnonzero(rows.columns.tainted[rows.rows])
+        if len(tainted):
+            infos = rows.columns.infos
+            tolerations = s.tolerations
+            count = count_intolerable_prefer_no_schedule
+            for p in tainted.tolist():
+                out[p] = count(infos[rows.rows[p]].node.taints, tolerations)
+        return out
+
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
         """NormalizeScore (taint_toleration.go): helper.DefaultNormalizeScore, reversed."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_columns(self, values: IntArray) -> IntArray:
+        """``normalize_score`` over an array of scores."""
+        return default_normalize_columns(MAX_NODE_SCORE, True, values)
 
     def score_extensions(self) -> TaintToleration:
         """ScoreExtensions (taint_toleration.go): the plugin itself (NormalizeScore)."""

@@ -10,23 +10,32 @@ is kube-scheduler's handleSchedulingFailure.
 from __future__ import annotations
 
 import logging
+import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from wasmsched.errors import InternalError
 from wasmsched.framework.batch import (
+    columns_ready,
     filter_batch_ready,
+    filter_columns_ready,
     filter_verdict,
     run_filter_plugins_batch,
+    run_filter_plugins_columns,
+    run_score_plugins_columns,
 )
+from wasmsched.framework.columns import IntArray, NodeList, NodeRows
 from wasmsched.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
 from wasmsched.framework.records import NodePluginScores, PluginScore
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.waiting_pods import WaitingPod
+from wasmsched.scheduler.host_selection import select_host_index
 from wasmsched.scheduler.types import ERROR, UNSCHEDULABLE, PodOutcome, pod_event
 
 if TYPE_CHECKING:
@@ -39,6 +48,8 @@ if TYPE_CHECKING:
     from wasmsched.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("wasmsched.scheduler")
+
+_NAME = operator.attrgetter("name")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -104,9 +115,47 @@ def schedule_pod(
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    priorities = prioritize_nodes(alg.extenders, fwk, state, pod, feasible)
-    host = select_host(priorities, alg.rng)
+    rows = _rows_of(fwk, state, feasible, snapshot)
+    if (
+        rows is not None
+        and columns_ready(fwk, state, rows)
+        and not any(e.has_prioritize for e in alg.extenders)
+    ):
+        totals = prioritize_nodes_columns(fwk, state, pod, feasible, rows)
+        host = feasible[select_host_index(totals, alg.rng)].name
+    else:
+        priorities = prioritize_nodes(alg.extenders, fwk, state, pod, feasible)
+        host = select_host(priorities, alg.rng)
     return ScheduleResult(host, evaluated, len(feasible))
+
+
+def _rows_of(
+    fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo], snapshot: Snapshot
+) -> NodeRows | None:
+    """The nodes' rows in the snapshot's columns, or None when the cycle takes the per-node
+    path (see framework/batch: columns_ready) or they are not the snapshot's own NodeInfos
+    (or it has no columns)."""
+    columns = snapshot.columns
+    if (
+        columns is None
+        or not columns.usable
+        or not fwk.use_batch
+        or state.observer is not None
+        or state.recorder is not None
+    ):
+        return None
+    if isinstance(nodes, NodeList):
+        return NodeRows(columns, nodes.rows)
+    if nodes is snapshot.node_infos:
+        return NodeRows(columns, columns.all_rows)
+    # By name, then by identity (a clone with a nominated pod is not the snapshot's row).
+    try:
+        rows = np.fromiter(map(columns.row_of.__getitem__, map(_NAME, nodes)), np.intp, len(nodes))
+    except KeyError:
+        return None
+    given = np.empty(len(nodes), dtype=object)
+    given[:] = list(nodes)
+    return NodeRows(columns, rows) if (columns.infos[rows] == given).all() else None
 
 
 def find_nodes_that_fit(
@@ -146,7 +195,9 @@ def find_nodes_that_fit(
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
         )
     try:
-        feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, nodes)
+        feasible = find_nodes_that_pass_filters(
+            alg, fwk, state, pod, diagnosis, nodes, _rows_of(fwk, state, nodes, snapshot)
+        )
     finally:
         # findNodesThatFitPod: processedNodes = len(feasibleNodes) + NodeToStatus.Len(),
         # updated even on an error, modulo the number of all nodes.
@@ -189,6 +240,7 @@ def find_nodes_that_pass_filters(
     pod: Pod,
     diagnosis: Diagnosis,
     nodes: Sequence[NodeInfo],
+    rows: NodeRows | None = None,
 ) -> list[NodeInfo]:
     """k8s findNodesThatPassFilters: from nextStartNodeIndex round-robin, until enough.
 
@@ -213,8 +265,12 @@ def find_nodes_that_pass_filters(
         diagnosis.evaluated_nodes = len(chosen) + len(nts)
         return chosen
     feasible: list[NodeInfo] = []
-    if not alg.nominator and filter_batch_ready(fwk, state):
-        return _pass_filters_batch(fwk, state, pod, diagnosis, nodes, to_find, start)
+    if not alg.nominator:
+        if columns_ready(fwk, state, rows) and filter_columns_ready(fwk, state):
+            assert rows is not None
+            return _pass_filters_columns(fwk, state, pod, diagnosis, rows, to_find, start)
+        if filter_batch_ready(fwk, state):
+            return _pass_filters_batch(fwk, state, pod, diagnosis, nodes, to_find, start)
     run_filters = fwk.run_filter_plugins
     nominator = alg.nominator
     try:
@@ -293,6 +349,79 @@ def _pass_filters_batch(
     return feasible
 
 
+def _pass_filters_columns(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: Diagnosis,
+    rows: NodeRows,
+    to_find: int,
+    start: int,
+) -> list[NodeInfo]:
+    """findNodesThatPassFilters over the columns (framework/columns): the rows go to
+    Filter in chunks, in the same round-robin order from ``start``; the search stops at the
+    feasible node after the ``to_find``-th (not kept), and the rejected nodes before the
+    stop are recorded in order with their first failing plugin, exactly as the per-node
+    loop does (pkg/scheduler/schedule_one.go: findNodesThatPassFilters). A chunk's rows
+    after the stop were filtered for nothing; nothing of them is kept.
+    """
+    nts = diagnosis.node_to_status
+    num_nodes = len(rows)
+    if not num_nodes:
+        diagnosis.evaluated_nodes = len(nts)
+        return []
+    base = rows.rows
+    first = start % num_nodes
+    kept: list[np.ndarray[Any, np.dtype[np.intp]]] = []
+    found_count = 0
+    processed = 0
+    infos = rows.columns.infos
+    try:
+        while processed < num_nodes:
+            wanted = to_find - found_count + 1  # the node that cancels the search
+            size = min(max(wanted, _MIN_FILTER_CHUNK, processed), num_nodes - processed)
+            # The round-robin order from nextStartNodeIndex, wrapping around.
+            lo = first + processed
+            if lo >= num_nodes:
+                lo -= num_nodes
+            hi = lo + size
+            if hi <= num_nodes:
+                chunk_rows = base[lo:hi]
+            else:
+                chunk_rows = np.concatenate((base[lo:], base[: hi - num_nodes]))
+            chunk = NodeRows(rows.columns, chunk_rows)
+            failed, found = run_filter_plugins_columns(fwk, state, pod, chunk)
+            passed = np.flatnonzero(failed == 0)
+            stop = size
+            if len(passed) >= wanted:
+                stop = int(passed[wanted - 1])  # the cancelling node, not kept
+                passed = passed[: wanted - 1]
+            rejected = np.flatnonzero(failed[:stop])
+            for pos in rejected.tolist():
+                name, raw = found[int(failed[pos]) - 1]
+                node_info = infos[chunk.rows[pos]]
+                status = filter_verdict(fwk, state, node_info, (name, raw))
+                assert status is not None
+                if not status.is_rejected():
+                    kept.append(chunk.rows[passed[passed < pos]])
+                    found_count += int((passed < pos).sum())
+                    raise CycleError(status)
+                nts.set(node_info.name, status)
+                diagnosis.add_plugin_status(status)
+            kept.append(chunk.rows[passed])
+            found_count += len(passed)
+            processed += size
+            if stop < size:
+                break
+    finally:
+        diagnosis.evaluated_nodes = found_count + len(nts)
+    if not kept:
+        feasible_rows = np.empty(0, np.intp)
+    else:
+        feasible_rows = np.concatenate(kept) if len(kept) != 1 else kept[0]
+    return NodeList(infos[feasible_rows].tolist(), feasible_rows)
+
+
 def run_filter_plugins_with_nominated_pods(
     nominator: Nominator, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
 ) -> Status | None:
@@ -363,6 +492,22 @@ def add_extender_scores(
             final = score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
             entry.scores.append(PluginScore(extender.name, final))
             entry.total_score += final
+
+
+def prioritize_nodes_columns(
+    fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], rows: NodeRows
+) -> IntArray:
+    """``prioritize_nodes`` without extender scores, totals only, by the columnar Score
+    runner (framework/batch: run_score_plugins_columns)."""
+    if not fwk.has_score_plugins:
+        return np.ones(len(nodes), np.int64)
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if status is not None:
+        raise CycleError(status)
+    totals, status = run_score_plugins_columns(fwk, state, pod, rows)
+    if status is not None:
+        raise CycleError(status)
+    return totals
 
 
 def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:

@@ -1,0 +1,260 @@
+"""A columnar view of the snapshot's nodes, for the plugins' batch Filter/Score forms.
+
+Row ``i`` is the snapshot's ``node_infos[i]`` (node-tree order). The arrays hold what the
+default plugins read for every node (allocatable and requested per resource, pod counts,
+whether a node is cordoned, tainted, uses host ports); the cache updates the rows of the
+nodes a pod was assumed on, bound to, forgotten or deleted from, and of nodes updated, so
+nothing is rebuilt per cycle; a new node set builds new columns.
+
+A plugin's columnar form answers exactly what its per-node form would for each row
+(pkg/scheduler/framework/runtime/framework.go: RunFilterPlugins, RunScorePlugins call
+Filter and Score once per node; the arrays only evaluate the same arithmetic for many
+nodes at once). Quantities beyond ``SAFE_LIMIT`` (where int64 products could overflow)
+switch the columns off: the plugins then take their per-node forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wasmsched.framework.status import Code
+
+if TYPE_CHECKING:
+    from wasmsched.framework.node_info import NodeInfo
+    from wasmsched.framework.status import Status
+
+__all__ = [
+    "SAFE_LIMIT",
+    "IntArray",
+    "NodeColumns",
+    "NodeList",
+    "NodeRows",
+    "default_normalize_columns",
+    "go_div_array",
+    "verdicts",
+]
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# Quantities up to 2**55 keep ``quantity * MaxNodeScore`` (and sums of a few) in int64.
+SAFE_LIMIT = 1 << 55
+
+_FIELDS = (
+    "alloc_cpu",
+    "alloc_memory",
+    "alloc_ephemeral",
+    "alloc_pods",
+    "req_cpu",
+    "req_memory",
+    "req_ephemeral",
+    "non_zero_cpu",
+    "non_zero_memory",
+    "pod_count",
+)
+
+
+def _row_values(ni: NodeInfo) -> tuple[int, ...]:
+    alloc = ni.allocatable
+    used = ni.requested
+    return (
+        alloc.milli_cpu,
+        alloc.memory,
+        alloc.ephemeral_storage,
+        alloc.allowed_pod_number,
+        used.milli_cpu,
+        used.memory,
+        used.ephemeral_storage,
+        ni.non_zero_cpu,
+        ni.non_zero_memory,
+        len(ni.pods),
+    )
+
+
+class NodeColumns:
+    """The snapshot's nodes as arrays (see the module docstring); ``usable`` is False
+    when a quantity is too large for int64 arithmetic."""
+
+    def __init__(self, node_infos: Sequence[NodeInfo]) -> None:
+        n = len(node_infos)
+        self.size = n
+        self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
+        self.infos[:] = list(node_infos)
+        self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
+        self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
+        self.usable = True
+        self.alloc_cpu, self.alloc_memory, self.alloc_ephemeral, self.alloc_pods = (
+            np.zeros(n, np.int64) for _ in range(4)
+        )
+        self.req_cpu, self.req_memory, self.req_ephemeral = (
+            np.zeros(n, np.int64) for _ in range(3)
+        )
+        self.non_zero_cpu, self.non_zero_memory, self.pod_count = (
+            np.zeros(n, np.int64) for _ in range(3)
+        )
+        self.unschedulable: BoolArray = np.zeros(n, np.bool_)
+        self.tainted: BoolArray = np.zeros(n, np.bool_)
+        self.uses_ports: BoolArray = np.zeros(n, np.bool_)
+        # Extended (scalar) resources: name -> (allocatable, requested), built when a plugin
+        # first asks for the name, then kept up to date with the other rows.
+        self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
+        # Per-pod caches keyed by what the answer depends on (e.g. a nodeSelector's terms),
+        # dropped whenever a node's labels or taints may have changed.
+        self.node_cache: dict[Any, Any] = {}
+        values = [_row_values(ni) for ni in node_infos]
+        if values:
+            try:
+                table = np.array(values, dtype=np.int64)
+            except OverflowError:
+                self.usable = False
+            else:
+                self._check(table)
+                for j, name in enumerate(_FIELDS):
+                    getattr(self, name)[:] = table[:, j]
+        # What is left per node (allocatable - requested; pods: allocatable - count), which
+        # Filter compares with the pod's requests.
+        self.free_cpu = self.alloc_cpu - self.req_cpu
+        self.free_memory = self.alloc_memory - self.req_memory
+        self.free_ephemeral = self.alloc_ephemeral - self.req_ephemeral
+        self.free_pods = self.alloc_pods - self.pod_count
+        for i, ni in enumerate(node_infos):
+            node = ni.node
+            self.unschedulable[i] = bool(node.unschedulable)
+            self.tainted[i] = bool(node.taints)
+            self.uses_ports[i] = bool(ni.used_ports)
+
+    def _check(self, table: IntArray) -> None:
+        if table.size and (int(table.max()) >= SAFE_LIMIT or int(table.min()) <= -SAFE_LIMIT):
+            self.usable = False
+
+    def update(self, infos: Iterable[NodeInfo], node_changed: bool) -> None:
+        """Re-reads the rows of ``infos`` (pods placed or removed, or the node updated)."""
+        if node_changed:
+            self.node_cache.clear()
+        for ni in infos:
+            i = self.row_of.get(ni.name)
+            if i is None or self.infos[i] is not ni:
+                continue
+            values = _row_values(ni)
+            if any(v >= SAFE_LIMIT or v <= -SAFE_LIMIT for v in values):
+                self.usable = False
+                continue
+            for name, v in zip(_FIELDS, values, strict=True):
+                getattr(self, name)[i] = v
+            self.free_cpu[i] = values[0] - values[4]
+            self.free_memory[i] = values[1] - values[5]
+            self.free_ephemeral[i] = values[2] - values[6]
+            self.free_pods[i] = values[3] - values[9]
+            node = ni.node
+            self.unschedulable[i] = bool(node.unschedulable)
+            self.tainted[i] = bool(node.taints)
+            self.uses_ports[i] = bool(ni.used_ports)
+            for name, (alloc, req) in self._scalars.items():
+                a = ni.allocatable.scalar.get(name, 0)
+                r = ni.requested.scalar.get(name, 0)
+                if max(abs(a), abs(r)) >= SAFE_LIMIT:
+                    self.usable = False
+                    continue
+                alloc[i] = a
+                req[i] = r
+
+    def scalar(self, name: str) -> tuple[IntArray, IntArray]:
+        """(allocatable, requested) of an extended resource for every row (0 if absent)."""
+        found = self._scalars.get(name)
+        if found is None:
+            infos = self.infos
+            try:
+                alloc = np.array(
+                    [ni.allocatable.scalar.get(name, 0) for ni in infos], dtype=np.int64
+                )
+                req = np.array([ni.requested.scalar.get(name, 0) for ni in infos], dtype=np.int64)
+            except OverflowError:
+                self.usable = False
+                alloc = np.zeros(self.size, np.int64)
+                req = np.zeros(self.size, np.int64)
+            else:
+                self._check(alloc)
+                self._check(req)
+            found = (alloc, req)
+            self._scalars[name] = found
+        return found
+
+
+class NodeRows:
+    """The nodes a batch form is asked about: rows of the columns, in order."""
+
+    __slots__ = ("_infos", "columns", "rows")
+
+    def __init__(self, columns: NodeColumns, rows: npt.NDArray[np.intp]) -> None:
+        self.columns = columns
+        self.rows = rows
+        self._infos: list[NodeInfo] | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def infos(self) -> list[NodeInfo]:
+        """The NodeInfos of the rows, in order (for per-node work on few of them)."""
+        if self._infos is None:
+            self._infos = self.columns.infos[self.rows].tolist()
+        return self._infos
+
+    def take(self, positions: npt.NDArray[np.intp]) -> NodeRows:
+        """The rows at ``positions`` (indices into this selection)."""
+        return NodeRows(self.columns, self.rows[positions])
+
+
+def verdicts(
+    size: int, found: Iterable[tuple[int, Status | None]]
+) -> tuple[IntArray, list[Status]]:
+    """A columnar Filter answer from (position, status) pairs of the few rows that need a
+    per-node answer: codes (0 passes, k > 0 is ``statuses[k - 1]``) and the statuses."""
+    codes = np.zeros(size, np.int64)
+    statuses: list[Status] = []
+    index: dict[int, int] = {}
+    for pos, status in found:
+        if status is None or status.code == Code.SUCCESS:
+            continue
+        code = index.get(id(status))
+        if code is None:
+            statuses.append(status)
+            code = index[id(status)] = len(statuses)
+        codes[pos] = code
+    return codes, statuses
+
+
+def go_div_array(a: IntArray, b: int) -> IntArray:
+    """Go's truncating integer division of every element by ``b`` (> 0)."""
+    q: IntArray = np.floor_divide(a, b)
+    fix = (q < 0) & (q * b != a)
+    if fix.any():
+        q = q + fix
+    return q
+
+
+class NodeList(list["NodeInfo"]):
+    """Nodes found feasible, with their rows in the columns (for the batch Score forms)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, infos: Iterable[NodeInfo], rows: npt.NDArray[np.intp]) -> None:
+        super().__init__(infos)
+        self.rows = rows
+
+
+def default_normalize_columns(max_priority: int, reverse: bool, values: IntArray) -> IntArray:
+    """helper.DefaultNormalizeScore (pkg/scheduler/framework/plugins/helper/normalize_score.go)
+    over an array: scores scaled from [0, max] onto [0, max_priority], reversed if asked."""
+    max_count = int(values.max()) if len(values) else 0
+    if max_count <= 0:
+        if reverse:
+            return np.full(len(values), max_priority, np.int64)
+        return values
+    if abs(max_priority * max_count) >= SAFE_LIMIT or int(values.min()) <= -SAFE_LIMIT:
+        raise OverflowError("scores too large for the columnar normalization")
+    score = go_div_array(values * max_priority, max_count)
+    return max_priority - score if reverse else score
