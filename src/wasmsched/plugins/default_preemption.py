@@ -51,6 +51,9 @@ class DefaultPreemption:
         self.min_candidate_nodes_absolute = min_absolute
         self.handle = handle
         self.evaluator = Evaluator(NAME, handle, self)
+        # One status for every node without potential victims (read-only: the dry run
+        # only counts its reason into the "preemption: 0/N nodes are available" message).
+        self._no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
 
     # --- PostFilter ---------------------------------------------------------------------
 
@@ -100,6 +103,18 @@ class DefaultPreemption:
                     if p.priority < priority and pod_terminating_by_preemption(p):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def victimless_status(self, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """select_victims_on_node's answer for a node where no pod has a lower priority
+        than ``pod`` (no potential victims: it returns before touching the node or the
+        state, as SelectVictimsOnNode in
+        pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go does);
+        None when some pod there could be a victim."""
+        priority = pod.priority
+        for info in node_info.pods:
+            if info.pod.priority < priority:
+                return None
+        return self._no_victims
 
     def select_victims_on_node(
         self,
