@@ -617,3 +617,18 @@ def test_victimless_status_only_for_nodes_without_lower_priority_pods() -> None:
     assert got == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, default_preemption.NO_VICTIMS)
     assert pl.victimless_status(pod("p", 10), n2) is None
     assert pl.victimless_status(pod("p", 5), n2) is not None  # equal priority: no victim
+
+
+def test_victimless_status_follows_the_node_as_pods_come_and_go() -> None:
+    handle = Handle([node("n1")], [pod("a", 100, "1", "n1")])
+    pl = plugin(handle)
+    (n1,) = handle.snapshot().list()
+    assert pl.victimless_status(pod("p", 10), n1) is not None
+    low = pod("low", 0, "1", "n1")
+    n1.add_pod(low)  # the node changed: the cached lowest priority is stale
+    assert pl.victimless_status(pod("p", 10), n1) is None
+    n1.remove_pod(low)
+    assert pl.victimless_status(pod("p", 10), n1) is not None
+    other = NodeInfo(node("n1"))  # a node re-created under the same name
+    other.add_pod(low)
+    assert pl.victimless_status(pod("p", 10), other) is None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,8 @@ class DefaultPreemption:
         # One status for every node without potential victims (read-only: the dry run
         # only counts its reason into the "preemption: 0/N nodes are available" message).
         self._no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        # node name -> (the NodeInfo, its generation, the lowest priority of its pods)
+        self._lowest: dict[str, tuple[NodeInfo, int, int | float]] = {}
 
     # --- PostFilter ---------------------------------------------------------------------
 
@@ -110,11 +113,17 @@ class DefaultPreemption:
         state, as SelectVictimsOnNode in
         pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go does);
         None when some pod there could be a victim."""
-        priority = pod.priority
-        for info in node_info.pods:
-            if info.pod.priority < priority:
-                return None
-        return self._no_victims
+        return self._no_victims if pod.priority <= self._lowest_priority(node_info) else None
+
+    def _lowest_priority(self, node_info: NodeInfo) -> int | float:
+        """The lowest priority of the pods on the node (inf when none), kept per node until
+        its NodeInfo changes (every pod added or removed bumps its generation)."""
+        cached = self._lowest.get(node_info.name)
+        if cached is not None and cached[0] is node_info and cached[1] == node_info.generation:
+            return cached[2]
+        lowest: int | float = min((i.pod.priority for i in node_info.pods), default=math.inf)
+        self._lowest[node_info.name] = (node_info, node_info.generation, lowest)
+        return lowest
 
     def select_victims_on_node(
         self,
