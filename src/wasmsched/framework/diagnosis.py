@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -42,9 +43,9 @@ class Diagnosis:
         if self.rejections is not None:
             return dict(self.rejections)
         counts: dict[str, int] = {}
-        for status in self.node_to_status.explicit().values():
-            name = status.plugin or "(unknown)"
-            counts[name] = counts.get(name, 0) + 1
+        for name, n in Counter(s.plugin for s in self.node_to_status.explicit().values()).items():
+            key = name or "(unknown)"
+            counts[key] = counts.get(key, 0) + n
         absent = self.node_to_status.absent_nodes_status
         if self.pre_filter_msg and absent is not None and absent.plugin and not counts:
             counts[absent.plugin] = self.evaluated_nodes or 1
@@ -87,9 +88,10 @@ class FitError(WasmschedError):
         """(reason, node count), sorted as kube-scheduler sorts the "N reason" strings."""
         counts: dict[str, int] = {}
         nts = self.diagnosis.node_to_status
-        for status in nts.explicit().values():
-            for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
+        # Nodes share few distinct reason lists: count those, then their reasons.
+        for reasons, n in Counter(s.reasons for s in nts.explicit().values()).items():
+            for reason in reasons:
+                counts[reason] = counts.get(reason, 0) + n
         absent = self.num_all_nodes - len(nts)
         if absent > 0 and nts.absent_nodes_status is not None:
             for reason in nts.absent_nodes_status.reasons:
