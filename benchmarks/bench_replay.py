@@ -270,7 +270,8 @@ def main() -> None:
             s = r["summary"]
             rows.append((variant, r, s))
             print(
-                f"{variant}: wall {r['wall']:.1f} s (replay loop {s['wallSeconds']:.1f} s), "
+                f"{variant}: wall {r['wall']:.1f} s (replay loop {s['wallSeconds']:.1f} s, "
+                f"CPU {r['cpu']:.1f} s), "
                 f"peak RSS {r['rss_mb']:.0f} MB, {s['events']} events "
                 f"({s['events'] / r['wall']:.0f}/s), {s['schedulingCycles']} cycles, "
                 f"results {s['results']}, preemptions {s['preemptions']}, "
@@ -280,12 +281,13 @@ def main() -> None:
             )
         if rows:
             print()
-            print("| trace | wall s | peak RSS MB | events | events/s | cycles | target |")
-            print("|---|---|---|---|---|---|---|")
+            print("| trace | wall s | CPU s | peak RSS MB | events | events/s | cycles | target |")
+            print("|---|---|---|---|---|---|---|---|")
             for variant, r, s in rows:
                 ok = "PASS" if r["wall"] < 60 else "FAIL"
                 print(
-                    f"| {variant} | {r['wall']:.1f} | {r['rss_mb']:.0f} | {s['events']} | "
+                    f"| {variant} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss_mb']:.0f} | "
+                    f"{s['events']} | "
                     f"{s['events'] / r['wall']:.0f} | {s['schedulingCycles']} | < 60 s {ok} |"
                 )
 

@@ -575,6 +575,7 @@ def _post_filter_both_ways(
         pl = plugin(handle)
         if not fast:
             pl.victimless_status = None  # type: ignore[assignment,method-assign]
+            pl.victimless_statuses = None  # type: ignore[assignment,method-assign]
         result, status = pl.post_filter(state, preemptor, nts)
         outcomes.append(
             (
@@ -617,6 +618,9 @@ def test_victimless_status_only_for_nodes_without_lower_priority_pods() -> None:
     assert got == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, default_preemption.NO_VICTIMS)
     assert pl.victimless_status(pod("p", 10), n2) is None
     assert pl.victimless_status(pod("p", 5), n2) is not None  # equal priority: no victim
+    assert pl.victimless_statuses(pod("p", 10), [n1, n2, n1]) is None
+    assert pl.victimless_statuses(pod("p", 10), [n1, n1]) == [got, got]
+    assert pl.victimless_statuses(pod("p", 5), [n1, n2]) == [got, got]
 
 
 def test_victimless_status_follows_the_node_as_pods_come_and_go() -> None:

@@ -115,6 +115,21 @@ class DefaultPreemption:
         None when some pod there could be a victim."""
         return self._no_victims if pod.priority <= self._lowest_priority(node_info) else None
 
+    def victimless_statuses(self, pod: Pod, nodes: Sequence[NodeInfo]) -> list[Status] | None:
+        """victimless_status of every node, in order, when none has a potential victim;
+        None as soon as one has."""
+        priority = pod.priority
+        cache = self._lowest
+        for node_info in nodes:
+            cached = cache.get(node_info.name)
+            if cached is not None and cached[0] is node_info and cached[1] == node_info.generation:
+                lowest = cached[2]
+            else:
+                lowest = self._lowest_priority(node_info)
+            if priority > lowest:
+                return None
+        return [self._no_victims] * len(nodes)
+
     def _lowest_priority(self, node_info: NodeInfo) -> int | float:
         """The lowest priority of the pods on the node (inf when none), kept per node until
         its NodeInfo changes (every pod added or removed bumps its generation)."""
