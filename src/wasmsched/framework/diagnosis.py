@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.runtime import Framework
 
+_PENDING = int(Code.PENDING)
+_UNSCHEDULABLE = frozenset((int(Code.UNSCHEDULABLE), int(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)))
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
@@ -53,12 +55,14 @@ class Diagnosis:
 
     def add_plugin_status(self, status: Status) -> None:
         """Counts the status's plugin among the unschedulable (or pending) plugins."""
-        if not status.plugin:
+        plugin = status.plugin
+        if not plugin:
             return
-        if status.code == Code.PENDING:
-            self.pending_plugins.add(status.plugin)
-        elif status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-            self.unschedulable_plugins.add(status.plugin)
+        code = status.code
+        if code == _PENDING:
+            self.pending_plugins.add(plugin)
+        elif code in _UNSCHEDULABLE:
+            self.unschedulable_plugins.add(plugin)
 
 
 class FitError(WasmschedError):
