@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.status import Code, Status
@@ -58,3 +60,36 @@ def test_prefilter_message_replaces_the_histogram_and_postfilter_is_appended() -
 )
 def test_num_feasible_nodes_to_find(nodes: int, percentage: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(percentage, nodes) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["Insufficient cpu", "Insufficient memory", "x"]), max_size=3),
+            st.sampled_from(["", "NodeResourcesFit", "TaintToleration"]),
+        ),
+        max_size=12,
+    ),
+    st.integers(0, 4),
+)
+def test_histograms_count_every_node_reason_and_plugin(
+    rows: list[tuple[list[str], str]], absent: int
+) -> None:
+    # Counted by distinct reason list / plugin, as node by node.
+    d = Diagnosis()
+    for i, (reasons, plugin) in enumerate(rows):
+        d.node_to_status.set(f"n{i}", Status(Code.UNSCHEDULABLE, *reasons, plugin=plugin))
+    d.node_to_status.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "gone")
+    want: dict[str, int] = {}
+    for reasons, _ in rows:
+        for r in reasons:
+            want[r] = want.get(r, 0) + 1
+    if absent:
+        want["gone"] = absent
+    got = dict(FitError(len(rows) + absent, d).reason_histogram())
+    assert got == want
+    plugins: dict[str, int] = {}
+    for _, plugin in rows:
+        plugins[plugin or "(unknown)"] = plugins.get(plugin or "(unknown)", 0) + 1
+    assert d.rejections_by_plugin() == dict(sorted(plugins.items()))

@@ -18,6 +18,7 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.config import default_config
+from wasmsched.framework.diagnosis import FailureMemo
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.replay.alibaba import import_alibaba_gpu
 from wasmsched.replay.engine import Replay
@@ -448,3 +449,79 @@ def test_a_statefulset_in_a_trace_creates_its_pods_one_by_one(tmp_path: Path) ->
     for name in pods:
         assert pods[name]["createdAt"] == 30.0 and pods[name]["scheduledAt"] == 30.0
         assert pods[name]["deletedAt"] == 130.0 and pods[name]["result"] == "Completed"
+
+
+# --- failed cycles remembered (framework/diagnosis FailureMemo) against the full cycle -----
+
+
+def _replay_json(
+    nodes: list[dict[str, Any]], records: list[dict[str, Any]], seed: int
+) -> tuple[dict[str, Any], int]:
+    events = [parse_event(r, f"line {i}") for i, r in enumerate(records, start=1)]
+    run = Replay(
+        ClusterObjects(nodes=[Node(n) for n in nodes]),
+        events,
+        default_config(),
+        in_tree_registry(),
+        seed=seed,
+    )
+    try:
+        data = run.run().to_json()
+    finally:
+        run.sim.close()
+    data["summary"].pop("wallSeconds")
+    return data, run.sim.scheduler.algorithm.failure_memo.hits
+
+
+def _both_ways(
+    nodes: list[dict[str, Any]], records: list[dict[str, Any]], seed: int
+) -> tuple[dict[str, Any], dict[str, Any], int]:
+    fast, hits = _replay_json(nodes, records, seed)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(FailureMemo, "signature", lambda *a, **k: None)
+        slow, none = _replay_json(nodes, records, seed)
+    assert none == 0
+    return fast, slow, hits
+
+
+def _contended(i: int, at: int, cpu: str, priority: int, duration: int) -> dict[str, Any]:
+    manifest = pod(f"p{i}", cpu)
+    manifest["metadata"]["labels"] = {"shape": cpu}
+    if priority:
+        manifest["spec"]["priority"] = priority
+    return {"at": at, "create": manifest, "duration": duration}
+
+
+def test_memo_answers_repeated_failures_as_the_full_cycle_does() -> None:
+    # One 4-CPU node, a 4-CPU pod running 100 s, then ten 2- and 3-CPU pods: each retry
+    # after a deletion fails the same way for every waiting pod of a shape.
+    nodes = [node("n0", "4"), node("n1", "2")]
+    records = [_contended(0, 0, "4", 0, 100), _contended(99, 0, "2", 0, 300)]
+    records += [_contended(i, 1 + i, "3" if i % 2 else "2", 0, 50) for i in range(1, 11)]
+    fast, slow, hits = _both_ways(nodes, records, 0)
+    assert hits > 0
+    assert fast == slow
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(["2", "3", "4"]), min_size=1, max_size=3),
+    st.lists(
+        st.tuples(
+            st.integers(0, 60),
+            st.sampled_from(["1", "2", "3"]),
+            st.sampled_from([0, 0, 0, 100]),
+            st.integers(5, 80),
+        ),
+        min_size=1,
+        max_size=14,
+    ),
+    st.integers(0, 2),
+)
+def test_memo_never_changes_a_replay(
+    cpus: list[str], pods: list[tuple[int, str, int, int]], seed: int
+) -> None:
+    nodes = [node(f"n{i}", c) for i, c in enumerate(cpus)]
+    records = [_contended(i, *p) for i, p in enumerate(pods)]
+    fast, slow, _ = _both_ways(nodes, records, seed)
+    assert fast == slow

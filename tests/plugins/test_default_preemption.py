@@ -546,3 +546,93 @@ def test_new_defaults_and_events() -> None:
     assert pl.events_to_register() == []
     assert fi.implements(pl, fi.POST_FILTER)
     assert not fi.implements(pl, fi.FILTER)
+
+
+# --- the dry run's fast path for nodes without potential victims ---------------------------
+
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _post_filter_both_ways(
+    nodes: list[Node], pods: list[Pod], preemptor: Pod
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """post_filter with victimless_status (the fast path) and without (every node cloned
+    and passed to select_victims_on_node), each on a fresh handle."""
+    outcomes = []
+    for fast in (True, False):
+        handle = Handle(nodes, pods)
+        state = CycleState()
+        all_nodes = handle.snapshot().list()
+        _, status, _ = handle.fwk.run_pre_filter_plugins(state, preemptor, all_nodes)
+        assume(status is None)
+        nts = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+        for ni in all_nodes:
+            s = handle.run_filter_plugins_with_nominated_pods(handle.fwk, state, preemptor, ni)
+            assume(s is not None)  # PostFilter runs only when no node fits
+            assert s is not None
+            nts.set(ni.name, s)
+        pl = plugin(handle)
+        if not fast:
+            pl.victimless_status = None  # type: ignore[assignment,method-assign]
+            pl.victimless_statuses = None  # type: ignore[assignment,method-assign]
+        result, status = pl.post_filter(state, preemptor, nts)
+        outcomes.append(
+            (
+                result,
+                None if status is None else (status.code, status.message),
+                list(handle.deleted),
+                [(n.name, sorted(p.pod.name for p in n.pods)) for n in all_nodes],
+            )
+        )
+    return outcomes[0], outcomes[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(
+    st.lists(st.sampled_from(["2", "4"]), min_size=1, max_size=5),
+    st.lists(
+        st.tuples(st.integers(0, 4), st.sampled_from([0, 10, 100]), st.sampled_from(["1", "2"])),
+        max_size=10,
+    ),
+    st.sampled_from([0, 10, 100]),
+    st.sampled_from(["1", "2", "3"]),
+)
+def test_victimless_fast_path_matches_the_full_dry_run(
+    cpus: list[str], placed: list[tuple[int, int, str]], priority: int, cpu: str
+) -> None:
+    nodes = [node(f"n{i}", c) for i, c in enumerate(cpus)]
+    pods = [
+        pod(f"r{j}", prio, req, f"n{i % len(nodes)}", start=T0)
+        for j, (i, prio, req) in enumerate(placed)
+    ]
+    fast, slow = _post_filter_both_ways(nodes, pods, pod("p", priority, cpu))
+    assert fast == slow
+
+
+def test_victimless_status_only_for_nodes_without_lower_priority_pods() -> None:
+    handle = Handle([node("n1"), node("n2")], [pod("a", 100, "1", "n1"), pod("b", 5, "1", "n2")])
+    pl = plugin(handle)
+    n1, n2 = handle.snapshot().list()
+    got = pl.victimless_status(pod("p", 10), n1)
+    assert got == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, default_preemption.NO_VICTIMS)
+    assert pl.victimless_status(pod("p", 10), n2) is None
+    assert pl.victimless_status(pod("p", 5), n2) is not None  # equal priority: no victim
+    assert pl.victimless_statuses(pod("p", 10), [n1, n2, n1]) is None
+    assert pl.victimless_statuses(pod("p", 10), [n1, n1]) == [got, got]
+    assert pl.victimless_statuses(pod("p", 5), [n1, n2]) == [got, got]
+
+
+def test_victimless_status_follows_the_node_as_pods_come_and_go() -> None:
+    handle = Handle([node("n1")], [pod("a", 100, "1", "n1")])
+    pl = plugin(handle)
+    (n1,) = handle.snapshot().list()
+    assert pl.victimless_status(pod("p", 10), n1) is not None
+    low = pod("low", 0, "1", "n1")
+    n1.add_pod(low)  # the node changed: the cached lowest priority is stale
+    assert pl.victimless_status(pod("p", 10), n1) is None
+    n1.remove_pod(low)
+    assert pl.victimless_status(pod("p", 10), n1) is not None
+    other = NodeInfo(node("n1"))  # a node re-created under the same name
+    other.add_pod(low)
+    assert pl.victimless_status(pod("p", 10), other) is None

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -191,7 +191,9 @@ def import_alibaba(
     from wasmsched.replay.alibaba import import_alibaba_gpu, to_jsonl_records
 
     try:
-        events = import_alibaba_gpu(nodes, pods, gpu_share=gpu_share.value)  # type: ignore[arg-type]
+        # The Literal by comparison: mypy versions differ on what a StrEnum's .value is.
+        share: Literal["whole", "milli"] = "milli" if gpu_share is GpuShare.milli else "whole"
+        events = import_alibaba_gpu(nodes, pods, gpu_share=share)
     except WasmschedError as err:
         _fail(str(err))
     out = sys.stdout

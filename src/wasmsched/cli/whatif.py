@@ -94,7 +94,7 @@ def capacity(
             templates,
             sched_config,
             registry,
-            order=order.value,  # type: ignore[arg-type]
+            order="round-robin" if order is Order.round_robin else "sequential",
             max_copies=max_copies,
             allow_preemption=allow_preemption,
             seed=seed,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,11 @@ class DefaultPreemption:
         self.min_candidate_nodes_absolute = min_absolute
         self.handle = handle
         self.evaluator = Evaluator(NAME, handle, self)
+        # One status for every node without potential victims (read-only: the dry run
+        # only counts its reason into the "preemption: 0/N nodes are available" message).
+        self._no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        # node name -> (the NodeInfo, its generation, the lowest priority of its pods)
+        self._lowest: dict[str, tuple[NodeInfo, int, int | float]] = {}
 
     # --- PostFilter ---------------------------------------------------------------------
 
@@ -100,6 +106,39 @@ class DefaultPreemption:
                     if p.priority < priority and pod_terminating_by_preemption(p):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def victimless_status(self, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """select_victims_on_node's answer for a node where no pod has a lower priority
+        than ``pod`` (no potential victims: it returns before touching the node or the
+        state, as SelectVictimsOnNode in
+        pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go does);
+        None when some pod there could be a victim."""
+        return self._no_victims if pod.priority <= self._lowest_priority(node_info) else None
+
+    def victimless_statuses(self, pod: Pod, nodes: Sequence[NodeInfo]) -> list[Status] | None:
+        """victimless_status of every node, in order, when none has a potential victim;
+        None as soon as one has."""
+        priority = pod.priority
+        cache = self._lowest
+        for node_info in nodes:
+            cached = cache.get(node_info.name)
+            if cached is not None and cached[0] is node_info and cached[1] == node_info.generation:
+                lowest = cached[2]
+            else:
+                lowest = self._lowest_priority(node_info)
+            if priority > lowest:
+                return None
+        return [self._no_victims] * len(nodes)
+
+    def _lowest_priority(self, node_info: NodeInfo) -> int | float:
+        """The lowest priority of the pods on the node (inf when none), kept per node until
+        its NodeInfo changes (every pod added or removed bumps its generation)."""
+        cached = self._lowest.get(node_info.name)
+        if cached is not None and cached[0] is node_info and cached[1] == node_info.generation:
+            return cached[2]
+        lowest: int | float = min((i.pod.priority for i in node_info.pods), default=math.inf)
+        self._lowest[node_info.name] = (node_info, node_info.generation, lowest)
+        return lowest
 
     def select_victims_on_node(
         self,

@@ -57,6 +57,12 @@ class PreemptionPolicy(Protocol):
         pdbs: Sequence[PodDisruptionBudget],
     ) -> tuple[list[Pod], int, Status | None]: ...
 
+    # Optional: ``victimless_status(pod, node_info) -> Status | None``, the status that
+    # select_victims_on_node returns, without changing anything, for a node where it finds
+    # no potential victim; None when it might find one (dry_run_preemption); and
+    # ``victimless_statuses(pod, nodes) -> list[Status] | None``, those statuses for all
+    # the nodes when none of them has a potential victim, else None.
+
 
 @dataclass
 class Candidate:
@@ -350,8 +356,30 @@ class Evaluator:
         statuses = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
         errors: list[str] = []
         n = len(potential)
+        # A node without a lower-priority pod gets select_victims_on_node's "no victims"
+        # status straight away: it would return it before changing the (cloned) node or
+        # state (defaultpreemption's SelectVictimsOnNode returns as soon as it finds no
+        # potential victim), so the two clones are skipped.
+        victimless = getattr(self.policy, "victimless_status", None)
+        many = getattr(self.policy, "victimless_statuses", None)
+        if many is not None:
+            order = [potential[(offset + i) % n] for i in range(n)]
+            every = many(pod, order)
+            if every is not None:
+                # No node has a potential victim (e.g. every pod has the preemptor's
+                # priority): the loop below would record exactly these, in this order.
+                found = statuses.explicit()
+                for node_info, status in zip(order, every, strict=True):
+                    found[node_info.name] = status
+                return [], statuses, []
         for i in range(n):
-            node_info = potential[(offset + i) % n].clone()
+            node_info = potential[(offset + i) % n]
+            if victimless is not None:
+                quick = victimless(pod, node_info)
+                if quick is not None:
+                    statuses.set(node_info.name, quick)
+                    continue
+            node_info = node_info.clone()
             victims, num_violations, status = self.policy.select_victims_on_node(
                 fwk, state.clone(), pod, node_info, pdbs
             )

@@ -29,7 +29,13 @@ from wasmsched.framework.batch import (
     run_score_plugins_columns,
 )
 from wasmsched.framework.columns import IntArray, NodeList, NodeRows
-from wasmsched.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from wasmsched.framework.diagnosis import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    FailureMemo,
+    FitError,
+    RememberedFailure,
+)
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
 from wasmsched.framework.records import NodePluginScores, PluginScore
@@ -76,6 +82,8 @@ class Algorithm:
     rng: random.Random
     percentage_of_nodes_to_score: int
     next_start_node_index: int = 0
+    # Failed cycles kept while the cluster does not change (framework/diagnosis).
+    failure_memo: FailureMemo = field(default_factory=FailureMemo)
 
 
 @dataclass
@@ -540,11 +548,26 @@ def scheduling_cycle(
     then the binding cycle, now or once the pod stops waiting at Permit."""
     pod = info.pod
     override = NominatingInfo("", MODE_OVERRIDE)
+    alg = sched.algorithm
+    memo = alg.failure_memo
+    signature = memo.signature(
+        fwk, state, pod, nominations=bool(alg.nominator), extenders=bool(alg.extenders)
+    )
+    cluster = (sched.cache.generation, sched.cluster_generation)
+    start = alg.next_start_node_index
     try:
         snapshot = sched.current_snapshot = sched.cache.snapshot()
-        result = schedule_pod(sched.algorithm, fwk, state, pod, snapshot)
+        known = memo.recall(cluster, signature) if signature is not None else None
+        if known is not None and len(snapshot):
+            # The same pod shape failed on this very cluster state: same outcome.
+            alg.next_start_node_index = (start + known.start_advance) % len(snapshot)
+            failure = Status(Code.UNSCHEDULABLE, known.message)
+            handle_failure(sched, fwk, info, failure, known.diagnosis, known.nominating, outcome)
+            return
+        result = schedule_pod(alg, fwk, state, pod, snapshot)
     except FitError as fit:
         nominating: NominatingInfo | None = None
+        pf_status: Status | None = None
         if fwk.has_post_filter_plugins:
             pf_result, pf_status = fwk.run_post_filter_plugins(
                 state, pod, fit.diagnosis.node_to_status
@@ -554,6 +577,12 @@ def scheduling_cycle(
             if pf_result is not None:
                 nominating = pf_result.nominating_info
         failure = Status(Code.UNSCHEDULABLE, str(fit))
+        if signature is not None:
+            fit.diagnosis.rejections = fit.diagnosis.rejections_by_plugin()
+            advance = (alg.next_start_node_index - start) % len(snapshot)
+            remembered = RememberedFailure(failure.message, fit.diagnosis, nominating, advance)
+            after = (sched.cache.generation, sched.cluster_generation)
+            memo.remember(cluster, after, signature, remembered, pf_status)
         handle_failure(sched, fwk, info, failure, fit.diagnosis, nominating, outcome)
         return
     except NoNodes:
