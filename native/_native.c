@@ -22,6 +22,12 @@ static wasmtime_trap_new_fn p_trap_new = NULL;
 static wasmtime_memory_data_size_fn p_mem_size = NULL;
 static PyObject *s_node_name = NULL;
 static PyObject *s_severity = NULL;
+static PyObject *s_dirty = NULL;
+static PyObject *s_used = NULL;
+static PyObject *s_logged = NULL;  /* CallContext.dirty after a call that only logged */
+static PyObject *s_zero = NULL;
+static PyObject *s_env, *s_pod, *s_uid, *s_cycle_uid, *s_cycle_used, *s_logs, *s_log_bytes,
+    *s_trim_logs, *s_logger, *s_cache, *s_show;
 
 /* ---------------------------------------------------------------- Caller */
 
@@ -41,17 +47,11 @@ typedef struct {
     wasmtime_val_raw_t vals[1];
 } Caller;
 
-static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
-                                   PyObject *kwnames) {
-    Caller *self = (Caller *)self_;
-    (void)args;
-    if (PyVectorcall_NARGS(nargsf) != 0 || kwnames != NULL) {
-        PyErr_SetString(PyExc_TypeError, "an export caller takes no arguments");
-        return NULL;
-    }
+/* One export call: 0 with *out set, or -1 with the call's exception set. */
+static int caller_invoke(Caller *self, long long *out) {
     if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0)) {
         PyObject *r = PyObject_CallNoArgs(self->arm);
-        if (r == NULL) return NULL;
+        if (r == NULL) return -1;
         Py_DECREF(r);
     }
     wasm_trap_t *trap = NULL;
@@ -63,18 +63,79 @@ static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_
     if (err != NULL || trap != NULL) {
         *self->trap_slot = trap;
         PyObject *e = err ? PyLong_FromVoidPtr(err) : Py_NewRef(Py_None);
-        if (e == NULL) return NULL;
+        if (e == NULL) return -1;
         PyObject *exc = PyObject_CallOneArg(self->failure, e);
         Py_DECREF(e);
-        if (exc == NULL) return NULL;
+        if (exc == NULL) return -1;
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
         Py_DECREF(exc);
+        return -1;
+    }
+    if (self->count == 0) *out = 0;
+    else *out = self->wide ? (long long)self->vals[0].i64 : (long long)self->vals[0].i32;
+    return 0;
+}
+
+static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames) {
+    (void)args;
+    if (PyVectorcall_NARGS(nargsf) != 0 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "an export caller takes no arguments");
         return NULL;
     }
-    if (self->count == 0) return PyLong_FromLong(0);
-    return self->wide ? PyLong_FromLongLong(self->vals[0].i64)
-                      : PyLong_FromLong(self->vals[0].i32);
+    long long value;
+    if (caller_invoke((Caller *)self_, &value) < 0) return NULL;
+    return PyLong_FromLongLong(value);
 }
+
+/* Caller.each(ctx, names, out, start, ok_codes) -> int: calls the export once per node
+ * name of ``names`` from index ``start``, with ``ctx.node_name`` set to it, appending each
+ * raw result to ``out``.  It returns the index after the last node called: len(names), or
+ * earlier, right after a call that left ``ctx.dirty`` true (results the Python side reads
+ * and resets) or whose status code (the low word) is not in the ``ok_codes`` bit mask.  A
+ * call that only logged (``ctx.dirty`` is LOGGED, see the klog case below) has its host
+ * byte count reset here, as CallContext.reset_results would.  A trap raises the caller's
+ * exception; ``out`` then holds the results of the nodes before it. */
+static PyObject *caller_each(Caller *self, PyObject *args) {
+    PyObject *ctx, *names, *out;
+    Py_ssize_t start;
+    unsigned long long ok_codes;
+    if (!PyArg_ParseTuple(args, "OO!O!nK", &ctx, &PyList_Type, &names, &PyList_Type, &out,
+                          &start, &ok_codes))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(names), i;
+    for (i = start < 0 ? 0 : start; i < n; i++) {
+        if (PyObject_SetAttr(ctx, s_node_name, PyList_GET_ITEM(names, i)) < 0) return NULL;
+        long long value;
+        if (caller_invoke(self, &value) < 0) return NULL;
+        PyObject *v = PyLong_FromLongLong(value);
+        if (v == NULL) return NULL;
+        int rc = PyList_Append(out, v);
+        Py_DECREF(v);
+        if (rc < 0) return NULL;
+        PyObject *dirty = PyObject_GetAttr(ctx, s_dirty);
+        if (dirty == NULL) return NULL;
+        int logged = dirty == s_logged;
+        int clean = dirty == Py_False;
+        Py_DECREF(dirty);
+        if (logged) {
+            if (PyObject_SetAttr(ctx, s_used, s_zero) < 0 ||
+                PyObject_SetAttr(ctx, s_dirty, Py_False) < 0)
+                return NULL;
+        } else if (!clean) {
+            return PyLong_FromSsize_t(i + 1);
+        }
+        uint32_t code = (uint32_t)value;
+        if (code >= 64 || !((ok_codes >> code) & 1)) return PyLong_FromSsize_t(i + 1);
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+static PyMethodDef caller_methods[] = {
+    {"each", (PyCFunction)caller_each, METH_VARARGS,
+     "each(ctx, names, out, start, ok_codes) -> next index: one call per node name"},
+    {NULL, NULL, 0, NULL},
+};
 
 static int caller_traverse(Caller *self, visitproc visit, void *arg) {
     Py_VISIT(self->armed); Py_VISIT(self->epoch); Py_VISIT(self->arm);
@@ -134,6 +195,7 @@ static PyTypeObject CallerType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Caller(ctx, func, count, wide, armed, epoch, arm, failure, trap_slot, keep)",
     .tp_new = caller_new,
+    .tp_methods = caller_methods,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Caller, vectorcall),
     .tp_traverse = (traverseproc)caller_traverse,
@@ -143,7 +205,7 @@ static PyTypeObject CallerType = {
 
 /* ---------------------------------------------------------------- Host */
 
-enum { KIND_PYTHON = 0, KIND_NODE_NAME = 1, KIND_LOG_GATE = 2 };
+enum { KIND_PYTHON = 0, KIND_NODE_NAME = 1, KIND_LOG_GATE = 2, KIND_LOG = 3 };
 
 typedef struct {
     PyObject_HEAD
@@ -246,6 +308,156 @@ static int log_gate(Host *h, wasmtime_val_raw_t *args) {
     return severity < t ? 1 : 0;
 }
 
+
+/* The klog case (KIND_LOG, state: the CallContext): a record at or above the configured
+ * severity is charged, read, built and retained here, as host.py's log/logs functions do
+ * (CallContext.charge, LogRecord.from_guest, PluginEnv.emit), and shown through the
+ * Python PluginEnv.show unless the logger's level cache already says it is disabled.
+ * Anything unusual (a budget that would be exceeded, a new cycle, an unreadable or
+ * non-ASCII message) returns 0 before changing anything: the Python function then does
+ * the whole call, raising what it raises. */
+static PyObject *p_record_cls = NULL;
+static long long lim_record, lim_call, lim_cycle, lim_logs, lim_log_bytes;
+
+static int get_ll(PyObject *obj, PyObject *name, long long *out) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) return -1;
+    *out = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int set_ll(PyObject *obj, PyObject *name, long long value) {
+    PyObject *v = PyLong_FromLongLong(value);
+    if (v == NULL) return -1;
+    int rc = PyObject_SetAttr(obj, name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+static int is_ascii(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++) if (p[i] & 0x80) return 0;
+    return 1;
+}
+
+/* Whether [ptr, ptr + n) lies in the instance memory (the size re-read when needed). */
+static int in_memory(Host *h, uint32_t ptr, uint32_t n) {
+    size_t end = (size_t)ptr + (size_t)n;
+    if (h->mem_base == NULL) return 0;
+    if (end > h->mem_size) h->mem_size = p_mem_size(h->mem_ctx, h->mem);
+    return end <= h->mem_size;
+}
+
+static int set_slot(PyObject *obj, const char *name, PyObject *value) {
+    if (value == NULL) return -1;
+    int rc = PyObject_SetAttrString(obj, name, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static int log_fast(Host *h, wasmtime_val_raw_t *args) {
+    int32_t severity = args[0].i32;
+    uint32_t ptr = (uint32_t)args[1].i32, size = (uint32_t)args[2].i32;
+    uint32_t kptr = 0, klen = 0;
+    if (h->nparams == 5) { kptr = (uint32_t)args[3].i32; klen = (uint32_t)args[4].i32; }
+    PyObject *ctx = h->state, *env = NULL, *pod = NULL, *uid = NULL, *cycle_uid = NULL;
+    PyObject *rec = NULL, *logs = NULL, *logger = NULL, *cache = NULL;
+    int done = -1;
+    long long threshold, used, cycle_used, log_bytes;
+    env = PyObject_GetAttr(ctx, s_env);
+    if (env == NULL || get_ll(env, s_severity, &threshold) < 0) goto out;
+    if (severity < threshold) { done = 1; goto out; }
+    done = 0;
+    if (p_record_cls == NULL) goto out;
+    long long n = (long long)size + (long long)klen;
+    if (n > lim_record) goto out;
+    if (get_ll(ctx, s_used, &used) < 0 || get_ll(ctx, s_cycle_used, &cycle_used) < 0) goto err;
+    if (used + n > lim_call || cycle_used + n > lim_cycle) goto out;
+    pod = PyObject_GetAttr(ctx, s_pod);
+    if (pod == NULL) goto err;
+    uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
+    cycle_uid = PyObject_GetAttr(ctx, s_cycle_uid);
+    if (uid == NULL || cycle_uid == NULL) goto err;
+    if (uid != cycle_uid) {
+        int same = PyUnicode_Check(uid) && PyUnicode_Check(cycle_uid) &&
+                   PyUnicode_Compare(uid, cycle_uid) == 0;
+        if (PyErr_Occurred()) goto err;
+        if (!same) goto out;  /* a new cycle: CallContext.charge starts its count */
+    }
+    if (!in_memory(h, ptr, size) || (klen && !in_memory(h, kptr, klen))) goto out;
+    const uint8_t *data = h->mem_base + ptr, *kv = h->mem_base + kptr;
+    if (!is_ascii(data, size) || !is_ascii(kv, klen)) goto out;
+    size_t dlen = size;
+    long long rsize;
+    int nonempty = 0;
+    if (klen == 0) {
+        if (dlen && data[dlen - 1] == '\n') dlen--;  /* klog.log drops a trailing newline */
+        rsize = (long long)dlen;
+    } else {
+        /* the NUL-terminated key/values (upstream's cstring.go: fromNULTerminated): the
+         * bytes after the last NUL are not a value; empty strings are skipped */
+        long long sum = 0, seg = 0;
+        for (uint32_t i = 0; i < klen; i++) {
+            if (kv[i] == 0) { if (seg) { sum += seg; nonempty++; } seg = 0; }
+            else seg++;
+        }
+        rsize = (long long)dlen + sum + ((nonempty & 1) ? 9 /* "(MISSING)" */ : 0);
+    }
+    rec = ((PyTypeObject *)p_record_cls)->tp_alloc((PyTypeObject *)p_record_cls, 0);
+    if (rec == NULL) goto err;
+    if (set_slot(rec, "severity", PyLong_FromLong(severity)) < 0 ||
+        set_slot(rec, "structured", PyBool_FromLong(klen != 0)) < 0 ||
+        set_slot(rec, "_message", Py_NewRef(Py_None)) < 0 ||
+        set_slot(rec, "_kvs", nonempty ? Py_NewRef(Py_None) : PyTuple_New(0)) < 0 ||
+        set_slot(rec, "_raw", PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)dlen)) < 0 ||
+        set_slot(rec, "_raw_kvs", klen ? PyBytes_FromStringAndSize((const char *)kv, klen)
+                                       : Py_NewRef(Py_None)) < 0 ||
+        set_slot(rec, "size", PyLong_FromLongLong(rsize)) < 0)
+        goto err;
+    /* CallContext.charge, committed */
+    if (set_ll(ctx, s_used, used + n) < 0 || set_ll(ctx, s_cycle_used, cycle_used + n) < 0)
+        goto err;
+    PyObject *dirty = PyObject_GetAttr(ctx, s_dirty);
+    if (dirty == NULL) goto err;
+    int clean = dirty == Py_False;
+    Py_DECREF(dirty);
+    if (clean && PyObject_SetAttr(ctx, s_dirty, s_logged) < 0) goto err;
+    /* PluginEnv.emit: retain, trim, show */
+    done = 1;
+    logs = PyObject_GetAttr(env, s_logs);
+    if (logs == NULL || PyList_Append(logs, rec) < 0) goto err;
+    if (get_ll(env, s_log_bytes, &log_bytes) < 0 || set_ll(env, s_log_bytes, log_bytes + rsize) < 0)
+        goto err;
+    if (PyList_Size(logs) > lim_logs || log_bytes + rsize > lim_log_bytes) {
+        PyObject *r = PyObject_CallMethodNoArgs(env, s_trim_logs);
+        if (r == NULL) goto err;
+        Py_DECREF(r);
+    }
+    int level = severity < 0 ? 10 : severity == 0 ? 20 : severity == 1 ? 30
+              : severity == 2 ? 40 : 50;
+    logger = PyObject_GetAttr(env, s_logger);
+    if (logger == NULL) goto err;
+    cache = PyObject_GetAttr(logger, s_cache);
+    if (cache == NULL) PyErr_Clear();
+    PyObject *key = PyLong_FromLong(level), *known = NULL;
+    if (key == NULL) goto err;
+    if (cache != NULL && PyDict_Check(cache)) known = PyDict_GetItemWithError(cache, key);
+    Py_DECREF(key);
+    if (PyErr_Occurred()) goto err;
+    if (known != Py_False) {  /* logging.Logger.isEnabledFor would not say False for sure */
+        PyObject *r = PyObject_CallMethodOneArg(env, s_show, rec);
+        if (r == NULL) goto err;
+        Py_DECREF(r);
+    }
+    goto out;
+err:
+    done = -1;
+out:
+    Py_XDECREF(env); Py_XDECREF(pod); Py_XDECREF(uid); Py_XDECREF(cycle_uid);
+    Py_XDECREF(rec); Py_XDECREF(logs); Py_XDECREF(logger); Py_XDECREF(cache);
+    return done;
+}
+
 static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
                                     wasmtime_val_raw_t *args, size_t nargs) {
     Host *h = (Host *)env;
@@ -256,6 +468,7 @@ static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
     int done = 0;
     if (h->kind == KIND_NODE_NAME) done = node_name_fast(h, args, &value);
     else if (h->kind == KIND_LOG_GATE) done = log_gate(h, args);
+    else if (h->kind == KIND_LOG) done = log_fast(h, args);
     if (done < 0) { trap = trap_from_error(h); goto out; }
     if (!done) {
         PyObject *argv[16];
@@ -318,12 +531,13 @@ static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                           &kind, &label, &trap_for, &overrun, &PyList_Type, &armed,
                           &PyList_Type, &epoch, &allowed, &state))
         return NULL;
-    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 2) {
+    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 3) {
         PyErr_SetString(PyExc_ValueError, "bad host function arguments");
         return NULL;
     }
     if ((kind == KIND_NODE_NAME && (nparams != 2 || result != 1 || wide_mask)) ||
-        (kind == KIND_LOG_GATE && (nparams < 1 || result != 0 || (wide_mask & 1)))) {
+        (kind == KIND_LOG_GATE && (nparams < 1 || result != 0 || (wide_mask & 1))) ||
+        (kind == KIND_LOG && ((nparams != 3 && nparams != 5) || result != 0 || wide_mask))) {
         PyErr_SetString(PyExc_ValueError, "host function signature does not fit its kind");
         return NULL;
     }
@@ -406,7 +620,19 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *configure_logs(PyObject *mod, PyObject *args) {
+    PyObject *cls;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!LLLLL", &PyType_Type, &cls, &lim_record, &lim_call,
+                          &lim_cycle, &lim_logs, &lim_log_bytes))
+        return NULL;
+    Py_XSETREF(p_record_cls, Py_NewRef(cls));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"configure_logs", configure_logs, METH_VARARGS,
+     "configure_logs(LogRecord, record, call, cycle, retained, retained_bytes): the klog case"},
     {"configure", configure, METH_VARARGS,
      "configure(call_unchecked, trap_new, memory_data_size): wasmtime function addresses"},
     {NULL, NULL, 0, NULL},
@@ -421,12 +647,33 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0) return NULL;
     s_node_name = PyUnicode_InternFromString("node_name");
     s_severity = PyUnicode_InternFromString("severity");
-    if (s_node_name == NULL || s_severity == NULL) return NULL;
+    s_dirty = PyUnicode_InternFromString("dirty");
+    s_used = PyUnicode_InternFromString("used");
+    s_logged = PyLong_FromLong(2);
+    s_zero = PyLong_FromLong(0);
+    s_env = PyUnicode_InternFromString("env");
+    s_pod = PyUnicode_InternFromString("pod");
+    s_uid = PyUnicode_InternFromString("uid");
+    s_cycle_uid = PyUnicode_InternFromString("cycle_uid");
+    s_cycle_used = PyUnicode_InternFromString("cycle_used");
+    s_logs = PyUnicode_InternFromString("logs");
+    s_log_bytes = PyUnicode_InternFromString("log_bytes");
+    s_trim_logs = PyUnicode_InternFromString("_trim_logs");
+    s_logger = PyUnicode_InternFromString("logger");
+    s_cache = PyUnicode_InternFromString("_cache");
+    s_show = PyUnicode_InternFromString("show");
+    if (!s_env || !s_pod || !s_uid || !s_cycle_uid || !s_cycle_used || !s_logs ||
+        !s_log_bytes || !s_trim_logs || !s_logger || !s_cache || !s_show)
+        return NULL;
+    if (s_node_name == NULL || s_severity == NULL || s_dirty == NULL || s_used == NULL ||
+        s_logged == NULL || s_zero == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Caller", (PyObject *)&CallerType) < 0 ||
         PyModule_AddObjectRef(m, "Host", (PyObject *)&HostType) < 0 ||
-        PyModule_AddObject(m, "TRAMPOLINE", PyLong_FromVoidPtr((void *)host_trampoline)) < 0) {
+        PyModule_AddObject(m, "TRAMPOLINE", PyLong_FromVoidPtr((void *)host_trampoline)) < 0 ||
+        PyModule_AddObjectRef(m, "LOGGED", s_logged) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -70,6 +70,8 @@ from wasmsched.errors import WasmschedError
 from wasmsched.wasm.budget import store_limits
 
 __all__ = [
+    "LOGGED",
+    "NATIVE_LOG",
     "TICK_SECONDS",
     "FastInstance",
     "GuestTrap",
@@ -144,6 +146,20 @@ NATIVE_NODE_NAME = 1
 NATIVE_LOG_GATE = 2
 """``HostFunction.native`` kind: a klog import whose record is dropped without entering
 Python when its (signed) severity is below ``state.severity``."""
+NATIVE_LOG = 3
+"""``HostFunction.native`` kind: ``klog.log``/``klog.logs`` with ``state`` the CallContext:
+the gate above, and a record at or above the severity charged, built and retained in C
+(see native/_native.c: log_fast); the Python function runs in every unusual case."""
+LOGGED = 2
+"""``CallContext.dirty`` after a call whose only result is the host byte count a record
+charged (set by the compiled klog case; truthy, so Python readers reset as for True)."""
+
+
+def configure_native_logs(record_cls: type, limits: tuple[int, int, int, int, int]) -> None:
+    """Gives the compiled klog case the record class and the budgets it checks (record,
+    call, cycle bytes; retained records and bytes); a no-op without the extension."""
+    if _native is not None:
+        _native.configure_logs(record_cls, *limits)
 
 
 def native_available() -> bool:

@@ -42,10 +42,11 @@ from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.wasm import budget, encoding
 from wasmsched.wasm._fastpath import (
-    NATIVE_LOG_GATE,
+    NATIVE_LOG,
     NATIVE_NODE_NAME,
     FastInstance,
     HostFunction,
+    configure_native_logs,
 )
 from wasmsched.wasm.abi import HOST_IMPORTS, decode_cluster_events, decode_nul_list
 
@@ -90,7 +91,7 @@ class LogRecord:
     what is shown is the same as decoding at once.
     """
 
-    __slots__ = ("_kvs", "_message", "_parts", "_raw", "severity", "size", "structured")
+    __slots__ = ("_kvs", "_message", "_raw", "_raw_kvs", "severity", "size", "structured")
 
     def __init__(
         self,
@@ -104,7 +105,7 @@ class LogRecord:
         self._message: str | None = message
         self._kvs: tuple[tuple[str, str], ...] | None = kvs
         self._raw: bytes | None = None
-        self._parts: list[bytes] | None = None
+        self._raw_kvs: bytes | None = None
         self.size = len(message) + sum(len(k) + len(v) for k, v in kvs)
         """Characters of text the record holds (what retention counts)."""
 
@@ -118,7 +119,7 @@ class LogRecord:
                 data = data[:-1]
             parts = None
         else:
-            parts = [p for p in raw_kvs.split(b"\0")[:-1] if p]
+            parts = _kv_parts(raw_kvs)
         if not (data.isascii() and (raw_kvs is None or raw_kvs.isascii())):
             # non-ASCII: decode now, so sizes count characters exactly as before
             message = data.decode("utf-8", "replace")
@@ -131,7 +132,7 @@ class LogRecord:
         record._message = None
         record._kvs = None if parts else ()
         record._raw = data
-        record._parts = parts
+        record._raw_kvs = raw_kvs
         size = len(data)
         if parts:
             size += sum(map(len, parts)) + (len("(MISSING)") if len(parts) % 2 else 0)
@@ -149,7 +150,7 @@ class LogRecord:
     def kvs(self) -> tuple[tuple[str, str], ...]:
         kvs = self._kvs
         if kvs is None:
-            kvs = self._kvs = _pairs(self._parts or [])
+            kvs = self._kvs = _pairs(_kv_parts(self._raw_kvs or b""))
         return kvs
 
     @property
@@ -173,6 +174,12 @@ class LogRecord:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _kv_parts(raw_kvs: bytes) -> list[bytes]:
+    """The non-empty NUL-terminated strings (upstream's scheduler/plugin/cstring.go:
+    fromNULTerminated); bytes after the last NUL are not one."""
+    return [p for p in raw_kvs.split(b"\0")[:-1] if p]
 
 
 def _pairs(parts: list[bytes]) -> tuple[tuple[str, str], ...]:
@@ -214,11 +221,18 @@ class PluginEnv:
         return self.handle.snapshot()
 
     def emit(self, record: LogRecord) -> None:
+        """Retains the record (within the limits) and shows it (``show``). The compiled
+        klog case does the same in C (native/_native.c: log_fast)."""
         logs = self.logs
         logs.append(record)
         self.log_bytes += record.size
         if len(logs) > budget.RETAINED_LOGS or self.log_bytes > budget.RETAINED_LOG_BYTES:
             self._trim_logs()
+        self.show(record)
+
+    def show(self, record: LogRecord) -> None:
+        """Logs the record to ``wasmsched.wasm.<plugin>`` when that logger is enabled at its
+        level (decoding it only then)."""
         level = _LEVELS.get(record.severity, logging.DEBUG if record.severity < 0 else 50)
         if self.logger.isEnabledFor(level):
             self.logger.log(level, "%s", record.text)
@@ -677,9 +691,21 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
     # Cases the compiled path runs without entering Python (same results as the impls).
     native: dict[tuple[str, str], tuple[int, Any]] = {
         ("k8s.io/scheduler", "currentNodeName"): (NATIVE_NODE_NAME, ctx),
-        ("k8s.io/klog", "log"): (NATIVE_LOG_GATE, env),
-        ("k8s.io/klog", "logs"): (NATIVE_LOG_GATE, env),
+        ("k8s.io/klog", "log"): (NATIVE_LOG, ctx),
+        ("k8s.io/klog", "logs"): (NATIVE_LOG, ctx),
     }
     return {
         key: HostFunction(*HOST_IMPORTS[key], impl, native.get(key)) for key, impl in impls.items()
     }
+
+
+configure_native_logs(
+    LogRecord,
+    (
+        budget.LOG_RECORD_BYTES,
+        budget.CALL_BYTES,
+        budget.CYCLE_BYTES,
+        budget.RETAINED_LOGS,
+        budget.RETAINED_LOG_BYTES,
+    ),
+)

@@ -41,6 +41,7 @@ from wasmsched.wasm.config import WasmError, WasmPluginConfig
 from wasmsched.wasm.fetch import fetch_guest
 from wasmsched.wasm.guest import CompiledGuest, Guest, InstantiateError, decorate
 from wasmsched.wasm.host import LogRecord, PluginEnv
+from wasmsched.wasm.nodes import filter_batch, score_batch
 from wasmsched.wasm.pool import GuestPool
 
 if TYPE_CHECKING:
@@ -339,6 +340,10 @@ class WasmPlugin:
                 if lock.waiters:
                     lock.wake()
             return _status(code, reason)
+
+    # The framework/batch forms: the same calls, looped over the nodes in C (wasm/nodes.py).
+    filter_batch = filter_batch
+    score_batch = score_batch
 
     def post_filter(
         self, state: CycleState, pod: Any, filtered_node_status: NodeToStatus

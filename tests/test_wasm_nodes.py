@@ -1,0 +1,168 @@
+"""wasmsched.wasm.nodes: WasmPlugin.filter_batch / score_batch against the per-node forms,
+on both call paths (compiled and ctypes), differentially (hypothesis): the same statuses,
+scores, guest calls, logs and instance fate, with the per-node loops' stop rules.
+
+The guest (guests/wat/per_node.wat) acts by the last digit of each node name, so a list
+of digits is a script of rejections, reasons, logs, errors and traps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wasm_support import Plugins, make_pod, new_state, node_info
+from wasmsched.framework.status import Code, Status
+from wasmsched.wasm._fastpath import NATIVE_ENV, native_available
+
+PATHS = [
+    "ctypes",
+    pytest.param(
+        "native",
+        marks=pytest.mark.skipif(not native_available(), reason="the extension was not built"),
+    ),
+]
+
+
+@pytest.fixture(params=PATHS)
+def pair(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    """Two plugins of the per_node guest on the path asked for: (batch, per node)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv(NATIVE_ENV, "1" if request.param == "native" else "0")
+    plugins = Plugins()
+    try:
+        batch = plugins.load("per_node", log_severity=0)
+        single = plugins.load("per_node", log_severity=0)
+        yield batch, single
+    finally:
+        plugins.close()
+        mp.undo()
+
+
+def _key(status: Status | None) -> tuple[int, str] | None:
+    return None if status is None else (status.code, status.message)
+
+
+def _ends(status: Status | None) -> bool:
+    return status is not None and status.code != Code.SUCCESS and not status.is_rejected()
+
+
+def _calls(plugin: Any) -> int | None:
+    """The guest's call counter, None when the last call discarded its instance."""
+    guest = plugin.pool.scheduled
+    if guest is None or guest.dead:
+        return None
+    count: int = guest.inst.caller("calls", "i32")()
+    return count
+
+
+def _logs(plugin: Any) -> list[tuple[int, str]]:
+    return [(r.severity, r.text) for r in plugin.logs]
+
+
+digits = st.lists(st.integers(0, 9), max_size=40)
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@SETTINGS
+@given(script=digits, uid=st.sampled_from(["uid-a", "uid-b"]))
+def test_filter_batch_equals_per_node(pair: tuple[Any, Any], script: list[int], uid: str) -> None:
+    batch, single = pair
+    nodes = [node_info(f"n{i}-{d}") for i, d in enumerate(script)]
+    pod = make_pod(uid=uid)
+    before = (_calls(batch), _calls(single))
+    got = batch.filter_batch(new_state(), pod, nodes)
+    want: list[Status | None] = []
+    for ni in nodes:
+        want.append(single.filter(new_state(), pod, ni))
+        if _ends(want[-1]):
+            break  # kube-scheduler's search ends at the first error
+    assert len(got) == len(nodes)
+    assert [_key(s) for s in got[: len(want)]] == [_key(s) for s in want]
+    if want and _ends(want[-1]):
+        assert all(s is got[len(want) - 1] for s in got[len(want) :])
+    assert _logs(batch) == _logs(single)
+    after = (_calls(batch), _calls(single))
+    assert after[0] == after[1]
+    if after[0] is not None and before[0] is not None and before == (before[0], before[0]):
+        assert after[0] - before[0] == len(want) or after[0] == len(want)
+
+
+@SETTINGS
+@given(script=digits, uid=st.sampled_from(["uid-a", "uid-b"]))
+def test_score_batch_equals_per_node(pair: tuple[Any, Any], script: list[int], uid: str) -> None:
+    batch, single = pair
+    nodes = [node_info(f"n{i}-{d}") for i, d in enumerate(script)]
+    pod = make_pod(uid=uid)
+    values, status = batch.score_batch(new_state(), pod, nodes)
+    want_values: list[int] = []
+    want_status: Status | None = None
+    for ni in nodes:
+        value, s = single.score(new_state(), pod, ni)
+        if s is not None and s.code != Code.SUCCESS:
+            want_status = s
+            break
+        want_values.append(value)
+    if want_status is None:
+        assert (values, status) == (want_values, None)
+    else:
+        assert values == []
+        assert _key(status) == _key(want_status)
+    assert _logs(batch) == _logs(single)
+    assert _calls(batch) == _calls(single)
+
+
+@pytest.mark.parametrize(
+    ("script", "want"),
+    [
+        ([0, 1, 2], [None, (2, ""), (3, "no fit")]),
+        ([9, 7], [(0, "no fit"), (6, "")]),
+        ([0, 4, 0, 0], [None, (1, ""), (1, ""), (1, "")]),  # after an error: repeated
+        ([8, 0], [(5, ""), (5, "")]),
+    ],
+)
+def test_filter_batch_table(pair: tuple[Any, Any], script: list[int], want: list[Any]) -> None:
+    batch, _ = pair
+    nodes = [node_info(f"n{i}-{d}") for i, d in enumerate(script)]
+    got = batch.filter_batch(new_state(), make_pod(), nodes)
+    assert [_key(s) for s in got] == want
+    assert _calls(batch) == min(
+        len(script), 1 + next((i for i, d in enumerate(script) if d in (4, 8)), len(script) - 1)
+    )
+
+
+def test_filter_batch_trap_fails_that_node_and_discards_the_instance(
+    pair: tuple[Any, Any],
+) -> None:
+    batch, _ = pair
+    nodes = [node_info(n) for n in ("a-0", "b-5", "c-0")]
+    got = batch.filter_batch(new_state(), make_pod(), nodes)
+    assert got[0] is None
+    assert got[1] is not None and got[1].code == Code.ERROR
+    assert got[1].message.startswith("wasm: filter error:")
+    assert got[2] is got[1]
+    assert _calls(batch) is None  # the trapped instance is gone
+    # the next cycle gets a fresh instance, which counts from zero
+    assert batch.filter_batch(new_state(), make_pod(uid="next"), [node_info("d-0")]) == [None]
+    assert _calls(batch) == 1
+
+
+def test_score_batch_values(pair: tuple[Any, Any]) -> None:
+    batch, _ = pair
+    nodes = [node_info(n) for n in ("a-0", "bb-1", "c-2", "d-6", "e-7")]
+    assert batch.score_batch(new_state(), make_pod(), nodes) == ([3, 20, 30, -3, 10], None)
+    assert _logs(batch) == [(0, "called"), (0, '"called" node="kv"')]
+
+
+def test_batch_path_is_the_compiled_loop_when_built(pair: tuple[Any, Any]) -> None:
+    batch, _ = pair
+    batch.filter_batch(new_state(), make_pod(), [node_info("a-0")])
+    guest = batch.pool.scheduled
+    compiled = native_available() and guest.inst._native is not None
+    assert (guest.filter_each is not None) == compiled
+    assert (guest.score_each is not None) == compiled
