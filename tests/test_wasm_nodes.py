@@ -8,6 +8,7 @@ of digits is a script of rejections, reasons, logs, errors and traps."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -156,7 +157,7 @@ def test_score_batch_values(pair: tuple[Any, Any]) -> None:
     batch, _ = pair
     nodes = [node_info(n) for n in ("a-0", "bb-1", "c-2", "d-6", "e-7")]
     assert batch.score_batch(new_state(), make_pod(), nodes) == ([3, 20, 30, -3, 10], None)
-    assert _logs(batch) == [(0, "called"), (0, '"called" node="kv"')]
+    assert _logs(batch) == [(0, "called"), (0, '"called" node="e-7"')]
 
 
 def test_batch_path_is_the_compiled_loop_when_built(pair: tuple[Any, Any]) -> None:
@@ -166,3 +167,93 @@ def test_batch_path_is_the_compiled_loop_when_built(pair: tuple[Any, Any]) -> No
     compiled = native_available() and guest.inst._native is not None
     assert (guest.filter_each is not None) == compiled
     assert (guest.score_each is not None) == compiled
+
+
+# --- in the framework: the batch Filter search against the per-node one --------------------
+
+
+def _simulate(config: Path, nodes: list[str], pods: int, batch: bool) -> tuple[Any, ...]:
+    from wasmsched.api.manifests import ClusterObjects
+    from wasmsched.config import load_config
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.scheduler.registry import default_registry
+    from wasmsched.simulator import Simulation
+
+    cluster = ClusterObjects(
+        nodes=[_node(name) for name in nodes],
+        pods=[
+            make_pod(name=f"p{i}", uid=f"uid-{i}", containers=_containers()) for i in range(pods)
+        ],
+        others=[],
+    )
+    registry = default_registry()
+    Framework.use_batch = batch
+    try:
+        sim = Simulation(cluster, load_config(config, registry), registry, seed=7)
+        result = sim.run()
+        fwk = sim.scheduler.frameworks["default-scheduler"]
+        wasm = next(p for p in fwk.all_plugins if p.name == "PerNode")
+        logs = _logs(wasm)
+        sim.close()
+    finally:
+        Framework.use_batch = True
+    outcomes = [(o.pod.name, o.node, o.result, o.message) for o in result.pods if o.was_pending]
+    return outcomes, logs
+
+
+def _containers() -> list[dict[str, Any]]:
+    return [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]
+
+
+def _node(name: str) -> Any:
+    from wasmsched.api.objects import Node
+
+    capacity = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+    return Node(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name},
+            "status": {"capacity": capacity, "allocatable": capacity},
+        }
+    )
+
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: PerNode
+  pluginConfig:
+  - name: PerNode
+    args:
+      guestURL: {url}
+"""
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    script=st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 3, 6, 7, 9]), min_size=100, max_size=160),
+    error_at=st.none() | st.integers(0, 159),
+    pods=st.integers(1, 12),
+)
+def test_batch_search_places_and_logs_as_per_node(
+    script: list[int], error_at: int | None, pods: int
+) -> None:
+    """Over 100 nodes the search stops early (numFeasibleNodesToFind): the wasm plugin's
+    batch Filter must see exactly the nodes the per-node search shows it (its logs name
+    them), and every pod lands on the same node with the same message."""
+    import tempfile
+
+    from guests_build import guest
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_text(CONFIG.format(url=guest("per_node").as_uri()))
+        if error_at is not None:
+            script[error_at % len(script)] = 4  # a Filter error: the cycle ends there
+        nodes = [f"n{i:03d}-{d}" for i, d in enumerate(script)]
+        assert _simulate(config, nodes, pods, True) == _simulate(config, nodes, pods, False)

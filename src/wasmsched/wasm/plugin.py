@@ -344,6 +344,9 @@ class WasmPlugin:
     # The framework/batch forms: the same calls, looped over the nodes in C (wasm/nodes.py).
     filter_batch = filter_batch
     score_batch = score_batch
+    # Filter calls have effects (guest state, logs): the framework shows the batch form
+    # exactly the nodes the per-node search would (framework/batch: filter_batch_ready).
+    filter_batch_effects = True
 
     def post_filter(
         self, state: CycleState, pod: Any, filtered_node_status: NodeToStatus
