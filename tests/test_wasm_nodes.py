@@ -257,3 +257,29 @@ def test_batch_search_places_and_logs_as_per_node(
             script[error_at % len(script)] = 4  # a Filter error: the cycle ends there
         nodes = [f"n{i:03d}-{d}" for i, d in enumerate(script)]
         assert _simulate(config, nodes, pods, True) == _simulate(config, nodes, pods, False)
+
+
+@pytest.mark.skipif(not native_available(), reason="the extension was not built")
+@pytest.mark.parametrize("name", ["per_node", "prescore_score_only"])
+def test_compiled_loop_never_falls_back_to_per_node_calls(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the compiled path the batch forms call the guest from C: the per-node methods
+    are not used, whichever exports the guest has (a Score-only guest included)."""
+    monkeypatch.setenv(NATIVE_ENV, "1")
+    plugins = Plugins()
+    try:
+        plugin = plugins.load(name)
+
+        def per_node(*args: Any) -> Any:
+            raise AssertionError("per-node form called")
+
+        monkeypatch.setattr(plugin, "score", per_node)
+        monkeypatch.setattr(plugin, "filter", per_node)
+        nodes = [node_info(f"n{i}-0") for i in range(3)]
+        values, status = plugin.score_batch(new_state(), make_pod(), nodes)
+        assert status is None and len(values) == 3
+        if "filter" in plugin.exports:
+            assert plugin.filter_batch(new_state(), make_pod(), nodes) == [None] * 3
+    finally:
+        plugins.close()

@@ -109,9 +109,12 @@ def _run(
                 lock.wake()
 
 
-def _native_ready(plugin: WasmPlugin, uid: str) -> bool:
+def _native_ready(plugin: WasmPlugin, uid: str, export: str) -> bool:
+    """Whether the pod's instance has the compiled loop for ``export``."""
     got = _guest(plugin, uid)
-    return not isinstance(got, Status) and got.filter_each is not None
+    if isinstance(got, Status):
+        return False
+    return (got.filter_each if export == "filter" else got.score_each) is not None
 
 
 def filter_batch(
@@ -123,7 +126,7 @@ def filter_batch(
     if not plugin._has_filter or not n:
         return [None] * n
     out: list[Status | None] = []
-    if not _native_ready(plugin, pod.uid):
+    if not _native_ready(plugin, pod.uid, "filter"):
         for node_info in nodes:
             status = plugin.filter(state, pod, node_info)
             out.append(status)
@@ -156,7 +159,7 @@ def score_batch(
     status of the first node whose score failed (no node after it is scored)."""
     if not plugin._has_score or not nodes:
         return [0] * len(nodes), None
-    if not _native_ready(plugin, pod.uid):
+    if not _native_ready(plugin, pod.uid, "score"):
         values = []
         for node_info in nodes:
             value, status = plugin.score(state, pod, node_info)
