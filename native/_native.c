@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h>
 #include "wasmtime_decls.h"
 
 static wasmtime_func_call_unchecked_fn p_call = NULL;
@@ -28,6 +29,25 @@ static PyObject *s_logged = NULL;  /* CallContext.dirty after a call that only l
 static PyObject *s_zero = NULL;
 static PyObject *s_env, *s_pod, *s_uid, *s_cycle_uid, *s_cycle_used, *s_logs, *s_log_bytes,
     *s_trim_logs, *s_logger, *s_cache, *s_show;
+
+/* Direct access to __slots__ members (offsets read from the classes' member descriptors
+ * by configure_logs): the attribute protocol costs more than the rest of a log record. */
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+static void slot_put(PyObject *o, Py_ssize_t off, PyObject *v /* stolen */) {
+    PyObject *old = SLOT(o, off);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+enum { R_SEVERITY, R_STRUCTURED, R_MESSAGE, R_KVS, R_RAW, R_RAW_KVS, R_SIZE, R_N };
+static const char *const rec_names[R_N] = {"severity", "structured", "_message", "_kvs",
+                                           "_raw", "_raw_kvs", "size"};
+enum { C_ENV, C_POD, C_CYCLE_UID, C_USED, C_CYCLE_USED, C_DIRTY, C_NODE_NAME, C_N };
+static const char *const ctx_names[C_N] = {"env", "pod", "cycle_uid", "used", "cycle_used",
+                                           "dirty", "node_name"};
+static Py_ssize_t rec_off[R_N], ctx_off[C_N];
+static PyTypeObject *ctx_type = NULL;
+static PyObject *level_keys[5];  /* 10, 20, 30, 40, 50: logging's levels */
 
 /* ---------------------------------------------------------------- Caller */
 
@@ -104,8 +124,11 @@ static PyObject *caller_each(Caller *self, PyObject *args) {
                           &start, &ok_codes))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(names), i;
+    int fast = ctx_type != NULL && Py_TYPE(ctx) == ctx_type;  /* a CallContext: slots */
     for (i = start < 0 ? 0 : start; i < n; i++) {
-        if (PyObject_SetAttr(ctx, s_node_name, PyList_GET_ITEM(names, i)) < 0) return NULL;
+        PyObject *name = PyList_GET_ITEM(names, i);
+        if (fast) slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(name));
+        else if (PyObject_SetAttr(ctx, s_node_name, name) < 0) return NULL;
         long long value;
         if (caller_invoke(self, &value) < 0) return NULL;
         PyObject *v = PyLong_FromLongLong(value);
@@ -113,15 +136,23 @@ static PyObject *caller_each(Caller *self, PyObject *args) {
         int rc = PyList_Append(out, v);
         Py_DECREF(v);
         if (rc < 0) return NULL;
-        PyObject *dirty = PyObject_GetAttr(ctx, s_dirty);
-        if (dirty == NULL) return NULL;
+        PyObject *dirty = fast ? Py_XNewRef(SLOT(ctx, ctx_off[C_DIRTY]))
+                               : PyObject_GetAttr(ctx, s_dirty);
+        if (dirty == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_AttributeError, "dirty");
+            return NULL;
+        }
         int logged = dirty == s_logged;
         int clean = dirty == Py_False;
         Py_DECREF(dirty);
         if (logged) {
-            if (PyObject_SetAttr(ctx, s_used, s_zero) < 0 ||
-                PyObject_SetAttr(ctx, s_dirty, Py_False) < 0)
+            if (fast) {
+                slot_put(ctx, ctx_off[C_USED], Py_NewRef(s_zero));
+                slot_put(ctx, ctx_off[C_DIRTY], Py_NewRef(Py_False));
+            } else if (PyObject_SetAttr(ctx, s_used, s_zero) < 0 ||
+                       PyObject_SetAttr(ctx, s_dirty, Py_False) < 0) {
                 return NULL;
+            }
         } else if (!clean) {
             return PyLong_FromSsize_t(i + 1);
         }
@@ -348,11 +379,26 @@ static int in_memory(Host *h, uint32_t ptr, uint32_t n) {
     return end <= h->mem_size;
 }
 
-static int set_slot(PyObject *obj, const char *name, PyObject *value) {
-    if (value == NULL) return -1;
-    int rc = PyObject_SetAttrString(obj, name, value);
-    Py_DECREF(value);
-    return rc;
+static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *out) {
+    PyObject *d = PyObject_GetAttrString(cls, name);
+    if (d == NULL) return -1;
+    int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+             ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+    if (ok) *out = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    if (!ok) PyErr_Format(PyExc_ValueError, "%s is not an object slot", name);
+    return ok ? 0 : -1;
+}
+
+/* The gate alone, for a state that is not a CallContext: 1 dropped, 0 run the Python. */
+static int log_gate_of(Host *h, wasmtime_val_raw_t *args) {
+    PyObject *env = PyObject_GetAttr(h->state, s_env);
+    if (env == NULL) { PyErr_Clear(); return 0; }
+    long long t;
+    int rc = get_ll(env, s_severity, &t);
+    Py_DECREF(env);
+    if (rc < 0) { PyErr_Clear(); return 0; }
+    return args[0].i32 < t ? 1 : 0;
 }
 
 static int log_fast(Host *h, wasmtime_val_raw_t *args) {
@@ -360,27 +406,37 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     uint32_t ptr = (uint32_t)args[1].i32, size = (uint32_t)args[2].i32;
     uint32_t kptr = 0, klen = 0;
     if (h->nparams == 5) { kptr = (uint32_t)args[3].i32; klen = (uint32_t)args[4].i32; }
-    PyObject *ctx = h->state, *env = NULL, *pod = NULL, *uid = NULL, *cycle_uid = NULL;
+    PyObject *ctx = h->state;
+    if (ctx_type == NULL || Py_TYPE(ctx) != ctx_type) return log_gate_of(h, args);
+    PyObject *env = SLOT(ctx, ctx_off[C_ENV]);
     PyObject *rec = NULL, *logs = NULL, *logger = NULL, *cache = NULL;
     int done = -1;
     long long threshold, used, cycle_used, log_bytes;
-    env = PyObject_GetAttr(ctx, s_env);
-    if (env == NULL || get_ll(env, s_severity, &threshold) < 0) goto out;
+    if (env == NULL) return 0;
+    Py_INCREF(env);
+    if (get_ll(env, s_severity, &threshold) < 0) goto out;
     if (severity < threshold) { done = 1; goto out; }
     done = 0;
     if (p_record_cls == NULL) goto out;
     long long n = (long long)size + (long long)klen;
     if (n > lim_record) goto out;
-    if (get_ll(ctx, s_used, &used) < 0 || get_ll(ctx, s_cycle_used, &cycle_used) < 0) goto err;
+    PyObject *used_o = SLOT(ctx, ctx_off[C_USED]), *cycle_o = SLOT(ctx, ctx_off[C_CYCLE_USED]);
+    PyObject *pod = SLOT(ctx, ctx_off[C_POD]), *cycle_uid = SLOT(ctx, ctx_off[C_CYCLE_UID]);
+    if (!used_o || !cycle_o || !pod || !cycle_uid || !PyLong_CheckExact(used_o) ||
+        !PyLong_CheckExact(cycle_o))
+        goto out;
+    used = PyLong_AsLongLong(used_o);
+    cycle_used = PyLong_AsLongLong(cycle_o);
+    if (PyErr_Occurred()) goto err;
     if (used + n > lim_call || cycle_used + n > lim_cycle) goto out;
-    pod = PyObject_GetAttr(ctx, s_pod);
-    if (pod == NULL) goto err;
-    uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
-    cycle_uid = PyObject_GetAttr(ctx, s_cycle_uid);
-    if (uid == NULL || cycle_uid == NULL) goto err;
-    if (uid != cycle_uid) {
-        int same = PyUnicode_Check(uid) && PyUnicode_Check(cycle_uid) &&
-                   PyUnicode_Compare(uid, cycle_uid) == 0;
+    if (pod == Py_None) {
+        if (cycle_uid != Py_None) goto out;
+    } else {
+        PyObject *uid = PyObject_GetAttr(pod, s_uid);
+        if (uid == NULL) goto err;
+        int same = uid == cycle_uid || (PyUnicode_Check(uid) && PyUnicode_Check(cycle_uid) &&
+                                        PyUnicode_Compare(uid, cycle_uid) == 0);
+        Py_DECREF(uid);
         if (PyErr_Occurred()) goto err;
         if (!same) goto out;  /* a new cycle: CallContext.charge starts its count */
     }
@@ -403,46 +459,53 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
         }
         rsize = (long long)dlen + sum + ((nonempty & 1) ? 9 /* "(MISSING)" */ : 0);
     }
+    PyObject *vals[R_N];
+    vals[R_SEVERITY] = PyLong_FromLong(severity);
+    vals[R_STRUCTURED] = PyBool_FromLong(klen != 0);
+    vals[R_MESSAGE] = Py_NewRef(Py_None);
+    vals[R_KVS] = nonempty ? Py_NewRef(Py_None) : PyTuple_New(0);
+    vals[R_RAW] = PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)dlen);
+    vals[R_RAW_KVS] = klen ? PyBytes_FromStringAndSize((const char *)kv, klen)
+                           : Py_NewRef(Py_None);
+    vals[R_SIZE] = PyLong_FromLongLong(rsize);
+    PyObject *new_used = PyLong_FromLongLong(used + n);
+    PyObject *new_cycle = PyLong_FromLongLong(cycle_used + n);
     rec = ((PyTypeObject *)p_record_cls)->tp_alloc((PyTypeObject *)p_record_cls, 0);
-    if (rec == NULL) goto err;
-    if (set_slot(rec, "severity", PyLong_FromLong(severity)) < 0 ||
-        set_slot(rec, "structured", PyBool_FromLong(klen != 0)) < 0 ||
-        set_slot(rec, "_message", Py_NewRef(Py_None)) < 0 ||
-        set_slot(rec, "_kvs", nonempty ? Py_NewRef(Py_None) : PyTuple_New(0)) < 0 ||
-        set_slot(rec, "_raw", PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)dlen)) < 0 ||
-        set_slot(rec, "_raw_kvs", klen ? PyBytes_FromStringAndSize((const char *)kv, klen)
-                                       : Py_NewRef(Py_None)) < 0 ||
-        set_slot(rec, "size", PyLong_FromLongLong(rsize)) < 0)
+    int ok = rec != NULL && new_used != NULL && new_cycle != NULL;
+    for (int i = 0; i < R_N; i++) ok = ok && vals[i] != NULL;
+    if (!ok) {
+        for (int i = 0; i < R_N; i++) Py_XDECREF(vals[i]);
+        Py_XDECREF(new_used); Py_XDECREF(new_cycle);
         goto err;
+    }
+    for (int i = 0; i < R_N; i++) slot_put(rec, rec_off[i], vals[i]);
     /* CallContext.charge, committed */
-    if (set_ll(ctx, s_used, used + n) < 0 || set_ll(ctx, s_cycle_used, cycle_used + n) < 0)
-        goto err;
-    PyObject *dirty = PyObject_GetAttr(ctx, s_dirty);
-    if (dirty == NULL) goto err;
-    int clean = dirty == Py_False;
-    Py_DECREF(dirty);
-    if (clean && PyObject_SetAttr(ctx, s_dirty, s_logged) < 0) goto err;
+    slot_put(ctx, ctx_off[C_USED], new_used);
+    slot_put(ctx, ctx_off[C_CYCLE_USED], new_cycle);
+    if (SLOT(ctx, ctx_off[C_DIRTY]) == Py_False)
+        slot_put(ctx, ctx_off[C_DIRTY], Py_NewRef(s_logged));
     /* PluginEnv.emit: retain, trim, show */
     done = 1;
     logs = PyObject_GetAttr(env, s_logs);
     if (logs == NULL || PyList_Append(logs, rec) < 0) goto err;
-    if (get_ll(env, s_log_bytes, &log_bytes) < 0 || set_ll(env, s_log_bytes, log_bytes + rsize) < 0)
+    if (get_ll(env, s_log_bytes, &log_bytes) < 0 ||
+        set_ll(env, s_log_bytes, log_bytes + rsize) < 0)
         goto err;
     if (PyList_Size(logs) > lim_logs || log_bytes + rsize > lim_log_bytes) {
         PyObject *r = PyObject_CallMethodNoArgs(env, s_trim_logs);
         if (r == NULL) goto err;
         Py_DECREF(r);
     }
+    /* host.py's _LEVELS: 0 INFO, 1 WARNING, 2 ERROR, 3 and above CRITICAL, below 0 DEBUG */
     int level = severity < 0 ? 10 : severity == 0 ? 20 : severity == 1 ? 30
               : severity == 2 ? 40 : 50;
     logger = PyObject_GetAttr(env, s_logger);
     if (logger == NULL) goto err;
     cache = PyObject_GetAttr(logger, s_cache);
     if (cache == NULL) PyErr_Clear();
-    PyObject *key = PyLong_FromLong(level), *known = NULL;
-    if (key == NULL) goto err;
-    if (cache != NULL && PyDict_Check(cache)) known = PyDict_GetItemWithError(cache, key);
-    Py_DECREF(key);
+    PyObject *known = NULL;
+    if (cache != NULL && PyDict_Check(cache))
+        known = PyDict_GetItemWithError(cache, level_keys[level / 10 - 1]);
     if (PyErr_Occurred()) goto err;
     if (known != Py_False) {  /* logging.Logger.isEnabledFor would not say False for sure */
         PyObject *r = PyObject_CallMethodOneArg(env, s_show, rec);
@@ -453,8 +516,7 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
 err:
     done = -1;
 out:
-    Py_XDECREF(env); Py_XDECREF(pod); Py_XDECREF(uid); Py_XDECREF(cycle_uid);
-    Py_XDECREF(rec); Py_XDECREF(logs); Py_XDECREF(logger); Py_XDECREF(cache);
+    Py_XDECREF(env); Py_XDECREF(rec); Py_XDECREF(logs); Py_XDECREF(logger); Py_XDECREF(cache);
     return done;
 }
 
@@ -621,18 +683,24 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *configure_logs(PyObject *mod, PyObject *args) {
-    PyObject *cls;
+    PyObject *cls, *ctx_cls;
+    Py_ssize_t roff[R_N], coff[C_N];
     (void)mod;
-    if (!PyArg_ParseTuple(args, "O!LLLLL", &PyType_Type, &cls, &lim_record, &lim_call,
-                          &lim_cycle, &lim_logs, &lim_log_bytes))
+    if (!PyArg_ParseTuple(args, "O!O!LLLLL", &PyType_Type, &cls, &PyType_Type, &ctx_cls,
+                          &lim_record, &lim_call, &lim_cycle, &lim_logs, &lim_log_bytes))
         return NULL;
+    for (int i = 0; i < R_N; i++) if (slot_offset(cls, rec_names[i], &roff[i]) < 0) return NULL;
+    for (int i = 0; i < C_N; i++) if (slot_offset(ctx_cls, ctx_names[i], &coff[i]) < 0) return NULL;
+    memcpy(rec_off, roff, sizeof roff);
+    memcpy(ctx_off, coff, sizeof coff);
     Py_XSETREF(p_record_cls, Py_NewRef(cls));
+    Py_XSETREF(ctx_type, (PyTypeObject *)Py_NewRef(ctx_cls));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure_logs", configure_logs, METH_VARARGS,
-     "configure_logs(LogRecord, record, call, cycle, retained, retained_bytes): the klog case"},
+     "configure_logs(LogRecord, CallContext, record, call, cycle, retained, retained_bytes)"},
     {"configure", configure, METH_VARARGS,
      "configure(call_unchecked, trap_new, memory_data_size): wasmtime function addresses"},
     {NULL, NULL, 0, NULL},
@@ -662,6 +730,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     s_logger = PyUnicode_InternFromString("logger");
     s_cache = PyUnicode_InternFromString("_cache");
     s_show = PyUnicode_InternFromString("show");
+    for (int i = 0; i < 5; i++)
+        if ((level_keys[i] = PyLong_FromLong(10 * (i + 1))) == NULL) return NULL;
     if (!s_env || !s_pod || !s_uid || !s_cycle_uid || !s_cycle_used || !s_logs ||
         !s_log_bytes || !s_trim_logs || !s_logger || !s_cache || !s_show)
         return NULL;

@@ -155,11 +155,14 @@ LOGGED = 2
 charged (set by the compiled klog case; truthy, so Python readers reset as for True)."""
 
 
-def configure_native_logs(record_cls: type, limits: tuple[int, int, int, int, int]) -> None:
-    """Gives the compiled klog case the record class and the budgets it checks (record,
-    call, cycle bytes; retained records and bytes); a no-op without the extension."""
+def configure_native_logs(
+    record_cls: type, ctx_cls: type, limits: tuple[int, int, int, int, int]
+) -> None:
+    """Gives the compiled klog case the record and call-context classes (whose ``__slots__``
+    it reads and writes directly) and the budgets it checks (record, call, cycle bytes;
+    retained records and bytes); a no-op without the extension."""
     if _native is not None:
-        _native.configure_logs(record_cls, *limits)
+        _native.configure_logs(record_cls, ctx_cls, *limits)
 
 
 def native_available() -> bool:

@@ -701,6 +701,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
 
 configure_native_logs(
     LogRecord,
+    CallContext,
     (
         budget.LOG_RECORD_BYTES,
         budget.CALL_BYTES,
