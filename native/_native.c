@@ -666,6 +666,8 @@ static PyTypeObject HostType = {
     .tp_dealloc = (destructor)host_dealloc,
 };
 
+#include "hot.h"
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *configure(PyObject *mod, PyObject *args) {
@@ -712,7 +714,9 @@ static struct PyModuleDef native_module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0) return NULL;
+    if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0 ||
+        PyType_Ready(&HotType) < 0 || hot_init_names() < 0)
+        return NULL;
     s_node_name = PyUnicode_InternFromString("node_name");
     s_severity = PyUnicode_InternFromString("severity");
     s_dirty = PyUnicode_InternFromString("dirty");
@@ -742,6 +746,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Caller", (PyObject *)&CallerType) < 0 ||
         PyModule_AddObjectRef(m, "Host", (PyObject *)&HostType) < 0 ||
+        PyModule_AddObjectRef(m, "Hot", (PyObject *)&HotType) < 0 ||
         PyModule_AddObject(m, "TRAMPOLINE", PyLong_FromVoidPtr((void *)host_trampoline)) < 0 ||
         PyModule_AddObjectRef(m, "LOGGED", s_logged) < 0) {
         Py_DECREF(m);

@@ -283,3 +283,44 @@ def test_compiled_loop_never_falls_back_to_per_node_calls(
             assert plugin.filter_batch(new_state(), make_pod(), nodes) == [None] * 3
     finally:
         plugins.close()
+
+
+@SETTINGS
+@given(script=digits, uid=st.sampled_from(["uid-a", "uid-b", "uid-c"]))
+def test_compiled_per_node_calls_equal_the_python_methods(
+    pair: tuple[Any, Any], script: list[int], uid: str
+) -> None:
+    """``plugin.filter``/``plugin.score`` (compiled forms on the compiled path, see
+    nodes.install_compiled_calls) answer as the Python methods of WasmPlugin, call by call:
+    statuses, scores, logs, guest calls and traps."""
+    from wasmsched.wasm import WasmPlugin
+
+    compiled, python = pair
+    pod = make_pod(uid=uid)
+    for i, d in enumerate(script):
+        ni = node_info(f"n{i}-{d}")
+        got = compiled.filter(new_state(), pod, ni)
+        want = WasmPlugin.filter(python, new_state(), pod, ni)
+        assert _key(got) == _key(want)
+        got_value, got_status = compiled.score(new_state(), pod, ni)
+        want_value, want_status = WasmPlugin.score(python, new_state(), pod, ni)
+        assert (got_value, _key(got_status)) == (want_value, _key(want_status))
+        assert _calls(compiled) == _calls(python)
+    assert _logs(compiled) == _logs(python)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_compiled_forms_installed_on_the_compiled_path_only(
+    native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if native and not native_available():
+        pytest.skip("the extension was not built")
+    monkeypatch.setenv(NATIVE_ENV, "1" if native else "0")
+    plugins = Plugins()
+    try:
+        plugin = plugins.load("per_node")
+        assert (type(plugin.filter).__name__ == "Hot") == native
+        assert (type(plugin.score).__name__ == "Hot") == native
+        assert plugin.filter(new_state(), make_pod(), node_info("a-1")).code == Code.UNSCHEDULABLE
+    finally:
+        plugins.close()

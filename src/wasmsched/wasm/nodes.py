@@ -26,6 +26,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.wasm._fastpath import GuestTrap
 from wasmsched.wasm.abi import signed32
 from wasmsched.wasm.guest import InstantiateError
+from wasmsched.wasm.native import native_enabled, native_module
 
 if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from wasmsched.wasm.guest import Guest
     from wasmsched.wasm.plugin import WasmPlugin
 
-__all__ = ["FILTER_GOES_ON", "filter_batch", "score_batch"]
+__all__ = ["FILTER_GOES_ON", "filter_batch", "install_compiled_calls", "score_batch"]
 
 # Status codes after which the Filter loop goes on: Success, Unschedulable,
 # UnschedulableAndUnresolvable, Pending (framework.Status.IsRejected), as a bit mask.
@@ -180,3 +181,41 @@ def score_batch(
             if status.code != Code.SUCCESS:
                 return [], status
     return [v >> 32 for v in raw], None
+
+
+def install_compiled_calls(plugin: WasmPlugin) -> None:
+    """Replaces the plugin's ``filter`` and ``score`` by their compiled forms
+    (native/hot.h: Hot) when new instances use the compiled path. They run the per-node
+    call in C when the pod's instance is ready and free, and the Python methods (bound to
+    the class, ``WasmPlugin.filter``/``score``) otherwise; a trap and a call that left
+    results are finished by the same Python code as there."""
+    mod = native_module()
+    if mod is None or not native_enabled():
+        return
+    cls = type(plugin)
+
+    def filter_done(guest: Guest, value: int) -> Status | None:
+        return _status(value, _results(plugin, guest, value))
+
+    def score_done(guest: Guest, value: int) -> tuple[int, Status | None]:
+        return value >> 32, _status(signed32(value), _results(plugin, guest, value))
+
+    def filter_trap(guest: Guest, trap: GuestTrap) -> Status:
+        return plugin._trapped(guest, "filter", trap)
+
+    def score_trap(guest: Guest, trap: GuestTrap) -> tuple[int, Status]:
+        return 0, plugin._trapped(guest, "score", trap)
+
+    pool = plugin._pool
+    hot = mod.Hot
+    filter_call = hot(plugin, pool, cls.filter, filter_done, filter_trap, Status, GuestTrap, False)
+    score_call = hot(plugin, pool, cls.score, score_done, score_trap, Status, GuestTrap, True)
+    plugin.filter = filter_call  # type: ignore[method-assign]
+    plugin.score = score_call  # type: ignore[method-assign]
+
+
+def _status(code: int, reason: str | None) -> Status | None:
+    """The per-node forms' status of a call that left results (wasm/plugin.py: _status)."""
+    if code == 0 and not reason:
+        return None
+    return Status(code, reason or "")

@@ -41,7 +41,7 @@ from wasmsched.wasm.config import WasmError, WasmPluginConfig
 from wasmsched.wasm.fetch import fetch_guest
 from wasmsched.wasm.guest import CompiledGuest, Guest, InstantiateError, decorate
 from wasmsched.wasm.host import LogRecord, PluginEnv
-from wasmsched.wasm.nodes import filter_batch, score_batch
+from wasmsched.wasm.nodes import filter_batch, install_compiled_calls, score_batch
 from wasmsched.wasm.pool import GuestPool
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ class WasmPlugin:
         self._terminal: str | None = None
         if "unreserve" not in exports:
             self._terminal = next((e for e in _BINDING_ORDER if e in exports), None)
+        install_compiled_calls(self)  # filter and score in C (wasm/nodes.py)
 
     def __repr__(self) -> str:
         return f"WasmPlugin({self.name!r}, {self.config.guest_url!r})"
