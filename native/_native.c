@@ -479,6 +479,9 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
         goto err;
     }
     for (int i = 0; i < R_N; i++) slot_put(rec, rec_off[i], vals[i]);
+    /* It holds only ints, bytes, None and (decoded later) strings and tuples of them: it
+     * can be in no reference cycle, so the collector need not traverse the retained ones. */
+    PyObject_GC_UnTrack(rec);
     /* CallContext.charge, committed */
     slot_put(ctx, ctx_off[C_USED], new_used);
     slot_put(ctx, ctx_off[C_CYCLE_USED], new_cycle);
