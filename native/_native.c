@@ -64,6 +64,7 @@ typedef struct {
     PyObject *failure; /* callable (err: int | None) -> BaseException */
     wasm_trap_t **trap_slot; /* the ctypes c_void_p the failure path reads */
     PyObject *keep;    /* objects owning ctx/func memory */
+    long long last;    /* the raw result of the last call ``each`` made */
     wasmtime_val_raw_t vals[1];
 } Caller;
 
@@ -115,13 +116,16 @@ static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_
  * and resets) or whose status code (the low word) is not in the ``ok_codes`` bit mask.  A
  * call that only logged (``ctx.dirty`` is LOGGED, see the klog case below) has its host
  * byte count reset here, as CallContext.reset_results would.  A trap raises the caller's
- * exception; ``out`` then holds the results of the nodes before it. */
+ * exception; ``out`` then holds the results of the nodes before it.  With ``high`` true
+ * each result is appended as its signed high word (a Score's score) and the whole raw
+ * value of the last call is kept in ``last``. */
 static PyObject *caller_each(Caller *self, PyObject *args) {
     PyObject *ctx, *names, *out;
     Py_ssize_t start;
     unsigned long long ok_codes;
-    if (!PyArg_ParseTuple(args, "OO!O!nK", &ctx, &PyList_Type, &names, &PyList_Type, &out,
-                          &start, &ok_codes))
+    int high = 0;
+    if (!PyArg_ParseTuple(args, "OO!O!nK|p", &ctx, &PyList_Type, &names, &PyList_Type, &out,
+                          &start, &ok_codes, &high))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(names), i;
     int fast = ctx_type != NULL && Py_TYPE(ctx) == ctx_type;  /* a CallContext: slots */
@@ -131,7 +135,8 @@ static PyObject *caller_each(Caller *self, PyObject *args) {
         else if (PyObject_SetAttr(ctx, s_node_name, name) < 0) return NULL;
         long long value;
         if (caller_invoke(self, &value) < 0) return NULL;
-        PyObject *v = PyLong_FromLongLong(value);
+        self->last = value;
+        PyObject *v = PyLong_FromLongLong(high ? value >> 32 : value);
         if (v == NULL) return NULL;
         int rc = PyList_Append(out, v);
         Py_DECREF(v);
@@ -162,9 +167,14 @@ static PyObject *caller_each(Caller *self, PyObject *args) {
     return PyLong_FromSsize_t(i);
 }
 
+static PyMemberDef caller_members[] = {
+    {"last", T_LONGLONG, offsetof(Caller, last), READONLY, "raw result of each's last call"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyMethodDef caller_methods[] = {
     {"each", (PyCFunction)caller_each, METH_VARARGS,
-     "each(ctx, names, out, start, ok_codes) -> next index: one call per node name"},
+     "each(ctx, names, out, start, ok_codes, high=False) -> next index: a call per node"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -227,6 +237,7 @@ static PyTypeObject CallerType = {
     .tp_doc = "Caller(ctx, func, count, wide, armed, epoch, arm, failure, trap_slot, keep)",
     .tp_new = caller_new,
     .tp_methods = caller_methods,
+    .tp_members = caller_members,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Caller, vectorcall),
     .tp_traverse = (traverseproc)caller_traverse,
@@ -344,7 +355,7 @@ static int log_gate(Host *h, wasmtime_val_raw_t *args) {
  * severity is charged, read, built and retained here, as host.py's log/logs functions do
  * (CallContext.charge, LogRecord.from_guest, PluginEnv.emit), and shown through the
  * Python PluginEnv.show unless the logger's level cache already says it is disabled.
- * Anything unusual (a budget that would be exceeded, a new cycle, an unreadable or
+ * Anything unusual (a budget that would be exceeded, an unreadable or
  * non-ASCII message) returns 0 before changing anything: the Python function then does
  * the whole call, raising what it raises. */
 static PyObject *p_record_cls = NULL;
@@ -409,8 +420,8 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     PyObject *ctx = h->state;
     if (ctx_type == NULL || Py_TYPE(ctx) != ctx_type) return log_gate_of(h, args);
     PyObject *env = SLOT(ctx, ctx_off[C_ENV]);
-    PyObject *rec = NULL, *logs = NULL, *logger = NULL, *cache = NULL;
-    int done = -1;
+    PyObject *rec = NULL, *logs = NULL, *logger = NULL, *cache = NULL, *uid = NULL;
+    int done = -1, new_cycle_uid = 0;
     long long threshold, used, cycle_used, log_bytes;
     if (env == NULL) return 0;
     Py_INCREF(env);
@@ -428,18 +439,16 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     used = PyLong_AsLongLong(used_o);
     cycle_used = PyLong_AsLongLong(cycle_o);
     if (PyErr_Occurred()) goto err;
-    if (used + n > lim_call || cycle_used + n > lim_cycle) goto out;
-    if (pod == Py_None) {
-        if (cycle_uid != Py_None) goto out;
-    } else {
-        PyObject *uid = PyObject_GetAttr(pod, s_uid);
-        if (uid == NULL) goto err;
-        int same = uid == cycle_uid || (PyUnicode_Check(uid) && PyUnicode_Check(cycle_uid) &&
-                                        PyUnicode_Compare(uid, cycle_uid) == 0);
-        Py_DECREF(uid);
+    uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
+    if (uid == NULL) goto err;
+    if (uid != cycle_uid) {
+        if (uid != Py_None && !PyUnicode_CheckExact(uid)) goto out;
+        int same = PyUnicode_CheckExact(uid) && PyUnicode_CheckExact(cycle_uid) &&
+                   PyUnicode_Compare(uid, cycle_uid) == 0;
         if (PyErr_Occurred()) goto err;
-        if (!same) goto out;  /* a new cycle: CallContext.charge starts its count */
+        if (!same) { cycle_used = 0; new_cycle_uid = 1; }  /* CallContext.charge: a new cycle */
     }
+    if (used + n > lim_call || cycle_used + n > lim_cycle) goto out;
     if (!in_memory(h, ptr, size) || (klen && !in_memory(h, kptr, klen))) goto out;
     const uint8_t *data = h->mem_base + ptr, *kv = h->mem_base + kptr;
     if (!is_ascii(data, size) || !is_ascii(kv, klen)) goto out;
@@ -485,6 +494,7 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     /* CallContext.charge, committed */
     slot_put(ctx, ctx_off[C_USED], new_used);
     slot_put(ctx, ctx_off[C_CYCLE_USED], new_cycle);
+    if (new_cycle_uid) slot_put(ctx, ctx_off[C_CYCLE_UID], Py_NewRef(uid));
     if (SLOT(ctx, ctx_off[C_DIRTY]) == Py_False)
         slot_put(ctx, ctx_off[C_DIRTY], Py_NewRef(s_logged));
     /* PluginEnv.emit: retain, trim, show */
@@ -520,6 +530,7 @@ err:
     done = -1;
 out:
     Py_XDECREF(env); Py_XDECREF(rec); Py_XDECREF(logs); Py_XDECREF(logger); Py_XDECREF(cache);
+    Py_XDECREF(uid);
     return done;
 }
 

@@ -59,7 +59,7 @@ def _guest(plugin: WasmPlugin, uid: str) -> Guest | Status:
     return guest
 
 
-def _results(plugin: WasmPlugin, guest: Guest, value: int) -> str | None:
+def _results(plugin: WasmPlugin, guest: Guest) -> str | None:
     """The reason of a call that left results (``ctx.dirty``); its events recorded and
     the context reset, as the per-node forms do."""
     ctx = guest.ctx
@@ -72,15 +72,15 @@ def _results(plugin: WasmPlugin, guest: Guest, value: int) -> str | None:
 
 def _run(
     plugin: WasmPlugin, export: str, pod: Any, names: list[str], raw: list[int], ok: int
-) -> tuple[Status | None, str | None]:
+) -> tuple[Status | None, str | None, int]:
     """Calls ``export`` for the nodes from ``len(raw)`` on, on one instance, until a node
     whose call left results or whose status code is not in ``ok``. Returns (the trap or
     instantiation status of the node after ``raw``'s last one, or None; the reason of the
-    last call)."""
+    last call; its raw result). Score results are appended as scores (the high word)."""
     while True:
         got = _guest(plugin, pod.uid)
         if isinstance(got, Status):
-            return got, None
+            return got, None, 0
         guest = got
         lock = guest.lock
         free = lock.free
@@ -96,14 +96,15 @@ def _run(
             assert each is not None
             ctx.pod = pod
             try:
-                each(ctx, names, raw, len(raw), ok)
+                each(ctx, names, raw, len(raw), ok, export == "score")
             except GuestTrap as trap:
-                return plugin._trapped(guest, export, trap), None
+                return plugin._trapped(guest, export, trap), None, 0
             finally:
                 ctx.pod = None
                 ctx.node_name = ""
-            reason = _results(plugin, guest, raw[-1]) if ctx.dirty and raw else None
-            return None, reason
+            last: int = (guest.score if export == "score" else guest.filter).last  # type: ignore[attr-defined]
+            reason = _results(plugin, guest) if ctx.dirty and raw else None
+            return None, reason, last
         finally:
             free.append(True)  # CallLock.release, inlined
             if lock.waiters:
@@ -137,7 +138,7 @@ def filter_batch(
     names = [ni.name for ni in nodes]
     raw: list[int] = []
     while len(out) < n:
-        failed, reason = _run(plugin, "filter", pod, names, raw, _FILTER_ON)
+        failed, reason, _ = _run(plugin, "filter", pod, names, raw, _FILTER_ON)
         done = len(raw) - (0 if failed is not None else 1)
         out.extend(None if code == 0 else Status(code) for code in raw[len(out) : done])
         if failed is not None:
@@ -169,18 +170,17 @@ def score_batch(
             values.append(value)
         return values, None
     names = [ni.name for ni in nodes]
-    raw: list[int] = []
-    while len(raw) < len(names):
-        failed, reason = _run(plugin, "score", pod, names, raw, _SCORE_ON)
+    scores: list[int] = []  # the compiled loop appends each score (the high word)
+    while len(scores) < len(names):
+        failed, reason, last = _run(plugin, "score", pod, names, scores, _SCORE_ON)
         if failed is not None:
             return [], failed
-        last = raw[-1]
         code = signed32(last)
         if code or reason:
             status = Status(code, reason or "")
             if status.code != Code.SUCCESS:
                 return [], status
-    return [v >> 32 for v in raw], None
+    return scores, None
 
 
 def install_compiled_calls(plugin: WasmPlugin) -> None:
@@ -195,10 +195,10 @@ def install_compiled_calls(plugin: WasmPlugin) -> None:
     cls = type(plugin)
 
     def filter_done(guest: Guest, value: int) -> Status | None:
-        return _status(value, _results(plugin, guest, value))
+        return _status(value, _results(plugin, guest))
 
     def score_done(guest: Guest, value: int) -> tuple[int, Status | None]:
-        return value >> 32, _status(signed32(value), _results(plugin, guest, value))
+        return value >> 32, _status(signed32(value), _results(plugin, guest))
 
     def filter_trap(guest: Guest, trap: GuestTrap) -> Status:
         return plugin._trapped(guest, "filter", trap)
