@@ -176,7 +176,7 @@ def _simulate(config: Path, nodes: list[str], pods: int, batch: bool) -> tuple[A
     from wasmsched.api.manifests import ClusterObjects
     from wasmsched.config import load_config
     from wasmsched.framework.runtime import Framework
-    from wasmsched.scheduler.registry import default_registry
+    from wasmsched.scheduler import registry as registry_module
     from wasmsched.simulator import Simulation
 
     cluster = ClusterObjects(
@@ -186,7 +186,7 @@ def _simulate(config: Path, nodes: list[str], pods: int, batch: bool) -> tuple[A
         ],
         others=[],
     )
-    registry = default_registry()
+    registry = registry_module.default_registry()
     Framework.use_batch = batch
     try:
         sim = Simulation(cluster, load_config(config, registry), registry, seed=7)
@@ -324,3 +324,67 @@ def test_compiled_forms_installed_on_the_compiled_path_only(
         assert plugin.filter(new_state(), make_pod(), node_info("a-1")).code == Code.UNSCHEDULABLE
     finally:
         plugins.close()
+
+
+class _ErrorsOnE:
+    """A Python Filter plugin with a batch form: Error on nodes whose name ends in "e"."""
+
+    name = "ErrorsOnE"
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Status | None:
+        return Status(Code.ERROR, "e node") if node_info.name.endswith("e") else None
+
+    def filter_batch(self, state: Any, pod: Any, nodes: Any) -> list[Status | None]:
+        return [self.filter(state, pod, ni) for ni in nodes]
+
+
+CONFIG_WITH_ERRORS = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: ErrorsOnE
+      - name: PerNode
+  pluginConfig:
+  - name: PerNode
+    args:
+      guestURL: {url}
+"""
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    script=st.lists(st.sampled_from([0, 0, 1, 3, 3, 6]), min_size=100, max_size=140),
+    error_at=st.integers(0, 139),
+)
+def test_no_filter_sees_nodes_after_an_earlier_plugins_error(
+    script: list[int], error_at: int
+) -> None:
+    """framework/batch: run_filter_plugins_batch drops the nodes after an error from the
+    later plugins, so the wasm plugin (filtered after ErrorsOnE) logs the same nodes as in
+    the per-node search, which ends at the error."""
+    import tempfile
+
+    from guests_build import guest
+    from wasmsched.scheduler import registry as registry_module
+
+    names = [f"n{i:03d}-{d}" for i, d in enumerate(script)]
+    names[error_at % len(names)] += "e"
+    original = registry_module.default_registry
+
+    def with_errors() -> Any:
+        reg = original()
+        reg.register("ErrorsOnE", lambda args, handle: _ErrorsOnE())
+        return reg
+
+    registry_module.default_registry = with_errors  # type: ignore[assignment]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "config.yaml"
+            config.write_text(CONFIG_WITH_ERRORS.format(url=guest("per_node").as_uri()))
+            batch = _simulate(config, names, 3, True)
+            assert batch == _simulate(config, names, 3, False)
+    finally:
+        registry_module.default_registry = original  # type: ignore[assignment]
