@@ -34,6 +34,7 @@ setup(
             "wasmsched.wasm._native",
             sources=["native/_native.c"],
             include_dirs=["native"],
+            depends=["native/hot.h", "native/klog.h", "native/wasmtime_decls.h"],
             extra_compile_args=["-O2"],
             optional=True,
         )

@@ -18,6 +18,11 @@ alternate between the two sides) and their ratio.
 ``--guest-config``) on the real fixtures: Filter, Score and PreFilter+Filter+Score through
 our host only, whatever status the plugin returns (printed once before the table).
 
+First, the wasm rows of issue 11 (wasm_boundary.py): the compiled path, the ctypes path and
+the public API side by side, per call, per host callback, per node of a cycle (per-node and
+batch forms, and added to a simulated SchedulingBasic), the nodenumber guest's pods/s ratio
+and the decoding guest's cycle; ``--boundary`` prints only that table.
+
 Usage: ``python benchmarks/bench_wasm_plugin.py [--quick] [--guests DIR]``
 or ``python benchmarks/bench_wasm_plugin.py [--quick] --plugin PATH [--guest-config TEXT]``
 """
@@ -39,6 +44,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "fixtures" / "real"
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 I32 = wasmtime.ValType.i32()
 WASI = "wasi_snapshot_preview1"
@@ -511,209 +517,6 @@ def check_targets(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-# --- the boundary: ctypes path vs compiled path vs wasmtime's public API -----------------
-
-# A guest exporting a no-op filter and a loop calling currentNodeName ``n`` times (the
-# guest's view: buf 0, limit 64), so the per-callback cost is (loop - empty loop) / n.
-BOUNDARY_WAT = """
-(module
-  (import "k8s.io/scheduler" "currentNodeName" (func $name (param i32 i32) (result i32)))
-  (memory (export "memory") 1)
-  (global $n (mut i32) (i32.const 1000))
-  (func (export "filter") (result i32) i32.const 0)
-  (func (export "names") (result i32)
-    (local $i i32) (local $sum i32)
-    (loop $again
-      (local.set $sum (i32.add (local.get $sum) (call $name (i32.const 0) (i32.const 64))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $again (i32.lt_u (local.get $i) (global.get $n))))
-    local.get $sum)
-  (func (export "empty") (result i32)
-    (local $i i32) (local $sum i32)
-    (loop $again
-      (local.set $sum (i32.add (local.get $sum) (i32.const 8)))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $again (i32.lt_u (local.get $i) (global.get $n))))
-    local.get $sum)
-)
-"""
-LOOP = 1000
-CYCLE_NODES = 500
-PATHS = ("ctypes", "native")
-
-
-def _with_path(path: str, make: Callable[[], Any]) -> Any:
-    """Runs ``make`` with new instances on ``path`` (the choice is read at instantiation)."""
-    import os
-
-    from wasmsched.wasm._fastpath import NATIVE_ENV
-
-    old = os.environ.get(NATIVE_ENV)
-    os.environ[NATIVE_ENV] = "1" if path == "native" else "0"
-    try:
-        return make()
-    finally:
-        if old is None:
-            del os.environ[NATIVE_ENV]
-        else:
-            os.environ[NATIVE_ENV] = old
-
-
-def _boundary_instance(path: str, node_name: str) -> tuple[Any, Any]:
-    from wasmsched.wasm._fastpath import FastInstance, engine
-    from wasmsched.wasm.host import CallContext, PluginEnv, k8s_functions
-
-    ctx = CallContext(PluginEnv("bench", None, "", 3, [], []))
-    module = wasmtime.Module(engine(), BOUNDARY_WAT)
-    inst = _with_path(
-        path,
-        lambda: FastInstance(
-            module,
-            {k: v for k, v in k8s_functions(ctx).items() if k[1] == "currentNodeName"},
-            memory_limit=1 << 20,
-            timeout_ms=10_000,
-        ),
-    )
-    ctx.inst = inst
-    ctx.node_name = node_name
-    return inst, ctx
-
-
-def _public_boundary(
-    node_name: bytes,
-) -> tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any], Any]:
-    store = wasmtime.Store()
-    module = wasmtime.Module(store.engine, BOUNDARY_WAT)
-    linker = wasmtime.Linker(store.engine)
-    holder: list[Any] = []
-
-    def current_node_name(buf: int, limit: int) -> int:
-        if 0 < len(node_name) <= limit:
-            holder[0].write(store, node_name, buf)
-        return len(node_name)
-
-    linker.define_func(
-        "k8s.io/scheduler",
-        "currentNodeName",
-        wasmtime.FuncType([I32, I32], [I32]),
-        current_node_name,
-    )
-    instance = linker.instantiate(store, module)
-    exports = instance.exports(store)
-    holder.append(exports["memory"])
-    filter_, names, empty = exports["filter"], exports["names"], exports["empty"]
-    return (lambda: filter_(store)), (lambda: names(store)), (lambda: empty(store)), store
-
-
-def _cycle_op(path: str, guests_dir: Path) -> tuple[Callable[[], None], Any]:
-    """Filter then Score of the noop-wat plugin on each node of a 500-node cycle."""
-    from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo
-    from wasmsched.wasm import WasmPlugin, WasmPluginConfig
-
-    pod, node = params()["small"]
-    infos = []
-    for i in range(CYCLE_NODES):
-        manifest = json.loads(json.dumps(node.manifest))
-        manifest["metadata"]["name"] = f"node-{i:04d}"
-        infos.append(NodeInfo(type(node)(manifest)))
-    url = (guests_dir / "noop_wat.wasm").as_uri()
-    plugin = _with_path(
-        path, lambda: WasmPlugin("noop-wat", WasmPluginConfig(guest_url=url), _Handle(node))
-    )
-    state = CycleState()
-
-    def cycle() -> None:
-        filter_, score = plugin.filter, plugin.score
-        for info in infos:
-            filter_(state, pod, info)
-            score(state, pod, info)
-
-    return cycle, plugin
-
-
-def run_boundary(guests_dir: Path, budget: float) -> list[dict[str, Any]]:
-    """One row per measure: microseconds for the ctypes path, the compiled path and the
-    public API (None where it does not apply), in the same run."""
-    from wasmsched.wasm._fastpath import native_available
-
-    name = "node-0001"
-    rows: list[dict[str, Any]] = []
-    public_filter, public_names, public_empty, store = _public_boundary(name.encode())
-    measures: dict[str, dict[str, float | None]] = {
-        "export call (noop filter)": {"public": measure(public_filter, budget)},
-        "host callback (currentNodeName)": {
-            "public": (measure(public_names, budget) - measure(public_empty, budget)) / LOOP,
-        },
-        "PluginFilter noop-wat (WasmPlugin.filter)": {"public": None},
-        f"Filter+Score per node, {CYCLE_NODES}-node cycle": {"public": None},
-    }
-    del store
-    pod, node = params()["small"]
-    for path in PATHS:
-        if path == "native" and not native_available():
-            for m in measures.values():
-                m[path] = None
-            continue
-        inst, _ctx = _boundary_instance(path, name)
-        call = inst.caller("filter", "i32")
-        names, empty = inst.caller("names", "i32"), inst.caller("empty", "i32")
-        _require(names() == LOOP * len(name), "currentNodeName returned the wrong length")
-        measures["export call (noop filter)"][path] = measure(call, budget)
-        per = (measure(names, budget) - measure(empty, budget)) / LOOP
-        measures["host callback (currentNodeName)"][path] = per
-        inst.close()
-
-        url = (guests_dir / "noop_wat.wasm").as_uri()
-        from wasmsched.wasm import WasmPlugin, WasmPluginConfig
-
-        plugin = _with_path(
-            path, lambda u=url: WasmPlugin("noop-wat", WasmPluginConfig(guest_url=u), _Handle(node))
-        )
-        op = ours_op("PluginFilter", plugin, pod, node)
-        from wasmsched.framework.cycle_state import CycleState
-        from wasmsched.framework.node_info import NodeInfo
-
-        info, state = NodeInfo(node), CycleState()
-        measures["PluginFilter noop-wat (WasmPlugin.filter)"][path] = measure(
-            lambda p=plugin, i=info, s=state: _require(p.filter(s, pod, i) is None, "Filter"),
-            budget,
-        )
-        del op
-        plugin.close()
-        cycle, cplugin = _cycle_op(path, guests_dir)
-        per_node = measure(cycle, budget) / CYCLE_NODES
-        measures[f"Filter+Score per node, {CYCLE_NODES}-node cycle"][path] = per_node
-        cplugin.close()
-    for label, m in measures.items():
-        rows.append({"measure": label, **{k: m.get(k) for k in ("ctypes", "native", "public")}})
-    return rows
-
-
-BOUNDARY_TARGETS = {
-    "PluginFilter noop-wat (WasmPlugin.filter)": 0.35,
-    "host callback (currentNodeName)": 0.3,
-    f"Filter+Score per node, {CYCLE_NODES}-node cycle": 1.0,
-}
-
-
-def print_boundary(rows: list[dict[str, Any]]) -> None:
-    def cell(v: float | None) -> str:
-        return f"{v:>9.3f}" if v is not None else f"{'-':>9}"
-
-    print(f"{'measure (µs)':<44} {'ctypes':>9} {'native':>9} {'public':>9} {'ctypes/native':>14}")
-    for row in rows:
-        c, n = row["ctypes"], row["native"]
-        ratio = f"{c / n:>13.2f}x" if c and n else f"{'-':>14}"
-        print(f"{row['measure']:<44} {cell(c)} {cell(n)} {cell(row['public'])} {ratio}")
-    for row in rows:
-        target = BOUNDARY_TARGETS.get(row["measure"])
-        best = row["native"] if row["native"] is not None else row["ctypes"]
-        if target is not None and best is not None:
-            verdict = "PASS" if best <= target else "FAIL"
-            print(f"{verdict} {row['measure']} {best:.3f} µs <= {target} µs")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short runs (about 5x faster)")
@@ -729,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--boundary",
         action="store_true",
-        help="only the boundary table (ctypes vs native vs public API, host callback, cycle)",
+        help="only the issue-11 wasm table (ctypes vs native vs public API; wasm_boundary.py)",
     )
     args = parser.parse_args(argv)
     budget = 0.04 if args.quick else 0.2
@@ -748,8 +551,12 @@ def main(argv: list[str] | None = None) -> int:
 
             guests_dir = Path(tmp)
             build_guests.build(guests_dir)
-        boundary = run_boundary(guests_dir, budget)
-        print_boundary(boundary)
+        import wasm_boundary
+
+        node = params()["small"][1]
+        pods, rounds = (200, 2) if args.quick else (600, 3)
+        boundary = wasm_boundary.run_table(guests_dir, budget, _Handle(node), pods, rounds)
+        wasm_boundary.print_table(boundary)
         print()
         if args.boundary:
             if args.json:

@@ -11,10 +11,15 @@
  * the Python implementation; an exception becomes a trap through the Python trap_for, so
  * nothing unwinds through wasmtime.  Any unusual case (out-of-bounds write, no memory)
  * falls back to the Python implementation, which raises the error the ctypes path raises.
+ *
+ * klog.h: the klog case of the trampoline (records built and retained in C).
+ * hot.h: Hot, WasmPlugin.filter and WasmPlugin.score in C for the common case.
+ * Caller.each: one call per node name, the loop of the batch forms (wasm/nodes.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h>
 #include "wasmtime_decls.h"
 
 static wasmtime_func_call_unchecked_fn p_call = NULL;
@@ -22,6 +27,31 @@ static wasmtime_trap_new_fn p_trap_new = NULL;
 static wasmtime_memory_data_size_fn p_mem_size = NULL;
 static PyObject *s_node_name = NULL;
 static PyObject *s_severity = NULL;
+static PyObject *s_dirty = NULL;
+static PyObject *s_used = NULL;
+static PyObject *s_logged = NULL;  /* CallContext.dirty after a call that only logged */
+static PyObject *s_zero = NULL;
+static PyObject *s_env, *s_pod, *s_uid, *s_cycle_uid, *s_cycle_used, *s_logs, *s_log_bytes,
+    *s_trim_logs, *s_logger, *s_cache, *s_show;
+
+/* Direct access to __slots__ members (offsets read from the classes' member descriptors
+ * by configure_logs): the attribute protocol costs more than the rest of a log record. */
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+static void slot_put(PyObject *o, Py_ssize_t off, PyObject *v /* stolen */) {
+    PyObject *old = SLOT(o, off);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+enum { R_SEVERITY, R_STRUCTURED, R_MESSAGE, R_KVS, R_RAW, R_RAW_KVS, R_SIZE, R_N };
+static const char *const rec_names[R_N] = {"severity", "structured", "_message", "_kvs",
+                                           "_raw", "_raw_kvs", "size"};
+enum { C_ENV, C_POD, C_CYCLE_UID, C_USED, C_CYCLE_USED, C_DIRTY, C_NODE_NAME, C_N };
+static const char *const ctx_names[C_N] = {"env", "pod", "cycle_uid", "used", "cycle_used",
+                                           "dirty", "node_name"};
+static Py_ssize_t rec_off[R_N], ctx_off[C_N];
+static PyTypeObject *ctx_type = NULL;
+static PyObject *level_keys[5];  /* 10, 20, 30, 40, 50: logging's levels */
 
 /* ---------------------------------------------------------------- Caller */
 
@@ -38,20 +68,15 @@ typedef struct {
     PyObject *failure; /* callable (err: int | None) -> BaseException */
     wasm_trap_t **trap_slot; /* the ctypes c_void_p the failure path reads */
     PyObject *keep;    /* objects owning ctx/func memory */
+    long long last;    /* the raw result of the last call ``each`` made */
     wasmtime_val_raw_t vals[1];
 } Caller;
 
-static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
-                                   PyObject *kwnames) {
-    Caller *self = (Caller *)self_;
-    (void)args;
-    if (PyVectorcall_NARGS(nargsf) != 0 || kwnames != NULL) {
-        PyErr_SetString(PyExc_TypeError, "an export caller takes no arguments");
-        return NULL;
-    }
+/* One export call: 0 with *out set, or -1 with the call's exception set. */
+static int caller_invoke(Caller *self, long long *out) {
     if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0)) {
         PyObject *r = PyObject_CallNoArgs(self->arm);
-        if (r == NULL) return NULL;
+        if (r == NULL) return -1;
         Py_DECREF(r);
     }
     wasm_trap_t *trap = NULL;
@@ -63,18 +88,99 @@ static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_
     if (err != NULL || trap != NULL) {
         *self->trap_slot = trap;
         PyObject *e = err ? PyLong_FromVoidPtr(err) : Py_NewRef(Py_None);
-        if (e == NULL) return NULL;
+        if (e == NULL) return -1;
         PyObject *exc = PyObject_CallOneArg(self->failure, e);
         Py_DECREF(e);
-        if (exc == NULL) return NULL;
+        if (exc == NULL) return -1;
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
         Py_DECREF(exc);
+        return -1;
+    }
+    if (self->count == 0) *out = 0;
+    else *out = self->wide ? (long long)self->vals[0].i64 : (long long)self->vals[0].i32;
+    return 0;
+}
+
+static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames) {
+    (void)args;
+    if (PyVectorcall_NARGS(nargsf) != 0 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "an export caller takes no arguments");
         return NULL;
     }
-    if (self->count == 0) return PyLong_FromLong(0);
-    return self->wide ? PyLong_FromLongLong(self->vals[0].i64)
-                      : PyLong_FromLong(self->vals[0].i32);
+    long long value;
+    if (caller_invoke((Caller *)self_, &value) < 0) return NULL;
+    return PyLong_FromLongLong(value);
 }
+
+/* Caller.each(ctx, names, out, start, ok_codes) -> int: calls the export once per node
+ * name of ``names`` from index ``start``, with ``ctx.node_name`` set to it, appending each
+ * raw result to ``out``.  It returns the index after the last node called: len(names), or
+ * earlier, right after a call that left ``ctx.dirty`` true (results the Python side reads
+ * and resets) or whose status code (the low word) is not in the ``ok_codes`` bit mask.  A
+ * call that only logged (``ctx.dirty`` is LOGGED, see the klog case below) has its host
+ * byte count reset here, as CallContext.reset_results would.  A trap raises the caller's
+ * exception; ``out`` then holds the results of the nodes before it.  With ``high`` true
+ * each result is appended as its signed high word (a Score's score) and the whole raw
+ * value of the last call is kept in ``last``. */
+static PyObject *caller_each(Caller *self, PyObject *args) {
+    PyObject *ctx, *names, *out;
+    Py_ssize_t start;
+    unsigned long long ok_codes;
+    int high = 0;
+    if (!PyArg_ParseTuple(args, "OO!O!nK|p", &ctx, &PyList_Type, &names, &PyList_Type, &out,
+                          &start, &ok_codes, &high))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(names), i;
+    int fast = ctx_type != NULL && Py_TYPE(ctx) == ctx_type;  /* a CallContext: slots */
+    for (i = start < 0 ? 0 : start; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        if (fast) slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(name));
+        else if (PyObject_SetAttr(ctx, s_node_name, name) < 0) return NULL;
+        long long value;
+        if (caller_invoke(self, &value) < 0) return NULL;
+        self->last = value;
+        PyObject *v = PyLong_FromLongLong(high ? value >> 32 : value);
+        if (v == NULL) return NULL;
+        int rc = PyList_Append(out, v);
+        Py_DECREF(v);
+        if (rc < 0) return NULL;
+        PyObject *dirty = fast ? Py_XNewRef(SLOT(ctx, ctx_off[C_DIRTY]))
+                               : PyObject_GetAttr(ctx, s_dirty);
+        if (dirty == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_AttributeError, "dirty");
+            return NULL;
+        }
+        int logged = dirty == s_logged;
+        int clean = dirty == Py_False;
+        Py_DECREF(dirty);
+        if (logged) {
+            if (fast) {
+                slot_put(ctx, ctx_off[C_USED], Py_NewRef(s_zero));
+                slot_put(ctx, ctx_off[C_DIRTY], Py_NewRef(Py_False));
+            } else if (PyObject_SetAttr(ctx, s_used, s_zero) < 0 ||
+                       PyObject_SetAttr(ctx, s_dirty, Py_False) < 0) {
+                return NULL;
+            }
+        } else if (!clean) {
+            return PyLong_FromSsize_t(i + 1);
+        }
+        uint32_t code = (uint32_t)value;
+        if (code >= 64 || !((ok_codes >> code) & 1)) return PyLong_FromSsize_t(i + 1);
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+static PyMemberDef caller_members[] = {
+    {"last", T_LONGLONG, offsetof(Caller, last), READONLY, "raw result of each's last call"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef caller_methods[] = {
+    {"each", (PyCFunction)caller_each, METH_VARARGS,
+     "each(ctx, names, out, start, ok_codes, high=False) -> next index: a call per node"},
+    {NULL, NULL, 0, NULL},
+};
 
 static int caller_traverse(Caller *self, visitproc visit, void *arg) {
     Py_VISIT(self->armed); Py_VISIT(self->epoch); Py_VISIT(self->arm);
@@ -134,6 +240,8 @@ static PyTypeObject CallerType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Caller(ctx, func, count, wide, armed, epoch, arm, failure, trap_slot, keep)",
     .tp_new = caller_new,
+    .tp_methods = caller_methods,
+    .tp_members = caller_members,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Caller, vectorcall),
     .tp_traverse = (traverseproc)caller_traverse,
@@ -143,7 +251,7 @@ static PyTypeObject CallerType = {
 
 /* ---------------------------------------------------------------- Host */
 
-enum { KIND_PYTHON = 0, KIND_NODE_NAME = 1, KIND_LOG_GATE = 2 };
+enum { KIND_PYTHON = 0, KIND_NODE_NAME = 1, KIND_LOG_GATE = 2, KIND_LOG = 3 };
 
 typedef struct {
     PyObject_HEAD
@@ -246,6 +354,9 @@ static int log_gate(Host *h, wasmtime_val_raw_t *args) {
     return severity < t ? 1 : 0;
 }
 
+
+#include "klog.h"
+
 static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
                                     wasmtime_val_raw_t *args, size_t nargs) {
     Host *h = (Host *)env;
@@ -256,6 +367,7 @@ static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
     int done = 0;
     if (h->kind == KIND_NODE_NAME) done = node_name_fast(h, args, &value);
     else if (h->kind == KIND_LOG_GATE) done = log_gate(h, args);
+    else if (h->kind == KIND_LOG) done = log_fast(h, args);
     if (done < 0) { trap = trap_from_error(h); goto out; }
     if (!done) {
         PyObject *argv[16];
@@ -318,12 +430,13 @@ static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                           &kind, &label, &trap_for, &overrun, &PyList_Type, &armed,
                           &PyList_Type, &epoch, &allowed, &state))
         return NULL;
-    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 2) {
+    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 3) {
         PyErr_SetString(PyExc_ValueError, "bad host function arguments");
         return NULL;
     }
     if ((kind == KIND_NODE_NAME && (nparams != 2 || result != 1 || wide_mask)) ||
-        (kind == KIND_LOG_GATE && (nparams < 1 || result != 0 || (wide_mask & 1)))) {
+        (kind == KIND_LOG_GATE && (nparams < 1 || result != 0 || (wide_mask & 1))) ||
+        (kind == KIND_LOG && ((nparams != 3 && nparams != 5) || result != 0 || wide_mask))) {
         PyErr_SetString(PyExc_ValueError, "host function signature does not fit its kind");
         return NULL;
     }
@@ -390,6 +503,8 @@ static PyTypeObject HostType = {
     .tp_dealloc = (destructor)host_dealloc,
 };
 
+#include "hot.h"
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *configure(PyObject *mod, PyObject *args) {
@@ -406,7 +521,25 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *configure_logs(PyObject *mod, PyObject *args) {
+    PyObject *cls, *ctx_cls;
+    Py_ssize_t roff[R_N], coff[C_N];
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!O!LLLLL", &PyType_Type, &cls, &PyType_Type, &ctx_cls,
+                          &lim_record, &lim_call, &lim_cycle, &lim_logs, &lim_log_bytes))
+        return NULL;
+    for (int i = 0; i < R_N; i++) if (slot_offset(cls, rec_names[i], &roff[i]) < 0) return NULL;
+    for (int i = 0; i < C_N; i++) if (slot_offset(ctx_cls, ctx_names[i], &coff[i]) < 0) return NULL;
+    memcpy(rec_off, roff, sizeof roff);
+    memcpy(ctx_off, coff, sizeof coff);
+    Py_XSETREF(p_record_cls, Py_NewRef(cls));
+    Py_XSETREF(ctx_type, (PyTypeObject *)Py_NewRef(ctx_cls));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"configure_logs", configure_logs, METH_VARARGS,
+     "configure_logs(LogRecord, CallContext, record, call, cycle, retained, retained_bytes)"},
     {"configure", configure, METH_VARARGS,
      "configure(call_unchecked, trap_new, memory_data_size): wasmtime function addresses"},
     {NULL, NULL, 0, NULL},
@@ -418,15 +551,41 @@ static struct PyModuleDef native_module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0) return NULL;
+    if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0 ||
+        PyType_Ready(&HotType) < 0 || hot_init_names() < 0)
+        return NULL;
     s_node_name = PyUnicode_InternFromString("node_name");
     s_severity = PyUnicode_InternFromString("severity");
-    if (s_node_name == NULL || s_severity == NULL) return NULL;
+    s_dirty = PyUnicode_InternFromString("dirty");
+    s_used = PyUnicode_InternFromString("used");
+    s_logged = PyLong_FromLong(2);
+    s_zero = PyLong_FromLong(0);
+    s_env = PyUnicode_InternFromString("env");
+    s_pod = PyUnicode_InternFromString("pod");
+    s_uid = PyUnicode_InternFromString("uid");
+    s_cycle_uid = PyUnicode_InternFromString("cycle_uid");
+    s_cycle_used = PyUnicode_InternFromString("cycle_used");
+    s_logs = PyUnicode_InternFromString("logs");
+    s_log_bytes = PyUnicode_InternFromString("log_bytes");
+    s_trim_logs = PyUnicode_InternFromString("_trim_logs");
+    s_logger = PyUnicode_InternFromString("logger");
+    s_cache = PyUnicode_InternFromString("_cache");
+    s_show = PyUnicode_InternFromString("show");
+    for (int i = 0; i < 5; i++)
+        if ((level_keys[i] = PyLong_FromLong(10 * (i + 1))) == NULL) return NULL;
+    if (!s_env || !s_pod || !s_uid || !s_cycle_uid || !s_cycle_used || !s_logs ||
+        !s_log_bytes || !s_trim_logs || !s_logger || !s_cache || !s_show)
+        return NULL;
+    if (s_node_name == NULL || s_severity == NULL || s_dirty == NULL || s_used == NULL ||
+        s_logged == NULL || s_zero == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Caller", (PyObject *)&CallerType) < 0 ||
         PyModule_AddObjectRef(m, "Host", (PyObject *)&HostType) < 0 ||
-        PyModule_AddObject(m, "TRAMPOLINE", PyLong_FromVoidPtr((void *)host_trampoline)) < 0) {
+        PyModule_AddObjectRef(m, "Hot", (PyObject *)&HotType) < 0 ||
+        PyModule_AddObject(m, "TRAMPOLINE", PyLong_FromVoidPtr((void *)host_trampoline)) < 0 ||
+        PyModule_AddObjectRef(m, "LOGGED", s_logged) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -218,3 +218,144 @@ def test_suites_pass_on_the_ctypes_path() -> None:
         timeout=1200,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+# --- the compiled klog case (native/_native.c: log_fast) against the Python functions ------
+
+LOG_WAT = """
+(module
+  (import "k8s.io/klog" "log" (func $log (param i32 i32 i32)))
+  (import "k8s.io/klog" "logs" (func $logs (param i32 i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "hello\\n")
+  (data (i32.const 1100) "k\\00v\\00odd\\00tail")
+  (data (i32.const 1200) "caf\\c3\\a9")
+  (data (i32.const 1300) "\\00\\00x\\00")
+  (func (export "plain") (call $log (i32.const 0) (i32.const 1024) (i32.const 6)))
+  (func (export "warn") (call $log (i32.const 1) (i32.const 1024) (i32.const 5)))
+  (func (export "debug") (call $log (i32.const -1) (i32.const 1024) (i32.const 6)))
+  (func (export "big_severity") (call $log (i32.const 7) (i32.const 1024) (i32.const 6)))
+  (func (export "kvs")
+    (call $logs (i32.const 2) (i32.const 1024) (i32.const 5) (i32.const 1100) (i32.const 14)))
+  (func (export "kvs_empty_parts")
+    (call $logs (i32.const 0) (i32.const 1024) (i32.const 5) (i32.const 1300) (i32.const 4)))
+  (func (export "no_kvs")
+    (call $logs (i32.const 0) (i32.const 1024) (i32.const 6) (i32.const 1100) (i32.const 0)))
+  (func (export "non_ascii") (call $log (i32.const 0) (i32.const 1200) (i32.const 5)))
+  (func (export "unreadable") (call $log (i32.const 0) (i32.const 65530) (i32.const 100)))
+  (func (export "too_big") (call $log (i32.const 0) (i32.const 0) (i32.const 65537)))
+  (func (export "twice")
+    (call $log (i32.const 0) (i32.const 1024) (i32.const 6))
+    (call $logs (i32.const 0) (i32.const 1024) (i32.const 5) (i32.const 1100) (i32.const 4)))
+)
+"""
+LOG_EXPORTS = (
+    "plain",
+    "warn",
+    "debug",
+    "big_severity",
+    "kvs",
+    "kvs_empty_parts",
+    "no_kvs",
+    "non_ascii",
+    "unreadable",
+    "too_big",
+    "twice",
+)
+
+
+class _Pod:
+    def __init__(self, uid: str) -> None:
+        self.uid = uid
+
+
+def _log_run(path: str, severity: int, script: list[tuple[str, str | None]]) -> list[Any]:
+    """Runs ``(export, pod uid)`` calls on ``path``; what each leaves behind."""
+    import logging
+
+    os.environ[NATIVE_ENV] = "1" if path == "native" else "0"
+    try:
+        logs: list[Any] = []
+        ctx = CallContext(PluginEnv("native-logs", None, "", severity, [], logs))
+        inst = FastInstance(
+            wasmtime.Module(engine(), LOG_WAT),
+            k8s_functions(ctx),
+            memory_limit=1 << 20,
+            timeout_ms=5000,
+        )
+    finally:
+        del os.environ[NATIVE_ENV]
+    ctx.inst = inst
+    assert (inst._native is not None) == (path == "native")
+    shown: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: shown.append(f"{record.levelname} {record.getMessage()}")  # type: ignore[method-assign]
+    logger = logging.getLogger("wasmsched.wasm.native-logs")
+    logger.addHandler(handler)
+    seen: list[Any] = []
+    try:
+        for export, uid in script:
+            ctx.pod = None if uid is None else _Pod(uid)
+            try:
+                inst.caller(export, None)()
+                trap = None
+            except GuestTrap as exc:
+                trap = exc.message
+            seen.append(
+                (
+                    export,
+                    trap,
+                    [(r.severity, r.text, r.size, r.structured) for r in logs],
+                    bool(ctx.dirty),
+                    ctx.used,
+                    ctx.cycle_used,
+                    ctx.cycle_uid,
+                    list(shown),
+                )
+            )
+            ctx.reset_results()
+    finally:
+        logger.removeHandler(handler)
+        inst.close()
+    return seen
+
+
+@pytest.mark.skipif(not native_available(), reason="the compiled extension was not built")
+@pytest.mark.parametrize("severity", [0, 1, 3])
+@pytest.mark.parametrize("level", ["NOTSET", "WARNING", "CRITICAL"])
+def test_klog_records_alike_on_both_paths(severity: int, level: str) -> None:
+    """Every case of log/logs (severities, key/values, non-ASCII, unreadable, over budget,
+    a new cycle, several records in a call) leaves the same records, sizes, charges and
+    shown lines on the compiled path as through the Python functions, whatever the
+    logger's level (the C side consults the level cache, Python decides)."""
+    import logging
+
+    logger = logging.getLogger("wasmsched.wasm.native-logs")
+    old = logger.level
+    logger.setLevel(level)
+    try:
+        uids = ["a", "a", None, "b", "b"]
+        script = [(e, uids[i % len(uids)]) for i, e in enumerate(LOG_EXPORTS * 2)]
+        assert _log_run("native", severity, script) == _log_run("ctypes", severity, script)
+    finally:
+        logger.setLevel(old)
+
+
+@pytest.mark.skipif(not native_available(), reason="the compiled extension was not built")
+def test_klog_retention_alike_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The retention limits trim the same records on both paths."""
+    from wasmsched.wasm import budget
+    from wasmsched.wasm._fastpath import configure_native_logs
+
+    limits = (budget.LOG_RECORD_BYTES, budget.CALL_BYTES, budget.CYCLE_BYTES)
+    retained = (budget.RETAINED_LOGS, budget.RETAINED_LOG_BYTES)
+    monkeypatch.setattr(budget, "RETAINED_LOGS", 5)
+    monkeypatch.setattr(budget, "RETAINED_LOG_BYTES", 40)
+    configure_native_logs(LogRecord, CallContext, (*limits, 5, 40))
+    try:
+        script = [("twice", "a"), ("plain", "a"), ("kvs", "a")] * 4
+        native = _log_run("native", 0, script)
+        assert native == _log_run("ctypes", 0, script)
+        assert "log records dropped" in native[-1][2][0][1]
+    finally:
+        configure_native_logs(LogRecord, CallContext, (*limits, *retained))

@@ -36,6 +36,7 @@ __all__ = [
     "columnar_forms",
     "columns_ready",
     "filter_batch_ready",
+    "filter_chunk_floor",
     "filter_verdict",
     "out_of_range",
     "plugin_scores",
@@ -143,7 +144,26 @@ def filter_batch_ready(fwk: Framework, state: CycleState) -> bool:
         return False
     skip = state.skip_filter_plugins
     batches = fwk.filter_batches
-    return all(name in batches for name, _ in fwk.filter_calls if name not in skip)
+    if not all(name in batches for name, _ in fwk.filter_calls if name not in skip):
+        return False
+    # A plugin whose Filter calls have effects (``filter_batch_effects``: a wasm guest's logs
+    # and state) must see exactly the nodes the per-node search shows it: it has to be the
+    # only such plugin and the last one, as nodes after a later plugin's error are not
+    # filtered (the chunks end at the stop node, see filter_chunk_floor).
+    active = [p for p in fwk.filter_plugins if p.name not in skip]
+    marked = [i for i, p in enumerate(active) if getattr(p, "filter_batch_effects", False)]
+    return not marked or marked == [len(active) - 1]
+
+
+def filter_chunk_floor(fwk: Framework, state: CycleState, floor: int) -> int:
+    """The fewest nodes a batch Filter chunk may hold beyond those the search still needs:
+    ``floor``, or 1 when a Filter plugin's calls have effects (``filter_batch_effects``), so
+    that no chunk goes past the node where the search stops."""
+    skip = state.skip_filter_plugins
+    for plugin in fwk.filter_plugins:
+        if plugin.name not in skip and getattr(plugin, "filter_batch_effects", False):
+            return 1
+    return floor
 
 
 def run_filter_plugins_batch(
@@ -181,6 +201,8 @@ def run_filter_plugins_batch(
                 still.append(i)
             else:
                 out[i] = (name, status)
+                if not status.is_rejected():
+                    break  # the search ends at this node: no later node is filtered
         alive = still
     return out
 

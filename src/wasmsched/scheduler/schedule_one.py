@@ -22,6 +22,7 @@ from wasmsched.errors import InternalError
 from wasmsched.framework.batch import (
     columns_ready,
     filter_batch_ready,
+    filter_chunk_floor,
     filter_columns_ready,
     filter_verdict,
     run_filter_plugins_batch,
@@ -330,10 +331,11 @@ def _pass_filters_batch(
     num_nodes = len(nodes)
     processed = 0
     plain = state.recorder is None  # nothing to record for a node that passes
+    floor = filter_chunk_floor(fwk, state, _MIN_FILTER_CHUNK)
     try:
         while processed < num_nodes:
             wanted = to_find - len(feasible) + 1  # the node that cancels the search
-            size = min(max(wanted, _MIN_FILTER_CHUNK), num_nodes - processed)
+            size = min(max(wanted, floor), num_nodes - processed)
             chunk = [nodes[(start + processed + i) % num_nodes] for i in range(size)]
             found = run_filter_plugins_batch(fwk, state, pod, chunk)
             for node_info, failed in zip(chunk, found, strict=True):

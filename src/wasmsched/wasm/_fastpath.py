@@ -68,8 +68,24 @@ from wasmtime import _ffi as ffi
 
 from wasmsched.errors import WasmschedError
 from wasmsched.wasm.budget import store_limits
+from wasmsched.wasm.native import (
+    LOGGED,
+    NATIVE_ENV,
+    NATIVE_LOG,
+    NATIVE_LOG_GATE,
+    NATIVE_NODE_NAME,
+    configure_native_logs,
+    native_available,
+    native_enabled,
+    native_module,
+)
 
 __all__ = [
+    "LOGGED",
+    "NATIVE_ENV",
+    "NATIVE_LOG",
+    "NATIVE_LOG_GATE",
+    "NATIVE_NODE_NAME",
     "TICK_SECONDS",
     "FastInstance",
     "GuestTrap",
@@ -77,9 +93,12 @@ __all__ = [
     "HostFunction",
     "LinkError",
     "ProcExit",
+    "configure_native_logs",
     "deadline_ticks",
     "engine",
     "engine_fingerprint",
+    "native_available",
+    "native_enabled",
     "wasmtime_version",
 ]
 
@@ -112,49 +131,6 @@ _export_get = _raw("wasmtime_instance_export_get", ctypes.c_bool)
 _memory_data = _raw("wasmtime_memory_data", c_void_p)
 _memory_data_size = _raw("wasmtime_memory_data_size", c_size_t)
 _trap_new = _raw("wasmtime_trap_new", c_void_p)
-
-
-def _address(name: str) -> int:
-    return cast(getattr(ffi.dll, name), c_void_p).value or 0
-
-
-def _load_native() -> Any:
-    """The compiled path (``wasmsched.wasm._native``), or None when it was not built."""
-    if ctypes.sizeof(ffi.wasmtime_val_raw_t) != 16:
-        return None  # native/wasmtime_decls.h assumes wasmtime's 16-byte value slots
-    try:
-        mod = importlib.import_module("wasmsched.wasm._native")
-        mod.configure(
-            _address("wasmtime_func_call_unchecked"),
-            _address("wasmtime_trap_new"),
-            _address("wasmtime_memory_data_size"),
-        )
-    except (ImportError, ValueError, AttributeError):
-        return None
-    return mod
-
-
-_native: Any = _load_native()
-
-NATIVE_ENV = "WASMSCHED_WASM_NATIVE"
-"""Set to ``0`` to use the ctypes path even when the compiled extension is present."""
-
-NATIVE_NODE_NAME = 1
-"""``HostFunction.native`` kind: a ``(buf, limit) -> len`` getter of ``state.node_name``."""
-NATIVE_LOG_GATE = 2
-"""``HostFunction.native`` kind: a klog import whose record is dropped without entering
-Python when its (signed) severity is below ``state.severity``."""
-
-
-def native_available() -> bool:
-    """Whether the compiled extension was built and loaded."""
-    return _native is not None
-
-
-def native_enabled() -> bool:
-    """Whether new instances use the compiled path (available and not disabled by
-    ``WASMSCHED_WASM_NATIVE=0``); read when an instance is created."""
-    return _native is not None and os.environ.get(NATIVE_ENV, "1") != "0"
 
 
 _CALLBACK = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_void_p, c_void_p, c_size_t)
@@ -359,7 +335,7 @@ class FastInstance:
         self._closed = False
         self._pending: BaseException | None = None
         self._keep: list[Any] = []  # callbacks and func structs referenced by the store
-        self._native = _native if native_enabled() else None
+        self._native = native_module() if native_enabled() else None
         self._hosts: list[Any] = []  # the compiled path's host function envs
         self.timeout_ms = timeout_ms
         self._deadline = c_uint64(deadline_ticks(timeout_ms) + 1)  # +1: see the module doc

@@ -201,10 +201,22 @@ class Guest:
 
     ``prefilter``, ``filter`` and ``score`` repeat those callers of ``calls`` as attributes,
     for the plugin's hot paths; one the guest does not export raises ``LinkError`` (the
-    plugin never calls it).
+    plugin never calls it). ``filter_each``/``score_each`` are the compiled callers' loops
+    over nodes (``Caller.each``), None on the ctypes path or when not exported.
     """
 
-    __slots__ = ("calls", "ctx", "dead", "filter", "inst", "lock", "prefilter", "score")
+    __slots__ = (
+        "calls",
+        "ctx",
+        "dead",
+        "filter",
+        "filter_each",
+        "inst",
+        "lock",
+        "prefilter",
+        "score",
+        "score_each",
+    )
 
     def __init__(self, inst: FastInstance, ctx: CallContext, exports: frozenset[str]) -> None:
         self.inst = inst
@@ -217,6 +229,9 @@ class Guest:
         self.prefilter = self.calls.get("prefilter", _not_exported)
         self.filter = self.calls.get("filter", _not_exported)
         self.score = self.calls.get("score", _not_exported)
+        # The compiled callers' per-node loops (wasm/nodes.py); None on the ctypes path.
+        self.filter_each: Callable[..., int] | None = getattr(self.filter, "each", None)
+        self.score_each: Callable[..., int] | None = getattr(self.score, "each", None)
 
     def close(self) -> None:
         self.dead = True

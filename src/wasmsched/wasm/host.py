@@ -42,12 +42,14 @@ from wasmsched.errors import WasmschedError
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.wasm import budget, encoding
 from wasmsched.wasm._fastpath import (
-    NATIVE_LOG_GATE,
+    NATIVE_LOG,
     NATIVE_NODE_NAME,
     FastInstance,
     HostFunction,
+    configure_native_logs,
 )
 from wasmsched.wasm.abi import HOST_IMPORTS, decode_cluster_events, decode_nul_list
+from wasmsched.wasm.klog import LogRecord, klog_text
 
 __all__ = ["CallContext", "LogRecord", "PluginEnv", "k8s_functions", "klog_text"]
 
@@ -58,128 +60,6 @@ _OOB_REASON = "BUG: out of memory reading message"
 
 class GuestMemoryError(WasmschedError):
     """A guest pointer outside its memory."""
-
-
-# --- logging ---------------------------------------------------------------------------
-
-
-def _go_quote(text: str) -> str:
-    """Close to Go's ``strconv.Quote`` for the strings klog prints."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _klog_value(value: str) -> str:
-    if "\n" not in value:
-        return _go_quote(value)
-    lines = value[:-1] if value.endswith("\n") else value
-    return "<\n" + "\n".join("\t" + line if line else "\t" for line in lines.split("\n")) + "\n >"
-
-
-def klog_text(message: str, kvs: tuple[tuple[str, str], ...]) -> str:
-    """klog's text rendering of a structured message: ``"msg" key="value" ...``."""
-    parts = [_go_quote(message)]
-    parts.extend(f"{key}={_klog_value(value)}" for key, value in kvs)
-    return " ".join(parts)
-
-
-class LogRecord:
-    """A message logged by a guest (or by the host about a guest).
-
-    A guest's record keeps the bytes it logged and decodes them on first access (most are
-    never shown: the logger is off at their level and nobody reads ``WasmPlugin.logs``);
-    what is shown is the same as decoding at once.
-    """
-
-    __slots__ = ("_kvs", "_message", "_parts", "_raw", "severity", "size", "structured")
-
-    def __init__(
-        self,
-        severity: int,
-        message: str,
-        kvs: tuple[tuple[str, str], ...] = (),
-        structured: bool = False,
-    ) -> None:
-        self.severity = severity
-        self.structured = structured
-        self._message: str | None = message
-        self._kvs: tuple[tuple[str, str], ...] | None = kvs
-        self._raw: bytes | None = None
-        self._parts: list[bytes] | None = None
-        self.size = len(message) + sum(len(k) + len(v) for k, v in kvs)
-        """Characters of text the record holds (what retention counts)."""
-
-    @classmethod
-    def from_guest(cls, severity: int, data: bytes, raw_kvs: bytes | None) -> LogRecord:
-        """A record of ``klog.log`` (``raw_kvs`` None: a trailing newline is dropped) or
-        ``klog.logs`` (message plus NUL-terminated key/values, upstream's
-        scheduler/plugin/cstring.go: fromNULTerminated), decoded lazily when ASCII."""
-        if raw_kvs is None:
-            if data.endswith(b"\n"):
-                data = data[:-1]
-            parts = None
-        else:
-            parts = [p for p in raw_kvs.split(b"\0")[:-1] if p]
-        if not (data.isascii() and (raw_kvs is None or raw_kvs.isascii())):
-            # non-ASCII: decode now, so sizes count characters exactly as before
-            message = data.decode("utf-8", "replace")
-            if parts is None:
-                return cls(severity, message)
-            return cls(severity, message, _pairs(parts), structured=True)
-        record = cls.__new__(cls)
-        record.severity = severity
-        record.structured = parts is not None
-        record._message = None
-        record._kvs = None if parts else ()
-        record._raw = data
-        record._parts = parts
-        size = len(data)
-        if parts:
-            size += sum(map(len, parts)) + (len("(MISSING)") if len(parts) % 2 else 0)
-        record.size = size
-        return record
-
-    @property
-    def message(self) -> str:
-        message = self._message
-        if message is None:
-            message = self._message = (self._raw or b"").decode("ascii")
-        return message
-
-    @property
-    def kvs(self) -> tuple[tuple[str, str], ...]:
-        kvs = self._kvs
-        if kvs is None:
-            kvs = self._kvs = _pairs(self._parts or [])
-        return kvs
-
-    @property
-    def text(self) -> str:
-        return klog_text(self.message, self.kvs) if self.structured else self.message
-
-    def _key(self) -> tuple[int, str, tuple[tuple[str, str], ...], bool]:
-        return (self.severity, self.message, self.kvs, self.structured)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LogRecord) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            f"LogRecord(severity={self.severity!r}, message={self.message!r}, "
-            f"kvs={self.kvs!r}, structured={self.structured!r})"
-        )
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def _pairs(parts: list[bytes]) -> tuple[tuple[str, str], ...]:
-    items = [p.decode("utf-8", "replace") for p in parts]
-    if len(items) % 2:
-        items.append("(MISSING)")
-    return tuple(zip(items[::2], items[1::2], strict=True))
 
 
 class PluginEnv:
@@ -214,11 +94,18 @@ class PluginEnv:
         return self.handle.snapshot()
 
     def emit(self, record: LogRecord) -> None:
+        """Retains the record (within the limits) and shows it (``show``). The compiled
+        klog case does the same in C (native/_native.c: log_fast)."""
         logs = self.logs
         logs.append(record)
         self.log_bytes += record.size
         if len(logs) > budget.RETAINED_LOGS or self.log_bytes > budget.RETAINED_LOG_BYTES:
             self._trim_logs()
+        self.show(record)
+
+    def show(self, record: LogRecord) -> None:
+        """Logs the record to ``wasmsched.wasm.<plugin>`` when that logger is enabled at its
+        level (decoding it only then)."""
         level = _LEVELS.get(record.severity, logging.DEBUG if record.severity < 0 else 50)
         if self.logger.isEnabledFor(level):
             self.logger.log(level, "%s", record.text)
@@ -677,9 +564,22 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
     # Cases the compiled path runs without entering Python (same results as the impls).
     native: dict[tuple[str, str], tuple[int, Any]] = {
         ("k8s.io/scheduler", "currentNodeName"): (NATIVE_NODE_NAME, ctx),
-        ("k8s.io/klog", "log"): (NATIVE_LOG_GATE, env),
-        ("k8s.io/klog", "logs"): (NATIVE_LOG_GATE, env),
+        ("k8s.io/klog", "log"): (NATIVE_LOG, ctx),
+        ("k8s.io/klog", "logs"): (NATIVE_LOG, ctx),
     }
     return {
         key: HostFunction(*HOST_IMPORTS[key], impl, native.get(key)) for key, impl in impls.items()
     }
+
+
+configure_native_logs(
+    LogRecord,
+    CallContext,
+    (
+        budget.LOG_RECORD_BYTES,
+        budget.CALL_BYTES,
+        budget.CYCLE_BYTES,
+        budget.RETAINED_LOGS,
+        budget.RETAINED_LOG_BYTES,
+    ),
+)

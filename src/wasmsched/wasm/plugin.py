@@ -41,6 +41,7 @@ from wasmsched.wasm.config import WasmError, WasmPluginConfig
 from wasmsched.wasm.fetch import fetch_guest
 from wasmsched.wasm.guest import CompiledGuest, Guest, InstantiateError, decorate
 from wasmsched.wasm.host import LogRecord, PluginEnv
+from wasmsched.wasm.nodes import filter_batch, install_compiled_calls, score_batch
 from wasmsched.wasm.pool import GuestPool
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ class WasmPlugin:
         self._terminal: str | None = None
         if "unreserve" not in exports:
             self._terminal = next((e for e in _BINDING_ORDER if e in exports), None)
+        install_compiled_calls(self)  # filter and score in C (wasm/nodes.py)
 
     def __repr__(self) -> str:
         return f"WasmPlugin({self.name!r}, {self.config.guest_url!r})"
@@ -339,6 +341,13 @@ class WasmPlugin:
                 if lock.waiters:
                     lock.wake()
             return _status(code, reason)
+
+    # The framework/batch forms: the same calls, looped over the nodes in C (wasm/nodes.py).
+    filter_batch = filter_batch
+    score_batch = score_batch
+    # Filter calls have effects (guest state, logs): the framework shows the batch form
+    # exactly the nodes the per-node search would (framework/batch: filter_batch_ready).
+    filter_batch_effects = True
 
     def post_filter(
         self, state: CycleState, pod: Any, filtered_node_status: NodeToStatus

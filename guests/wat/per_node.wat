@@ -1,0 +1,68 @@
+;; Test guest for the batch forms (wasm/nodes.py): Filter and Score behave by the last
+;; character of the node name (a digit picks the case), so a list of node names is a
+;; script of per-node behaviours. `calls` counts the Filter and Score calls made.
+;;
+;; filter: 1 Unschedulable, 2 reason + UnschedulableAndUnresolvable, 3 klog.log + Success,
+;;   4 Error, 5 trap, 6 klog.logs + Unschedulable, 7 Pending, 8 Skip (an error for Filter),
+;;   9 reason + Success, other Success.
+;; klog.logs logs "called" with node=<the node name>.
+;; score: 1 klog.log + 20, 2 reason + 30, 3 klog.log + 40, 4 trap, 5 Skip (a failure),
+;;   6 score -3, 7 klog.logs + 10, 8 Error, other: the name's length.
+(module $per_node
+  (import "k8s.io/scheduler" "currentNodeName" (func $name (param i32 i32) (result i32)))
+  (import "k8s.io/scheduler" "result.status_reason" (func $reason (param i32 i32)))
+  (import "k8s.io/klog" "log" (func $log (param i32 i32 i32)))
+  (import "k8s.io/klog" "logs" (func $logs (param i32 i32 i32 i32 i32)))
+  (memory (export "memory") 1 1)
+  (data (i32.const 512) "no fit")
+  (data (i32.const 600) "called\n")
+  (data (i32.const 700) "node\00")
+  (global $calls (mut i32) (i32.const 0))
+  (func $case (result i32 i32)
+    (local $n i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    ;; the name right after "node\0", NUL-terminated: the key/values of klog.logs
+    (local.set $n (call $name (i32.const 705) (i32.const 256)))
+    (if (i32.eqz (local.get $n)) (then (return (i32.const 0) (i32.const 0))))
+    (i32.store8 (i32.add (i32.const 705) (local.get $n)) (i32.const 0))
+    (i32.sub (i32.load8_u (i32.add (i32.const 704) (local.get $n))) (i32.const 48))
+    (local.get $n))
+  (func (export "calls") (result i32) (global.get $calls))
+  (func (export "filter") (result i32)
+    (local $d i32) (local $n i32)
+    (call $case) (local.set $n) (local.set $d)
+    (if (i32.eq (local.get $d) (i32.const 1)) (then (return (i32.const 2))))
+    (if (i32.eq (local.get $d) (i32.const 2))
+      (then (call $reason (i32.const 512) (i32.const 6)) (return (i32.const 3))))
+    (if (i32.eq (local.get $d) (i32.const 3))
+      (then (call $log (i32.const 0) (i32.const 600) (i32.const 7)) (return (i32.const 0))))
+    (if (i32.eq (local.get $d) (i32.const 4)) (then (return (i32.const 1))))
+    (if (i32.eq (local.get $d) (i32.const 5)) (then unreachable))
+    (if (i32.eq (local.get $d) (i32.const 6))
+      (then (call $logs (i32.const 0) (i32.const 600) (i32.const 6) (i32.const 700)
+              (i32.add (local.get $n) (i32.const 6)))
+            (return (i32.const 2))))
+    (if (i32.eq (local.get $d) (i32.const 7)) (then (return (i32.const 6))))
+    (if (i32.eq (local.get $d) (i32.const 8)) (then (return (i32.const 5))))
+    (if (i32.eq (local.get $d) (i32.const 9))
+      (then (call $reason (i32.const 512) (i32.const 6)) (return (i32.const 0))))
+    (i32.const 0))
+  (func (export "score") (result i64)
+    (local $d i32) (local $n i32)
+    (call $case) (local.set $n) (local.set $d)
+    (if (i32.eq (local.get $d) (i32.const 1))
+      (then (call $log (i32.const 0) (i32.const 600) (i32.const 7)) (return (i64.const 85899345920))))
+    (if (i32.eq (local.get $d) (i32.const 2))
+      (then (call $reason (i32.const 512) (i32.const 6)) (return (i64.const 128849018880))))
+    (if (i32.eq (local.get $d) (i32.const 3))
+      (then (call $log (i32.const 0) (i32.const 600) (i32.const 7)) (return (i64.const 171798691840))))
+    (if (i32.eq (local.get $d) (i32.const 4)) (then unreachable))
+    (if (i32.eq (local.get $d) (i32.const 8)) (then (return (i64.const 1))))
+    (if (i32.eq (local.get $d) (i32.const 5)) (then (return (i64.const 5))))
+    (if (i32.eq (local.get $d) (i32.const 6)) (then (return (i64.const -12884901888))))
+    (if (i32.eq (local.get $d) (i32.const 7))
+      (then (call $logs (i32.const 0) (i32.const 600) (i32.const 6) (i32.const 700)
+              (i32.add (local.get $n) (i32.const 6)))
+            (return (i64.const 42949672960))))
+    (i64.shl (i64.extend_i32_u (local.get $n)) (i64.const 32)))
+)

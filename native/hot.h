@@ -1,0 +1,215 @@
+/* Hot: WasmPlugin.filter and WasmPlugin.score in C, for the common case (included by
+ * _native.c after the Caller type).
+ *
+ * A call does what the Python methods of wasm/plugin.py do: the instance that schedules
+ * the pod (pool.scheduled, when pool.scheduled_uid is the pod's), its call lock taken as
+ * CallLock's inlined acquire (a pop of ``free``), ``ctx.pod`` and ``ctx.node_name`` set
+ * around the export call, the result mapped to a Status when the call left nothing to read.
+ * Everything else is Python's: any other state of the pool, the lock or the instance runs
+ * the Python method from the start (``slow``), a trap goes to ``trapped`` and a call that
+ * left results (``ctx.dirty``) to ``finish``, both with the lock still held, as there. */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *plugin;
+    PyObject *pool;
+    PyObject *slow;       /* (plugin, state, pod, node_info) -> result: the Python method */
+    PyObject *finish;     /* (guest, value) -> result, for a call that left results */
+    PyObject *trapped;    /* (guest, trap) -> result */
+    PyObject *status_cls; /* framework.status.Status */
+    PyObject *trap_cls;   /* GuestTrap */
+    int score;            /* 0: Filter (None | Status), 1: Score ((int, None | Status)) */
+} Hot;
+
+static PyObject *s_scheduled, *s_scheduled_uid, *s_lock, *s_free, *s_dead, *s_ctx, *s_name,
+    *s_waiters, *s_wake, *s_filter, *s_score, *s_empty;
+
+static PyObject *hot_slow(Hot *self, PyObject *const *args, size_t nargs) {
+    PyObject *argv[4] = {self->plugin, NULL, NULL, NULL};
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "expected (state, pod, node_info)");
+        return NULL;
+    }
+    argv[1] = args[0]; argv[2] = args[1]; argv[3] = args[2];
+    return PyObject_Vectorcall(self->slow, argv, 4, NULL);
+}
+
+static PyObject *hot_clean(Hot *self, long long value) {
+    int32_t code = (int32_t)(uint32_t)(unsigned long long)value;
+    PyObject *status;
+    if (code == 0) {
+        status = Py_NewRef(Py_None);
+    } else {
+        PyObject *c = PyLong_FromLong(code);
+        if (c == NULL) return NULL;
+        status = PyObject_CallOneArg(self->status_cls, c);
+        Py_DECREF(c);
+        if (status == NULL) return NULL;
+    }
+    if (!self->score) return status;
+    PyObject *score = PyLong_FromLongLong(value >> 32);  /* the signed high word */
+    if (score == NULL) { Py_DECREF(status); return NULL; }
+    PyObject *r = PyTuple_Pack(2, score, status);
+    Py_DECREF(score);
+    Py_DECREF(status);
+    return r;
+}
+
+static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames) {
+    Hot *self = (Hot *)self_;
+    size_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 3 || kwnames != NULL || ctx_type == NULL) return hot_slow(self, args, nargs);
+    PyObject *pod = args[1], *node_info = args[2];
+    PyObject *guest = NULL, *uid = NULL, *suid = NULL, *lock = NULL, *free_ = NULL;
+    PyObject *dead = NULL, *caller = NULL, *ctx = NULL, *name = NULL, *result = NULL;
+    int slow = 1;
+    guest = PyObject_GetAttr(self->pool, s_scheduled);
+    if (guest == NULL || guest == Py_None) goto out;
+    uid = PyObject_GetAttr(pod, s_uid);
+    suid = PyObject_GetAttr(self->pool, s_scheduled_uid);
+    if (uid == NULL || suid == NULL) goto out;
+    if (uid != suid) {
+        if (!PyUnicode_Check(uid) || !PyUnicode_Check(suid) || PyUnicode_Compare(uid, suid) != 0)
+            goto out;
+    }
+    lock = PyObject_GetAttr(guest, s_lock);
+    free_ = lock ? PyObject_GetAttr(lock, s_free) : NULL;
+    dead = PyObject_GetAttr(guest, s_dead);
+    caller = PyObject_GetAttr(guest, self->score ? s_score : s_filter);
+    ctx = PyObject_GetAttr(guest, s_ctx);
+    name = PyObject_GetAttr(node_info, s_name);
+    if (!free_ || !dead || !caller || !ctx || !name) goto out;
+    if (!PyList_CheckExact(free_) || PyList_GET_SIZE(free_) == 0 || dead != Py_False ||
+        !Py_IS_TYPE(caller, &CallerType) || Py_TYPE(ctx) != ctx_type)
+        goto out;
+    /* CallLock.acquire, inlined: the list holds one item while the lock is free */
+    if (PyList_SetSlice(free_, PyList_GET_SIZE(free_) - 1, PyList_GET_SIZE(free_), NULL) < 0)
+        goto out;
+    slow = 0;
+    slot_put(ctx, ctx_off[C_POD], Py_NewRef(pod));
+    slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(name));
+    long long value = 0;
+    int rc = caller_invoke((Caller *)caller, &value);
+    slot_put(ctx, ctx_off[C_POD], Py_NewRef(Py_None));
+    slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(s_empty));
+    if (rc < 0) {
+        if (PyErr_ExceptionMatches(self->trap_cls)) {
+            PyObject *type, *exc, *tb;
+            PyErr_Fetch(&type, &exc, &tb);
+            PyErr_NormalizeException(&type, &exc, &tb);
+            if (tb != NULL && exc != NULL) PyException_SetTraceback(exc, tb);
+            Py_XDECREF(type);
+            Py_XDECREF(tb);
+            result = exc ? PyObject_CallFunctionObjArgs(self->trapped, guest, exc, NULL) : NULL;
+            Py_XDECREF(exc);
+        }
+    } else if (SLOT(ctx, ctx_off[C_DIRTY]) == Py_False) {
+        result = hot_clean(self, value);
+    } else {
+        PyObject *v = PyLong_FromLongLong(value);
+        result = v ? PyObject_CallFunctionObjArgs(self->finish, guest, v, NULL) : NULL;
+        Py_XDECREF(v);
+    }
+    /* CallLock.release, inlined: the exception (if any) is kept across it */
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
+    if (PyList_Append(free_, Py_True) == 0) {
+        PyObject *waiters = PyObject_GetAttr(lock, s_waiters);
+        int waiting = waiters ? PyObject_IsTrue(waiters) : -1;
+        Py_XDECREF(waiters);
+        if (waiting > 0) {
+            PyObject *r = PyObject_CallMethodNoArgs(lock, s_wake);
+            Py_XDECREF(r);
+        }
+    }
+    if (PyErr_Occurred() && exc == NULL) {
+        Py_CLEAR(result);  /* the release failed: report that */
+    } else {
+        PyErr_Clear();
+        PyErr_Restore(type, exc, tb);
+        type = exc = tb = NULL;
+    }
+    Py_XDECREF(type); Py_XDECREF(exc); Py_XDECREF(tb);
+out:
+    Py_XDECREF(guest); Py_XDECREF(uid); Py_XDECREF(suid); Py_XDECREF(lock);
+    Py_XDECREF(free_); Py_XDECREF(dead); Py_XDECREF(caller); Py_XDECREF(ctx); Py_XDECREF(name);
+    if (slow) {
+        if (PyErr_Occurred()) PyErr_Clear();  /* an attribute missing: Python decides */
+        return hot_slow(self, args, nargs);
+    }
+    return result;
+}
+
+static int hot_traverse(Hot *self, visitproc visit, void *arg) {
+    Py_VISIT(self->plugin); Py_VISIT(self->pool); Py_VISIT(self->slow);
+    Py_VISIT(self->finish); Py_VISIT(self->trapped); Py_VISIT(self->status_cls);
+    Py_VISIT(self->trap_cls);
+    return 0;
+}
+
+static int hot_clear(Hot *self) {
+    Py_CLEAR(self->plugin); Py_CLEAR(self->pool); Py_CLEAR(self->slow);
+    Py_CLEAR(self->finish); Py_CLEAR(self->trapped); Py_CLEAR(self->status_cls);
+    Py_CLEAR(self->trap_cls);
+    return 0;
+}
+
+static void hot_dealloc(Hot *self) {
+    PyObject_GC_UnTrack(self);
+    hot_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *hot_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *plugin, *pool, *slow, *finish, *trapped, *status_cls, *trap_cls;
+    int score;
+    (void)kw;
+    if (!PyArg_ParseTuple(args, "OOOOOOOp", &plugin, &pool, &slow, &finish, &trapped,
+                          &status_cls, &trap_cls, &score))
+        return NULL;
+    Hot *self = (Hot *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = hot_vectorcall;
+    self->plugin = Py_NewRef(plugin);
+    self->pool = Py_NewRef(pool);
+    self->slow = Py_NewRef(slow);
+    self->finish = Py_NewRef(finish);
+    self->trapped = Py_NewRef(trapped);
+    self->status_cls = Py_NewRef(status_cls);
+    self->trap_cls = Py_NewRef(trap_cls);
+    self->score = score;
+    return (PyObject *)self;
+}
+
+static PyTypeObject HotType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "wasmsched.wasm._native.Hot",
+    .tp_basicsize = sizeof(Hot),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Hot(plugin, pool, slow, finish, trapped, Status, GuestTrap, score)",
+    .tp_new = hot_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Hot, vectorcall),
+    .tp_traverse = (traverseproc)hot_traverse,
+    .tp_clear = (inquiry)hot_clear,
+    .tp_dealloc = (destructor)hot_dealloc,
+};
+
+static int hot_init_names(void) {
+    s_scheduled = PyUnicode_InternFromString("scheduled");
+    s_scheduled_uid = PyUnicode_InternFromString("scheduled_uid");
+    s_lock = PyUnicode_InternFromString("lock");
+    s_free = PyUnicode_InternFromString("free");
+    s_dead = PyUnicode_InternFromString("dead");
+    s_ctx = PyUnicode_InternFromString("ctx");
+    s_name = PyUnicode_InternFromString("name");
+    s_waiters = PyUnicode_InternFromString("waiters");
+    s_wake = PyUnicode_InternFromString("wake");
+    s_filter = PyUnicode_InternFromString("filter");
+    s_score = PyUnicode_InternFromString("score");
+    s_empty = PyUnicode_FromString("");
+    return (s_scheduled && s_scheduled_uid && s_lock && s_free && s_dead && s_ctx && s_name &&
+            s_waiters && s_wake && s_filter && s_score && s_empty) ? 0 : -1;
+}
