@@ -254,7 +254,13 @@ def filter_columns_ready(fwk: Framework, state: CycleState) -> bool:
     skip = state.skip_filter_plugins
     cols = fwk.filter_columns
     batches = fwk.filter_batches
-    return all(name in cols or name in batches for name, _ in fwk.filter_calls if name not in skip)
+    if not all(name in cols or name in batches for name, _ in fwk.filter_calls if name not in skip):
+        return False
+    # A batch form whose calls have effects (a wasm guest's) takes filter_batch_ready's
+    # search, whose chunks end where the per-node search stops.
+    return not any(
+        getattr(p, "filter_batch_effects", False) for p in fwk.filter_plugins if p.name not in skip
+    )
 
 
 def _filter_per_node(

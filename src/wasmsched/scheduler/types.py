@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from wasmsched.errors import InternalError
 from wasmsched.framework.interfaces import Event
 
 if TYPE_CHECKING:
@@ -19,6 +20,18 @@ if TYPE_CHECKING:
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
 ERROR = "Error"
+
+
+class NoNodes(InternalError):
+    """The snapshot has no node at all (k8s ErrNoNodesAvailable)."""
+
+
+class CycleError(InternalError):
+    """A plugin or extender error that ends the scheduling cycle with its status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
 
 
 @dataclass
