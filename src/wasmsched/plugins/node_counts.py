@@ -1,0 +1,119 @@
+"""Per-node contributions summed over the cluster, kept across scheduling cycles.
+
+kube-scheduler's InterPodAffinity and PodTopologySpread recount every node in each cycle, in
+parallel (pkg/scheduler/framework/plugins/interpodaffinity/filtering.go:
+getExistingAntiAffinityCounts; podtopologyspread/filtering.go: calPreFilterState). Here a
+node's contribution is recomputed only when its NodeInfo changed since the previous cycle (a
+new object, or a new generation: the cache bumps it on every pod add/remove and node update,
+framework/node_info.py), and the totals are adjusted by the difference; the result equals a
+full recount. Both plugins keep one ``NodeCounts`` per kind of incoming pod (what the counts
+depend on), in a small most-recently-used table (``counts_for``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wasmsched.api.selectors import LabelSelector
+    from wasmsched.framework.node_info import NodeInfo
+
+Counts = dict[str, dict[str, int]]
+# (which count map, topology key, topology value, amount) that one node adds.
+Contribution = tuple[int, str, str, int]
+ComputeFn = Callable[["NodeInfo"], tuple[Contribution, ...]]
+# How many kinds of incoming pod keep their counts at once.
+COUNTS_LIMIT = 16
+
+
+class NodeCounts:
+    """Counts summed over nodes, kept across cycles for one kind of incoming pod.
+
+    ``totals[which][key][value]`` is the sum of the amounts every node contributes; pairs down
+    to zero are dropped (contributions of amount 0 only mark a node, see ``entries``).
+    ``entries[name]`` is (the NodeInfo, its generation, its contribution) as last computed.
+    """
+
+    __slots__ = ("contributing", "entries", "totals")
+
+    def __init__(self, outputs: int) -> None:
+        self.totals: list[Counts] = [{} for _ in range(outputs)]
+        self.entries: dict[str, tuple[NodeInfo, int, tuple[Contribution, ...]]] = {}
+        self.contributing = 0  # nodes with a non-empty contribution
+
+    def update(self, nodes: Sequence[NodeInfo], compute: ComputeFn) -> None:
+        """Brings the totals up to date with ``nodes`` (recomputing only changed nodes)."""
+        entries = self.entries
+        for ni in nodes:
+            e = entries.get(ni.name)
+            if e is not None and e[0] is ni and e[1] == ni.generation:
+                continue
+            contrib = compute(ni)
+            if e is not None and e[2]:
+                self._apply(e[2], -1)
+            if contrib:
+                self._apply(contrib, 1)
+            entries[ni.name] = (ni, ni.generation, contrib)
+        # Every listed node has an entry now: more entries means nodes that left the list.
+        if len(entries) > len(nodes):
+            names = {ni.name for ni in nodes}
+            for name in [n for n in entries if n not in names]:
+                contrib = entries.pop(name)[2]
+                if contrib:
+                    self._apply(contrib, -1)
+
+    def _apply(self, contrib: tuple[Contribution, ...], sign: int) -> None:
+        self.contributing += sign
+        totals = self.totals
+        for which, key, value, n in contrib:
+            if not n:
+                continue
+            counts = totals[which]
+            inner = counts.get(key)
+            if inner is None:
+                inner = counts[key] = {}
+            total = inner.get(value, 0) + sign * n
+            if total == 0:
+                del inner[value]
+                if not inner:
+                    del counts[key]
+            else:
+                inner[value] = total
+
+    def snapshot(self, which: int) -> Counts:
+        """A copy of one count map, for a cycle's state."""
+        return {k: dict(v) for k, v in self.totals[which].items()}
+
+    def contribution(self, name: str) -> tuple[Contribution, ...]:
+        """What node ``name`` contributed at the last update (empty when unknown)."""
+        e = self.entries.get(name)
+        return e[2] if e is not None else ()
+
+
+def counts_for(
+    table: dict[tuple[Any, ...], NodeCounts],
+    key: tuple[Any, ...],
+    outputs: int,
+    nodes: Sequence[NodeInfo],
+    compute: ComputeFn,
+) -> NodeCounts:
+    """The counts kept in ``table`` for ``key``, brought up to date with ``nodes``; the
+    least recently used entry is dropped beyond COUNTS_LIMIT kinds."""
+    inc = table.pop(key, None)
+    if inc is None:
+        inc = NodeCounts(outputs)
+        if len(table) >= COUNTS_LIMIT:
+            del table[next(iter(table))]
+    table[key] = inc  # most recently used last
+    inc.update(nodes, compute)
+    return inc
+
+
+def selector_key(sel: LabelSelector) -> tuple[Any, ...]:
+    """A hashable value equal for selectors that select the same objects by construction."""
+    return (
+        sel.is_nothing,
+        tuple(sorted(sel.match_labels.items())),
+        tuple((r.key, r.operator, r.values) for r in sel.match_expressions),
+    )
