@@ -12,7 +12,9 @@ depend on), in a small most-recently-used table (``counts_for``).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +27,58 @@ Contribution = tuple[int, str, str, int]
 ComputeFn = Callable[["NodeInfo"], tuple[Contribution, ...]]
 # How many kinds of incoming pod keep their counts at once.
 COUNTS_LIMIT = 16
+# How many cycles of changes NodeChanges remembers.
+_LOG_LIMIT = 64
+
+
+class NodeChanges:
+    """Which positions of one node list changed, cycle after cycle, for a plugin's counts.
+
+    ``advance`` compares every node's generation with the previous call's (one C-level pass,
+    no Python call per node) and logs the positions that differ under a new epoch; a
+    ``NodeCounts`` last brought up to date at an epoch still in the log then recomputes only
+    those nodes. A different list object (the node set changed), or one that changed length,
+    starts over: the counts then check every node themselves.
+    """
+
+    __slots__ = ("_gens", "_log", "_nodes", "base", "epoch")
+
+    def __init__(self) -> None:
+        self._nodes: Sequence[NodeInfo] | None = None
+        self._gens: list[int] = []
+        self._log: list[tuple[int, list[int]]] = []
+        self.epoch = 0
+        self.base = 0  # the first epoch whose changes since are known
+
+    def advance(self, nodes: Sequence[NodeInfo]) -> None:
+        """Records what changed in ``nodes`` since the previous call."""
+        gens = [ni.generation for ni in nodes]
+        if nodes is not self._nodes or len(gens) != len(self._gens):
+            self._nodes = nodes
+            self._gens = gens
+            self._log = []
+            self.epoch += 1
+            self.base = self.epoch
+            return
+        changed = list(compress(range(len(gens)), map(operator.ne, gens, self._gens)))
+        self._gens = gens
+        if changed:
+            self.epoch += 1
+            self._log.append((self.epoch, changed))
+            if len(self._log) > _LOG_LIMIT:
+                del self._log[0]
+                self.base = self._log[0][0] - 1
+
+    def since(self, nodes: Sequence[NodeInfo], epoch: int) -> list[int] | None:
+        """The positions changed after ``epoch`` in ``nodes``, or None when not known."""
+        if nodes is not self._nodes or epoch < self.base:
+            return None
+        out: list[int] = []
+        for e, changed in reversed(self._log):
+            if e <= epoch:
+                break
+            out.extend(changed)
+        return out
 
 
 class NodeCounts:
@@ -35,17 +89,33 @@ class NodeCounts:
     ``entries[name]`` is (the NodeInfo, its generation, its contribution) as last computed.
     """
 
-    __slots__ = ("contributing", "entries", "totals")
+    __slots__ = ("_epoch", "_nodes", "contributing", "entries", "totals")
 
     def __init__(self, outputs: int) -> None:
         self.totals: list[Counts] = [{} for _ in range(outputs)]
         self.entries: dict[str, tuple[NodeInfo, int, tuple[Contribution, ...]]] = {}
         self.contributing = 0  # nodes with a non-empty contribution
+        # The list and NodeChanges epoch of the last update, when it was given one.
+        self._nodes: Sequence[NodeInfo] | None = None
+        self._epoch = -1
 
-    def update(self, nodes: Sequence[NodeInfo], compute: ComputeFn) -> None:
-        """Brings the totals up to date with ``nodes`` (recomputing only changed nodes)."""
+    def update(
+        self, nodes: Sequence[NodeInfo], compute: ComputeFn, changes: NodeChanges | None = None
+    ) -> None:
+        """Brings the totals up to date with ``nodes`` (recomputing only changed nodes).
+
+        With ``changes`` (advanced for ``nodes`` just before), only the positions changed
+        since this counts' last update are looked at when that is known.
+        """
         entries = self.entries
-        for ni in nodes:
+        scan: Sequence[NodeInfo] = nodes
+        if changes is not None:
+            known = changes.since(nodes, self._epoch) if self._nodes is nodes else None
+            self._nodes = nodes
+            self._epoch = changes.epoch
+            if known is not None:
+                scan = [nodes[i] for i in known]
+        for ni in scan:
             e = entries.get(ni.name)
             if e is not None and e[0] is ni and e[1] == ni.generation:
                 continue
@@ -97,6 +167,7 @@ def counts_for(
     outputs: int,
     nodes: Sequence[NodeInfo],
     compute: ComputeFn,
+    changes: NodeChanges | None = None,
 ) -> NodeCounts:
     """The counts kept in ``table`` for ``key``, brought up to date with ``nodes``; the
     least recently used entry is dropped beyond COUNTS_LIMIT kinds."""
@@ -106,7 +177,7 @@ def counts_for(
         if len(table) >= COUNTS_LIMIT:
             del table[next(iter(table))]
     table[key] = inc  # most recently used last
-    inc.update(nodes, compute)
+    inc.update(nodes, compute, changes)
     return inc
 
 

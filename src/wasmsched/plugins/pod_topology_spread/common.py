@@ -24,7 +24,13 @@ from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expe
 from wasmsched.api.selectors import IN, LabelSelector, LabelSelectorRequirement
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.node_counts import ComputeFn, NodeCounts, counts_for, selector_key
+from wasmsched.plugins.node_counts import (
+    ComputeFn,
+    NodeChanges,
+    NodeCounts,
+    counts_for,
+    selector_key,
+)
 from wasmsched.plugins.taint_toleration import DO_NOT_SCHEDULE_EFFECTS
 
 if TYPE_CHECKING:
@@ -264,6 +270,7 @@ class SpreadBase:
     _objects: ObjectsFn
     _skip: Status
     _incremental: dict[tuple[Any, ...], NodeCounts]
+    _changes: NodeChanges
 
     def _node_counts(
         self,
@@ -310,7 +317,8 @@ class SpreadBase:
             affinity,
             tolerations,
         )
-        return counts_for(self._incremental, key, outputs, nodes, compute)
+        self._changes.advance(nodes)
+        return counts_for(self._incremental, key, outputs, nodes, compute, self._changes)
 
     def constraints(self, pod: Pod, action: str) -> list[Constraint]:
         """The pod's constraints with ``action``, or the default ones when it has none.
