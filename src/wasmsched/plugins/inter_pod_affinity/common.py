@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.inter_pod_affinity.terms import _EMPTY_LABELS, AffinityTerm
-from wasmsched.plugins.node_counts import ComputeFn, Contribution, Counts, NodeCounts, counts_for
+from wasmsched.plugins.node_counts import (
+    ComputeFn,
+    Contribution,
+    Counts,
+    NodeChanges,
+    NodeCounts,
+    counts_for,
+)
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -50,6 +57,7 @@ class AffinityBase:
     hard_pod_affinity_weight: int
     ignore_preferred_terms_of_existing_pods: bool
     _incremental: dict[tuple[Any, ...], NodeCounts]
+    _changes: NodeChanges
     _skip: Status
 
     def _namespaces(self) -> dict[str, Mapping[str, str]]:
@@ -78,8 +86,16 @@ class AffinityBase:
     def _counts(
         self, key: tuple[Any, ...], outputs: int, nodes: Sequence[NodeInfo], compute: ComputeFn
     ) -> NodeCounts:
-        """The incremental counts for ``key``, brought up to date with ``nodes``."""
-        return counts_for(self._incremental, key, outputs, nodes, compute)
+        """The incremental counts for ``key``, brought up to date with ``nodes``.
+
+        Only the snapshot's own node list is tracked by NodeChanges: the lists of nodes with
+        affinity pods are new objects in each cycle, and those counts check every node.
+        """
+        changes = None
+        if self.handle is not None and nodes is self.handle.snapshot().node_infos:
+            changes = self._changes
+            changes.advance(nodes)
+        return counts_for(self._incremental, key, outputs, nodes, compute, changes)
 
 
 def _signature(pod: Pod, ns_labels: Mapping[str, str]) -> tuple[Any, ...]:
@@ -87,7 +103,15 @@ def _signature(pod: Pod, ns_labels: Mapping[str, str]) -> tuple[Any, ...]:
     return (pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()))
 
 
-__all__ = ["NAME", "AffinityBase", "ComputeFn", "Contribution", "Counts", "NodeCounts"]
+__all__ = [
+    "NAME",
+    "AffinityBase",
+    "ComputeFn",
+    "Contribution",
+    "Counts",
+    "NodeChanges",
+    "NodeCounts",
+]
 
 
 def _not_found(key: str) -> Status:

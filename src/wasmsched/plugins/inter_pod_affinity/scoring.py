@@ -127,6 +127,26 @@ class Scoring(AffinityBase):
                 total += values.get(value, 0)
         return total, None
 
+    def score_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """``score`` of every node in one call (the framework's batch Score form)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return [], _not_found(PRE_SCORE_KEY)
+        pairs = list(s.topology_score.items())
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            labels = ni.node.labels
+            total = 0
+            for key, values in pairs:
+                value = labels.get(key)
+                if value is not None:
+                    total += values.get(value, 0)
+            append(total)
+        return out, None
+
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
