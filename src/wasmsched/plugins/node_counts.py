@@ -29,6 +29,7 @@ ComputeFn = Callable[["NodeInfo"], tuple[Contribution, ...]]
 COUNTS_LIMIT = 16
 # How many cycles of changes NodeChanges remembers.
 _LOG_LIMIT = 64
+_GENERATION = operator.attrgetter("generation")
 
 
 class NodeChanges:
@@ -52,7 +53,9 @@ class NodeChanges:
 
     def advance(self, nodes: Sequence[NodeInfo]) -> None:
         """Records what changed in ``nodes`` since the previous call."""
-        gens = [ni.generation for ni in nodes]
+        gens = list(map(_GENERATION, nodes))
+        if gens == self._gens and nodes is self._nodes:
+            return
         if nodes is not self._nodes or len(gens) != len(self._gens):
             self._nodes = nodes
             self._gens = gens

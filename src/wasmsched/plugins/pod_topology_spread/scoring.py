@@ -137,7 +137,14 @@ class Scoring(SpreadBase):
         ignored: set[str] = set()
         for ni in nodes:
             labels = ni.node.labels
-            if require_all and not _has_all_keys(labels, keys):
+            if require_all:
+                for k in keys:
+                    if k not in labels:
+                        break
+                else:
+                    for i, key in by_domain:
+                        counts[i].setdefault(labels.get(key, ""), 0)
+                    continue
                 ignored.add(ni.name)
                 continue
             for i, key in by_domain:
@@ -273,7 +280,31 @@ class Scoring(SpreadBase):
         if s is None:
             return [], _not_found(PRE_SCORE_KEY)
         ignored = s.ignored
-        return [0 if ni.name in ignored else _node_score(s, ni) for ni in nodes], None
+        if len(s.rows) != 1 or s.rows[0][1] == _HOST:
+            return [0 if ni.name in ignored else _node_score(s, ni) for ni in nodes], None
+        # One constraint whose counts are at hand: the score depends on the count only
+        # (0.0 + cnt * weight + bonus is exactly cnt * weight + bonus), so each distinct
+        # count is scored once.
+        key, mode, _, counts, weight, skew_bonus = s.rows[0]
+        by_name = mode == _HOST_KEPT
+        memo: dict[int, int] = {}
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            name = ni.name
+            if name in ignored:
+                append(0)
+                continue
+            value = ni.node.labels.get(key)
+            if value is None:
+                append(0)
+                continue
+            cnt = counts.get(name if by_name else value, 0)
+            score = memo.get(cnt)
+            if score is None:
+                score = memo[cnt] = round_half_away(cnt * weight + skew_bonus)
+            append(score)
+        return out, None
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
