@@ -329,14 +329,18 @@ class Filtering(SpreadBase):
         rejected = self._unschedulable
         out: list[Status | None] = []
         append = out.append
-        if len(limits) == 1:
+        if len(limits) == 1 and limits[0][1] >= 0:
             key, limit, counts = limits[0]
+            # The domains over the limit (a domain without matching pods never is).
+            over = {value for value, n in counts.items() if n > limit}
+            if not over:
+                return [None if key in ni.node.labels else missing for ni in nodes]
             for ni in nodes:
                 value = ni.node.labels.get(key)
                 if value is None:
                     append(missing)
                 else:
-                    append(rejected if counts.get(value, 0) > limit else None)
+                    append(rejected if value in over else None)
             return out
         for ni in nodes:
             labels = ni.node.labels

@@ -318,13 +318,21 @@ class Scoring(SpreadBase):
         ignored = s.ignored
         min_score = math.inf
         max_score = 0
-        for ns in scores:
-            if ns.name in ignored:
-                continue
-            if ns.score < min_score:
-                min_score = ns.score
-            if ns.score > max_score:
-                max_score = ns.score
+        values = [ns.score for ns in scores if ns.name not in ignored] if ignored else None
+        if values is None:
+            values = [ns.score for ns in scores]
+        if values:
+            min_score = min(values)
+            max_score = max(0, max(values))
+        if not ignored:
+            if max_score == 0:
+                for ns in scores:
+                    ns.score = MAX_NODE_SCORE
+                return None
+            base = max_score + int(min_score)
+            for ns in scores:
+                ns.score = MAX_NODE_SCORE * (base - ns.score) // max_score
+            return None
         for ns in scores:
             if ns.name in ignored:
                 ns.score = 0
