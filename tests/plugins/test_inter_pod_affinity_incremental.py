@@ -2,7 +2,7 @@
 snapshot's node list) against a fresh plugin in every cycle (which counts every node, as
 upstream's PreFilter and PreScore do), on random clusters that change between cycles: the
 same PreFilter/PreScore statuses, Filter verdicts (per node and batch) and scores (per node
-and batch, normalized)."""
+and batch, normalized); and the same placements batch vs per node in whole simulations."""
 
 from __future__ import annotations
 
@@ -14,13 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from incremental_support import HOST, RACK, ZONE, CacheHandle, Step, apply, nodes, steps
 
+from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.cluster.cache import Cache
+from wasmsched.config import default_config
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.node_info import Snapshot
+from wasmsched.framework.runtime import Framework
 from wasmsched.framework.status import Status
 from wasmsched.plugins.inter_pod_affinity import PRE_FILTER_KEY, PRE_SCORE_KEY, InterPodAffinity
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator import Simulation
 
 SELECTORS = [
     {"key": "app", "operator": "In", "values": ["a"]},
@@ -149,3 +154,36 @@ def test_kept_counts_equal_a_fresh_count_in_every_cycle(
             data.draw(st.sampled_from(list(pool))),
         )
         assert view(kept, pod, snap, mask) == view(InterPodAffinity({}, handle), pod, snap, mask)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(1, 7).flatmap(lambda n: st.tuples(*(nodes(i) for i in range(n)))),
+    st.lists(st.tuples(affinities(), labelled(), st.integers(0, 20)), min_size=1, max_size=16),
+    st.integers(0, 3),
+)
+def test_placements_alike_batch_and_per_node(
+    node_tuple: tuple[Node, ...],
+    specs: list[tuple[dict[str, Any], dict[str, str], int]],
+    seed: int,
+) -> None:
+    pod_list = []
+    for i, (affinity, labels, where) in enumerate(specs):
+        p = pod_doc(f"p{i}", "default", labels, affinity)
+        if where < len(node_tuple):  # some pods already run, the rest are scheduled
+            p = p.with_node_name(node_tuple[where].name)
+        pod_list.append(p)
+    cluster = ClusterObjects(nodes=list(node_tuple), pods=pod_list, others=[])
+
+    def simulate() -> list[Any]:
+        sim = Simulation(cluster, default_config(), in_tree_registry(), seed=seed)
+        result = sim.run()
+        sim.close()
+        return [(o.pod.name, o.result, o.node, o.message) for o in result.outcomes]
+
+    expected = simulate()
+    try:
+        Framework.use_batch = False
+        assert simulate() == expected
+    finally:
+        Framework.use_batch = True
