@@ -83,6 +83,12 @@ class AffinityBase:
             [ni for ni in nodes if ni.pods_with_required_anti_affinity],
         )
 
+    def _tracked(self, subset: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
+        """The snapshot's whole node list, which NodeChanges tracks, to count in place of
+        ``subset`` (a list of the nodes with affinity pods, a new object in each cycle):
+        the other nodes contribute nothing, so the counts are the same."""
+        return self.handle.snapshot().node_infos if self.handle is not None else subset
+
     def _counts(
         self, key: tuple[Any, ...], outputs: int, nodes: Sequence[NodeInfo], compute: ComputeFn
     ) -> NodeCounts:

@@ -161,7 +161,11 @@ class Filtering(AffinityBase):
                             out.append((0, t.topology_key, value, 1))
             return tuple(out)
 
-        existing_anti = self._counts(("existing", *signature), 1, with_anti, existing).snapshot(0)
+        existing_anti: Counts = {}
+        if with_anti:
+            existing_anti = self._counts(
+                ("existing", *signature), 1, self._tracked(with_anti), existing
+            ).snapshot(0)
 
         affinity: Counts = {}
         anti: Counts = {}
