@@ -5,16 +5,24 @@ Upstream (pkg/scheduler/framework/plugins/interpodaffinity/filtering.go:
 getExistingAntiAffinityCounts, getIncomingAffinityAntiAffinityCounts; scoring.go: PreScore)
 recounts every node in each cycle; here the counts are kept across cycles per kind of incoming
 pod and only the nodes whose NodeInfo changed since the previous cycle are recounted
-(``_Incremental``); the result equals a full recount.
+(``plugins/node_counts.NodeCounts``); the result equals a full recount.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.inter_pod_affinity.terms import _EMPTY_LABELS, AffinityTerm
+from wasmsched.plugins.node_counts import (
+    ComputeFn,
+    Contribution,
+    Counts,
+    NodeChanges,
+    NodeCounts,
+    counts_for,
+)
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -22,8 +30,6 @@ if TYPE_CHECKING:
     from wasmsched.framework.node_info import NodeInfo
 
 NAME = "InterPodAffinity"
-
-Counts = dict[str, dict[str, int]]
 
 
 class _Memo(dict[AffinityTerm, bool]):
@@ -41,68 +47,6 @@ class _Memo(dict[AffinityTerm, bool]):
         return hit
 
 
-# (which count map, topology key, topology value, amount) that one node adds.
-Contribution = tuple[int, str, str, int]
-ComputeFn = Callable[["NodeInfo"], tuple[Contribution, ...]]
-_INCREMENTAL_LIMIT = 16
-
-
-class _Incremental:
-    """Counts summed over nodes, kept across cycles for one kind of incoming pod.
-
-    k8s recomputes every node's contribution in each cycle (in parallel); here a node's
-    contribution is recomputed only when its NodeInfo changed (a new object or generation),
-    and the totals are adjusted by the difference. Pairs down to zero are dropped.
-    """
-
-    __slots__ = ("contributing", "entries", "totals")
-
-    def __init__(self, outputs: int) -> None:
-        self.totals: list[Counts] = [{} for _ in range(outputs)]
-        self.entries: dict[str, tuple[NodeInfo, int, tuple[Contribution, ...]]] = {}
-        self.contributing = 0  # nodes with a non-empty contribution
-
-    def update(self, nodes: Sequence[NodeInfo], compute: ComputeFn) -> None:
-        entries = self.entries
-        for ni in nodes:
-            e = entries.get(ni.name)
-            if e is not None and e[0] is ni and e[1] == ni.generation:
-                continue
-            contrib = compute(ni)
-            if e is not None and e[2]:
-                self._apply(e[2], -1)
-            if contrib:
-                self._apply(contrib, 1)
-            entries[ni.name] = (ni, ni.generation, contrib)
-        # Every listed node has an entry now: more entries means nodes that left the list.
-        if len(entries) > len(nodes):
-            names = {ni.name for ni in nodes}
-            for name in [n for n in entries if n not in names]:
-                contrib = entries.pop(name)[2]
-                if contrib:
-                    self._apply(contrib, -1)
-
-    def _apply(self, contrib: tuple[Contribution, ...], sign: int) -> None:
-        self.contributing += sign
-        totals = self.totals
-        for which, key, value, n in contrib:
-            counts = totals[which]
-            inner = counts.get(key)
-            if inner is None:
-                inner = counts[key] = {}
-            total = inner.get(value, 0) + sign * n
-            if total == 0:
-                del inner[value]
-                if not inner:
-                    del counts[key]
-            else:
-                inner[value] = total
-
-    def snapshot(self, which: int) -> Counts:
-        """A copy of one count map, for a cycle's state."""
-        return {k: dict(v) for k, v in self.totals[which].items()}
-
-
 class AffinityBase:
     """The state and cluster lookups InterPodAffinity's filtering and scoring halves share.
 
@@ -112,7 +56,8 @@ class AffinityBase:
     handle: Handle | None
     hard_pod_affinity_weight: int
     ignore_preferred_terms_of_existing_pods: bool
-    _incremental: dict[tuple[Any, ...], _Incremental]
+    _incremental: dict[tuple[Any, ...], NodeCounts]
+    _changes: NodeChanges
     _skip: Status
 
     def _namespaces(self) -> dict[str, Mapping[str, str]]:
@@ -138,23 +83,41 @@ class AffinityBase:
             [ni for ni in nodes if ni.pods_with_required_anti_affinity],
         )
 
+    def _tracked(self, subset: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
+        """The snapshot's whole node list, which NodeChanges tracks, to count in place of
+        ``subset`` (a list of the nodes with affinity pods, a new object in each cycle):
+        the other nodes contribute nothing, so the counts are the same."""
+        return self.handle.snapshot().node_infos if self.handle is not None else subset
+
     def _counts(
         self, key: tuple[Any, ...], outputs: int, nodes: Sequence[NodeInfo], compute: ComputeFn
-    ) -> _Incremental:
-        """The incremental counts for ``key``, brought up to date with ``nodes``."""
-        inc = self._incremental.pop(key, None)
-        if inc is None:
-            inc = _Incremental(outputs)
-            if len(self._incremental) >= _INCREMENTAL_LIMIT:
-                del self._incremental[next(iter(self._incremental))]
-        self._incremental[key] = inc  # most recently used last
-        inc.update(nodes, compute)
-        return inc
+    ) -> NodeCounts:
+        """The incremental counts for ``key``, brought up to date with ``nodes``.
+
+        Only the snapshot's own node list is tracked by NodeChanges: the lists of nodes with
+        affinity pods are new objects in each cycle, and those counts check every node.
+        """
+        changes = None
+        if self.handle is not None and nodes is self.handle.snapshot().node_infos:
+            changes = self._changes
+            changes.advance(nodes)
+        return counts_for(self._incremental, key, outputs, nodes, compute, changes)
 
 
 def _signature(pod: Pod, ns_labels: Mapping[str, str]) -> tuple[Any, ...]:
     """What matching existing pods' terms against ``pod`` depends on."""
     return (pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()))
+
+
+__all__ = [
+    "NAME",
+    "AffinityBase",
+    "ComputeFn",
+    "Contribution",
+    "Counts",
+    "NodeChanges",
+    "NodeCounts",
+]
 
 
 def _not_found(key: str) -> Status:

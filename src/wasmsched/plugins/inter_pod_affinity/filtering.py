@@ -161,7 +161,11 @@ class Filtering(AffinityBase):
                             out.append((0, t.topology_key, value, 1))
             return tuple(out)
 
-        existing_anti = self._counts(("existing", *signature), 1, with_anti, existing).snapshot(0)
+        existing_anti: Counts = {}
+        if with_anti:
+            existing_anti = self._counts(
+                ("existing", *signature), 1, self._tracked(with_anti), existing
+            ).snapshot(0)
 
         affinity: Counts = {}
         anti: Counts = {}
@@ -215,7 +219,20 @@ class Filtering(AffinityBase):
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return _not_found(PRE_FILTER_KEY)
-        labels = node_info.node.labels
+        return self._verdict(s, node_info.node.labels)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of every node in one call (the framework's batch Filter form)."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return [_not_found(PRE_FILTER_KEY)] * len(nodes)
+        verdict = self._verdict
+        return [verdict(s, ni.node.labels) for ni in nodes]
+
+    def _verdict(self, s: _PreFilterState, labels: Mapping[str, str]) -> Status | None:
+        """Filter's answer for a node with ``labels``."""
         terms = s.affinity_terms
         if terms:
             counts = s.affinity

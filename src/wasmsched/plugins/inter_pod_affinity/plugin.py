@@ -19,7 +19,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
-from wasmsched.plugins.inter_pod_affinity.common import NAME, _Incremental
+from wasmsched.plugins.inter_pod_affinity.common import NAME, NodeChanges, NodeCounts
 from wasmsched.plugins.inter_pod_affinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -56,7 +56,8 @@ class InterPodAffinity(Filtering, Scoring):
             args.get("ignorePreferredTermsOfExistingPods", False)
         )
         # Per kind of incoming pod (its terms, namespace and labels): counts kept across cycles.
-        self._incremental: dict[tuple[Any, ...], _Incremental] = {}
+        self._incremental: dict[tuple[Any, ...], NodeCounts] = {}
+        self._changes = NodeChanges()
         self._skip = Status(Code.SKIP)
         self._affinity_rejected = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH

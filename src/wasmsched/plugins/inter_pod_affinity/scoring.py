@@ -107,7 +107,7 @@ class Scoring(AffinityBase):
             return tuple(out)
 
         key = ("score", has_constraints, preferred, preferred_anti, *_signature(pod, ns_labels))
-        inc = self._counts(key, 1, to_process, contribution)
+        inc = self._counts(key, 1, self._tracked(to_process), contribution)
         # k8s skips when no node had a matching term (index == -1).
         if not inc.contributing:
             return self._skip
@@ -126,6 +126,26 @@ class Scoring(AffinityBase):
             if value is not None:
                 total += values.get(value, 0)
         return total, None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """``score`` of every node in one call (the framework's batch Score form)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return [], _not_found(PRE_SCORE_KEY)
+        pairs = list(s.topology_score.items())
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            labels = ni.node.labels
+            total = 0
+            for key, values in pairs:
+                value = labels.get(key)
+                if value is not None:
+                    total += values.get(value, 0)
+            append(total)
+        return out, None
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

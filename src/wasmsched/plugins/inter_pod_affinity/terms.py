@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expect_str
 from wasmsched.api.selectors import IN, NOT_IN, LabelSelector
+from wasmsched.plugins.node_counts import selector_key
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -129,20 +130,12 @@ _TERMS_CACHE_LIMIT = 200_000
 _INTERNED: dict[tuple[Any, ...], AffinityTerm] = {}
 
 
-def _selector_key(sel: LabelSelector) -> tuple[Any, ...]:
-    return (
-        sel.is_nothing,
-        tuple(sorted(sel.match_labels.items())),
-        tuple((r.key, r.operator, r.values) for r in sel.match_expressions),
-    )
-
-
 def _intern(term: AffinityTerm) -> AffinityTerm:
     key = (
         term.namespaces,
-        _selector_key(term.selector),
+        selector_key(term.selector),
         term.topology_key,
-        _selector_key(term.namespace_selector),
+        selector_key(term.namespace_selector),
         term.weight,
     )
     got = _INTERNED.get(key)

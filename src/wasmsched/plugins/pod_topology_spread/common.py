@@ -16,6 +16,7 @@ not in the cluster is only selected through its Services.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +24,20 @@ from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expe
 from wasmsched.api.selectors import IN, LabelSelector, LabelSelectorRequirement
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.node_counts import (
+    ComputeFn,
+    NodeChanges,
+    NodeCounts,
+    counts_for,
+    selector_key,
+)
 from wasmsched.plugins.taint_toleration import DO_NOT_SCHEDULE_EFFECTS
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
     from wasmsched.api.selectors import RequiredNodeAffinity
     from wasmsched.framework.interfaces import Handle
-    from wasmsched.framework.node_info import PodInfo
+    from wasmsched.framework.node_info import NodeInfo, PodInfo
 
 NAME = "PodTopologySpread"
 
@@ -241,18 +249,76 @@ def _has_all_keys(labels: Mapping[str, str], keys: Sequence[str]) -> bool:
     return True
 
 
+def _spec_key(value: Any) -> str:
+    """A hashable rendering of a piece of pod spec (equal specs, equal keys)."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 class SpreadBase:
-    """The configuration and constraint building PodTopologySpread's halves share.
+    """The configuration, constraint building and counts PodTopologySpread's halves share.
 
     The attributes are set by ``PodTopologySpread.__init__`` (plugin.go: New upstream).
+    ``incremental`` False recounts every node in each cycle, as upstream does (the tests
+    compare both ways); True keeps the per-domain counts across cycles (plugins/node_counts).
     """
 
     handle: Handle | None
     system_defaulted: bool
     default_constraints: tuple[Mapping[str, Any], ...]
+    incremental: bool = True
     _default_actions: frozenset[Any]
     _objects: ObjectsFn
     _skip: Status
+    _incremental: dict[tuple[Any, ...], NodeCounts]
+    _changes: NodeChanges
+
+    def _node_counts(
+        self,
+        tag: str,
+        pod: Pod,
+        constraints: Sequence[Constraint],
+        nodes: Sequence[NodeInfo],
+        outputs: int,
+        compute: ComputeFn,
+    ) -> NodeCounts:
+        """The counts kept for pods that count like ``pod`` under ``constraints``.
+
+        What a node contributes depends on the constraints' keys, selectors and inclusion
+        policies, the pod's namespace and, when a policy is honored, its required node
+        affinity or its tolerations: all of them are in the key, so that pods that count
+        differently never share counts.
+        """
+        required = pod.required_node_affinity
+        affinity = None
+        if not required.is_empty and any(c.honor_node_affinity for c in constraints):
+            spec = pod.spec
+            node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+            affinity = _spec_key(
+                [
+                    spec.get("nodeSelector"),
+                    node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"),
+                ]
+            )
+        tolerations = None
+        if any(c.honor_node_taints for c in constraints):
+            tolerations = _spec_key(pod.spec.get("tolerations"))
+        key = (
+            tag,
+            pod.namespace,
+            tuple(
+                (
+                    c.topology_key,
+                    selector_key(c.selector),
+                    c.honor_node_affinity,
+                    c.honor_node_taints,
+                )
+                for c in constraints
+            ),
+            affinity,
+            tolerations,
+        )
+        self._changes.advance(nodes)
+        return counts_for(self._incremental, key, outputs, nodes, compute, self._changes)
 
     def constraints(self, pod: Pod, action: str) -> list[Constraint]:
         """The pod's constraints with ``action``, or the default ones when it has none.

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.node_counts import Contribution
 from wasmsched.plugins.pod_topology_spread.common import (
     DO_NOT_SCHEDULE,
     NAME,
@@ -33,6 +34,7 @@ ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread con
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
 _MAX_INT32 = 2**31 - 1
+_NONE: dict[str, int] = {}
 
 
 class CriticalPaths:
@@ -137,6 +139,71 @@ class Filtering(SpreadBase):
     def _pre_filter_state(
         self, pod: Pod, constraints: list[Constraint], nodes: Sequence[NodeInfo]
     ) -> _PreFilterState:
+        if not self.incremental:
+            return self._pre_filter_state_full(pod, constraints, nodes)
+        keys = [c.topology_key for c in constraints]
+        required = pod.required_node_affinity
+        always_affinity = required.is_empty
+        ns = pod.namespace
+        # (constraint index, key, selector, whether the node inclusion policies need checking)
+        rows = [
+            (
+                i,
+                c.topology_key,
+                c.selector,
+                (c.honor_node_affinity and not always_affinity) or c.honor_node_taints,
+                c,
+            )
+            for i, c in enumerate(constraints)
+        ]
+
+        def contribution(ni: NodeInfo) -> tuple[Contribution, ...]:
+            """What calPreFilterState's processNode counts for one node: per constraint,
+            the node's domain (map 2i+1, amount 1) and its matching pods (map 2i)."""
+            node = ni.node
+            labels = node.labels
+            for k in keys:
+                if k not in labels:
+                    return ()
+            pods = ni.pods
+            out: list[Contribution] = []
+            for i, key, selector, check, c in rows:
+                if check and not c.includes_node(pod, node, required):
+                    continue
+                value = labels[key]
+                out.append((2 * i + 1, key, value, 1))
+                if pods:
+                    out.append((2 * i, key, value, count_matching(pods, selector, ns)))
+            return tuple(out)
+
+        inc = self._node_counts(
+            DO_NOT_SCHEDULE, pod, constraints, nodes, 2 * len(constraints), contribution
+        )
+        totals = inc.totals
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        matched = [totals[2 * i].get(k, _NONE) for i, k in enumerate(keys)]
+        # The domains in the order a full recount meets them (the first of their nodes in
+        # snapshot order), so that CriticalPaths breaks ties as it does: stop once every
+        # domain has been met.
+        missing = sum(len(totals[2 * i + 1].get(k, _NONE)) for i, k in enumerate(keys))
+        if missing:
+            contribution_of = inc.contribution
+            for ni in nodes:
+                for which, _, value, _ in contribution_of(ni.name):
+                    if which & 1:
+                        i = which >> 1
+                        d = counts[i]
+                        if value not in d:
+                            d[value] = matched[i].get(value, 0)
+                            missing -= 1
+                if not missing:
+                    break
+        return self._with_paths(pod, constraints, counts)
+
+    def _pre_filter_state_full(
+        self, pod: Pod, constraints: list[Constraint], nodes: Sequence[NodeInfo]
+    ) -> _PreFilterState:
+        """calPreFilterState recounting every node, as upstream does in each cycle."""
         keys = [c.topology_key for c in constraints]
         counts: list[dict[str, int]] = [{} for _ in constraints]
         required = pod.required_node_affinity
@@ -166,6 +233,13 @@ class Filtering(SpreadBase):
                         continue
                     value = labels[key]
                     d[value] = d.get(value, 0) + (count_matching(pods, selector, ns) if pods else 0)
+        return self._with_paths(pod, constraints, counts)
+
+    @staticmethod
+    def _with_paths(
+        pod: Pod, constraints: list[Constraint], counts: list[dict[str, int]]
+    ) -> _PreFilterState:
+        """The state with each constraint's critical paths (two smallest domains)."""
         paths = []
         for d in counts:
             cp = CriticalPaths()
@@ -236,3 +310,48 @@ class Filtering(SpreadBase):
             if counts.get(value, 0) - min_match > budget:
                 return self._unschedulable
         return None
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of every node in one call (the framework's batch Filter form): each
+        constraint's minimum and budget are read once, then a node costs dict lookups."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return [_not_found(PRE_FILTER_KEY)] * len(nodes)
+        # (key, the largest count a domain may have, counts): as Filter's
+        # matching + selfMatch - minMatch > maxSkew, with selfMatch folded into the budget.
+        limits = [
+            (key, budget + (paths.n0 if len(counts) >= min_domains else 0), counts)
+            for key, budget, min_domains, counts, paths in s.rows
+        ]
+        missing = self._missing_label
+        rejected = self._unschedulable
+        out: list[Status | None] = []
+        append = out.append
+        if len(limits) == 1 and limits[0][1] >= 0:
+            key, limit, counts = limits[0]
+            # The domains over the limit (a domain without matching pods never is).
+            over = {value for value, n in counts.items() if n > limit}
+            if not over:
+                return [None if key in ni.node.labels else missing for ni in nodes]
+            for ni in nodes:
+                value = ni.node.labels.get(key)
+                if value is None:
+                    append(missing)
+                else:
+                    append(rejected if value in over else None)
+            return out
+        for ni in nodes:
+            labels = ni.node.labels
+            status = None
+            for key, limit, counts in limits:
+                value = labels.get(key)
+                if value is None:
+                    status = missing
+                    break
+                if counts.get(value, 0) > limit:
+                    status = rejected
+                    break
+            append(status)
+        return out

@@ -19,6 +19,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.node_counts import NodeChanges, NodeCounts
 from wasmsched.plugins.pod_topology_spread.common import (
     DO_NOT_SCHEDULE,
     LIST_DEFAULTING,
@@ -63,6 +64,9 @@ class PodTopologySpread(Filtering, Scoring):
             c.get("whenUnsatisfiable") for c in self.default_constraints if isinstance(c, Mapping)
         )
         self._objects: ObjectsFn = handle.objects if handle is not None else _no_objects
+        # Per-domain counts kept across cycles, per kind of incoming pod (plugins/node_counts).
+        self._incremental: dict[tuple[Any, ...], NodeCounts] = {}
+        self._changes = NodeChanges()
         self._skip = Status(Code.SKIP)
         self._unschedulable = Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         self._missing_label = Status(

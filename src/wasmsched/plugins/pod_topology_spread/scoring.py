@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.node_counts import Contribution
 from wasmsched.plugins.pod_topology_spread.common import (
     _SPREAD,
     LABEL_HOSTNAME,
@@ -27,11 +28,13 @@ from wasmsched.plugins.pod_topology_spread.common import (
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.api.selectors import LabelSelector
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import NodeScore
     from wasmsched.framework.node_info import NodeInfo
 
 PRE_SCORE_KEY = "PreScore" + NAME
+_NONE: dict[str, int] = {}
 
 
 def round_half_away(x: float) -> int:
@@ -40,6 +43,13 @@ def round_half_away(x: float) -> int:
     if x - r >= 0.5:
         r += 1
     return int(r)
+
+
+# How Score finds a constraint's count for a node: its domain's count, the node's own
+# matching pods counted at Score (as upstream), or those kept across cycles, by node name.
+_DOMAIN = 0
+_HOST = 1
+_HOST_KEPT = 2
 
 
 class _PreScoreState:
@@ -52,26 +62,46 @@ class _PreScoreState:
         weights: list[float],
         ignored: set[str],
         namespace: str,
+        host_counts: dict[int, dict[str, int]] | None = None,
     ) -> None:
         self.constraints = constraints
         self.counts = counts
         self.weights = weights
         self.ignored = ignored
         self.namespace = namespace
-        self.rows = [
-            (
-                c.topology_key,
-                c.topology_key == LABEL_HOSTNAME,
-                c.selector,
-                counts[i],
-                weights[i],
-                float(c.max_skew - 1),
+        self.rows: list[tuple[str, int, LabelSelector, dict[str, int], float, float]] = []
+        for i, c in enumerate(constraints):
+            mode = _DOMAIN
+            d = counts[i]
+            if c.topology_key == LABEL_HOSTNAME:
+                mode = _HOST
+                if host_counts is not None:
+                    mode, d = _HOST_KEPT, host_counts[i]
+            self.rows.append(
+                (c.topology_key, mode, c.selector, d, weights[i], float(c.max_skew - 1))
             )
-            for i, c in enumerate(constraints)
-        ]
 
     def clone(self) -> _PreScoreState:
         return self
+
+
+def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
+    """scoring.go: Score of a node that PreScore did not ignore."""
+    labels = node_info.node.labels
+    total = 0.0
+    for key, mode, selector, counts, weight, skew_bonus in s.rows:
+        value = labels.get(key)
+        if value is None:
+            continue
+        if mode == _DOMAIN:
+            cnt = counts.get(value, 0)
+        elif mode == _HOST_KEPT:
+            cnt = counts.get(node_info.name, 0)
+        else:
+            cnt = count_matching(node_info.pods, selector, s.namespace)
+        # scoreForCount: cnt * weight + (maxSkew - 1), summed in constraint order.
+        total += cnt * weight + skew_bonus
+    return round_half_away(total)
 
 
 class Scoring(SpreadBase):
@@ -107,7 +137,14 @@ class Scoring(SpreadBase):
         ignored: set[str] = set()
         for ni in nodes:
             labels = ni.node.labels
-            if require_all and not _has_all_keys(labels, keys):
+            if require_all:
+                for k in keys:
+                    if k not in labels:
+                        break
+                else:
+                    for i, key in by_domain:
+                        counts[i].setdefault(labels.get(key, ""), 0)
+                    continue
                 ignored.add(ni.name)
                 continue
             for i, key in by_domain:
@@ -118,12 +155,77 @@ class Scoring(SpreadBase):
             if c.topology_key == LABEL_HOSTNAME:
                 size = len(nodes) - len(ignored)
             weights.append(math.log(size + 2))
-        if by_domain:
-            self._count_domains(pod, constraints, by_domain, counts, all_nodes, require_all)
+        host_counts = None
+        if not self.incremental:
+            if by_domain:
+                self._count_domains(pod, constraints, by_domain, counts, all_nodes, require_all)
+        else:
+            host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all)
         state.write(
-            PRE_SCORE_KEY, _PreScoreState(constraints, counts, weights, ignored, pod.namespace)
+            PRE_SCORE_KEY,
+            _PreScoreState(constraints, counts, weights, ignored, pod.namespace, host_counts),
         )
         return None
+
+    def _kept_counts(
+        self,
+        pod: Pod,
+        constraints: list[Constraint],
+        counts: list[dict[str, int]],
+        all_nodes: Sequence[NodeInfo],
+        require_all: bool,
+    ) -> dict[int, dict[str, int]]:
+        """``_count_domains`` and Score's per-node counts from the counts kept across
+        cycles; returns the hostname constraints' matching pods per node name."""
+        keys = [c.topology_key for c in constraints]
+        required = pod.required_node_affinity
+        always_affinity = required.is_empty
+        ns = pod.namespace
+        hosts = [
+            (i, c.selector) for i, c in enumerate(constraints) if c.topology_key == LABEL_HOSTNAME
+        ]
+        rows = [
+            (
+                i,
+                c.topology_key,
+                c.selector,
+                (c.honor_node_affinity and not always_affinity) or c.honor_node_taints,
+                c,
+            )
+            for i, c in enumerate(constraints)
+            if c.topology_key != LABEL_HOSTNAME
+        ]
+
+        def contribution(ni: NodeInfo) -> tuple[Contribution, ...]:
+            """Score's own count of the node's matching pods for each hostname constraint
+            (map i, by node name), and what PreScore's processAllNode adds to the node's
+            domain for the others (map i)."""
+            pods = ni.pods
+            if not pods:
+                return ()
+            out: list[Contribution] = []
+            for i, selector in hosts:
+                out.append((i, LABEL_HOSTNAME, ni.name, count_matching(pods, selector, ns)))
+            node = ni.node
+            labels = node.labels
+            if rows and (not require_all or _has_all_keys(labels, keys)):
+                for i, key, selector, check, c in rows:
+                    if check and not c.includes_node(pod, node, required):
+                        continue
+                    value = labels.get(key, "")
+                    out.append((i, key, value, count_matching(pods, selector, ns)))
+            return tuple(out)
+
+        tag = SCHEDULE_ANYWAY + (" all" if require_all else "")
+        inc = self._node_counts(tag, pod, constraints, all_nodes, len(constraints), contribution)
+        totals = inc.totals
+        for i, key, *_ in rows:
+            matched = totals[i].get(key)
+            if matched:
+                d = counts[i]
+                for value in d:
+                    d[value] = matched.get(value, 0)
+        return {i: dict(totals[i].get(LABEL_HOSTNAME, _NONE)) for i, _ in hosts}
 
     @staticmethod
     def _count_domains(
@@ -168,18 +270,41 @@ class Scoring(SpreadBase):
             return 0, _not_found(PRE_SCORE_KEY)
         if node_info.name in s.ignored:
             return 0, None
-        labels = node_info.node.labels
-        total = 0.0
-        for key, is_host, selector, counts, weight, skew_bonus in s.rows:
-            value = labels.get(key)
-            if value is None:
+        return _node_score(s, node_info), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """``score`` of every node in one call (the framework's batch Score form)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return [], _not_found(PRE_SCORE_KEY)
+        ignored = s.ignored
+        if len(s.rows) != 1 or s.rows[0][1] == _HOST:
+            return [0 if ni.name in ignored else _node_score(s, ni) for ni in nodes], None
+        # One constraint whose counts are at hand: the score depends on the count only
+        # (0.0 + cnt * weight + bonus is exactly cnt * weight + bonus), so each distinct
+        # count is scored once.
+        key, mode, _, counts, weight, skew_bonus = s.rows[0]
+        by_name = mode == _HOST_KEPT
+        memo: dict[int, int] = {}
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            name = ni.name
+            if name in ignored:
+                append(0)
                 continue
-            if is_host:
-                cnt = count_matching(node_info.pods, selector, s.namespace)
-            else:
-                cnt = counts.get(value, 0)
-            total += cnt * weight + skew_bonus
-        return round_half_away(total), None
+            value = ni.node.labels.get(key)
+            if value is None:
+                append(0)
+                continue
+            cnt = counts.get(name if by_name else value, 0)
+            score = memo.get(cnt)
+            if score is None:
+                score = memo[cnt] = round_half_away(cnt * weight + skew_bonus)
+            append(score)
+        return out, None
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
@@ -193,13 +318,21 @@ class Scoring(SpreadBase):
         ignored = s.ignored
         min_score = math.inf
         max_score = 0
-        for ns in scores:
-            if ns.name in ignored:
-                continue
-            if ns.score < min_score:
-                min_score = ns.score
-            if ns.score > max_score:
-                max_score = ns.score
+        values = [ns.score for ns in scores if ns.name not in ignored] if ignored else None
+        if values is None:
+            values = [ns.score for ns in scores]
+        if values:
+            min_score = min(values)
+            max_score = max(0, max(values))
+        if not ignored:
+            if max_score == 0:
+                for ns in scores:
+                    ns.score = MAX_NODE_SCORE
+                return None
+            base = max_score + int(min_score)
+            for ns in scores:
+                ns.score = MAX_NODE_SCORE * (base - ns.score) // max_score
+            return None
         for ns in scores:
             if ns.name in ignored:
                 ns.score = 0
