@@ -194,11 +194,12 @@ def _simulate(config: Path, nodes: list[str], pods: int, batch: bool) -> tuple[A
         fwk = sim.scheduler.frameworks["default-scheduler"]
         wasm = next(p for p in fwk.all_plugins if p.name == "PerNode")
         logs = _logs(wasm)
+        calls = _calls(wasm)  # every Filter and Score call the guest saw
         sim.close()
     finally:
         Framework.use_batch = True
     outcomes = [(o.pod.name, o.node, o.result, o.message) for o in result.pods if o.was_pending]
-    return outcomes, logs
+    return outcomes, logs, calls
 
 
 def _containers() -> list[dict[str, Any]]:
@@ -388,3 +389,22 @@ def test_no_filter_sees_nodes_after_an_earlier_plugins_error(
             assert batch == _simulate(config, names, 3, False)
     finally:
         registry_module.default_registry = original  # type: ignore[assignment]
+
+
+def test_search_stops_calling_the_wasm_filter_at_the_stop_node() -> None:
+    """150 nodes, a rejection every 5th of the first 101: the search needs 100 feasible
+    nodes and stops at the 101st (filtered, not kept). Nodes 0-100 give 80 passes, so it
+    goes on to node 121: 122 Filter calls, then 100 Score calls. The batch search's later
+    chunks must end there too, not run the guest over a longer tail."""
+    import tempfile
+
+    from guests_build import guest
+
+    script = [1 if i % 5 == 0 and i < 101 else 0 for i in range(150)]
+    nodes = [f"n{i:03d}-{d}" for i, d in enumerate(script)]
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_text(CONFIG.format(url=guest("per_node").as_uri()))
+        batch = _simulate(config, nodes, 1, True)
+        assert batch == _simulate(config, nodes, 1, False)
+    assert batch[2] == 122 + 100

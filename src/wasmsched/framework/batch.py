@@ -146,13 +146,7 @@ def filter_batch_ready(fwk: Framework, state: CycleState) -> bool:
     batches = fwk.filter_batches
     if not all(name in batches for name, _ in fwk.filter_calls if name not in skip):
         return False
-    # A plugin whose Filter calls have effects (``filter_batch_effects``: a wasm guest's logs
-    # and state) must see exactly the nodes the per-node search shows it: it has to be the
-    # only such plugin and the last one, as nodes after a later plugin's error are not
-    # filtered (the chunks end at the stop node, see filter_chunk_floor).
-    active = [p for p in fwk.filter_plugins if p.name not in skip]
-    marked = [i for i, p in enumerate(active) if getattr(p, "filter_batch_effects", False)]
-    return not marked or marked == [len(active) - 1]
+    return _effects_last(fwk, state)
 
 
 def filter_chunk_floor(fwk: Framework, state: CycleState, floor: int) -> int:
@@ -248,19 +242,28 @@ def columns_ready(fwk: Framework, state: CycleState, rows: NodeRows | None) -> b
 
 
 def filter_columns_ready(fwk: Framework, state: CycleState) -> bool:
-    """Whether every Filter plugin of this cycle has a batch or columnar form: those are
-    free of side effects, so filtering a few nodes past the search's stop changes nothing
-    (a wasm guest or an extender is called exactly on the nodes the search reaches)."""
+    """Whether every Filter plugin of this cycle has a batch or columnar form. Those are
+    free of side effects, so filtering a few nodes past the search's stop changes nothing,
+    except one whose calls have effects (a wasm guest's): it must be the last, and the
+    search then cuts its chunks at the stop (an extender is called exactly on the nodes
+    the search reaches)."""
     skip = state.skip_filter_plugins
     cols = fwk.filter_columns
     batches = fwk.filter_batches
     if not all(name in cols or name in batches for name, _ in fwk.filter_calls if name not in skip):
         return False
-    # A batch form whose calls have effects (a wasm guest's) takes filter_batch_ready's
-    # search, whose chunks end where the per-node search stops.
-    return not any(
-        getattr(p, "filter_batch_effects", False) for p in fwk.filter_plugins if p.name not in skip
-    )
+    return _effects_last(fwk, state)
+
+
+def _effects_last(fwk: Framework, state: CycleState) -> bool:
+    # A plugin whose Filter calls have effects (``filter_batch_effects``: a wasm guest's logs
+    # and state) must see exactly the nodes the per-node search shows it: it has to be the
+    # only such plugin and the last one, as nodes after a later plugin's error are not
+    # filtered (the searches' chunks end at the stop node, see filter_chunk_floor).
+    skip = state.skip_filter_plugins
+    active = [p for p in fwk.filter_plugins if p.name not in skip]
+    marked = [i for i, p in enumerate(active) if getattr(p, "filter_batch_effects", False)]
+    return not marked or marked == [len(active) - 1]
 
 
 def _filter_per_node(
@@ -324,6 +327,11 @@ def run_filter_plugins_columns(
         where = rejected if alive is None else alive[rejected]
         failed[where] = codes[rejected] + offset
         alive = np.flatnonzero(failed == 0)
+        errors = [k for k, status in enumerate(table, 1) if not status.is_rejected()]
+        if errors:
+            # The search ends at the first error: no row after it is shown to later plugins.
+            first_error = int(where[np.flatnonzero(np.isin(codes[rejected], errors))[0]])
+            alive = alive[alive < first_error]
     return failed, found
 
 

@@ -109,10 +109,13 @@ def pass_filters_columns(
     found_count = 0
     processed = 0
     infos = rows.columns.infos
+    # 1 when a plugin's Filter calls have effects: chunks then end where the search stops.
+    floor = filter_chunk_floor(fwk, state, _MIN_FILTER_CHUNK)
+    grow = floor > 1
     try:
         while processed < num_nodes:
             wanted = to_find - found_count + 1  # the node that cancels the search
-            size = min(max(wanted, _MIN_FILTER_CHUNK, processed), num_nodes - processed)
+            size = min(max(wanted, floor, processed if grow else 0), num_nodes - processed)
             # The round-robin order from nextStartNodeIndex, wrapping around.
             lo = first + processed
             if lo >= num_nodes:
