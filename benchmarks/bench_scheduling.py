@@ -133,7 +133,10 @@ def reference_pods_per_second(cluster: ClusterObjects, pods: int) -> float | Non
         path = Path(tmp) / "cluster.yaml"
         path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
         out = subprocess.run(
-            [str(REFERENCE), "--cluster", str(path), "--timeout", "600s"],
+            # --bind-wait 0: the differential suite's wait for in-flight bindings before
+            # each pop (reference/run.go) serializes kube-scheduler's binding goroutines;
+            # a throughput run lets them overlap, as scheduler_perf does.
+            [str(REFERENCE), "--cluster", str(path), "--timeout", "600s", "--bind-wait", "0"],
             check=True,
             capture_output=True,
             text=True,
