@@ -11,9 +11,16 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.node_counts import Contribution
+from wasmsched.plugins.pod_topology_spread.columnar import (
+    counts_exact,
+    domains,
+    round_half_away_array,
+)
 from wasmsched.plugins.pod_topology_spread.common import (
     _SPREAD,
     LABEL_HOSTNAME,
@@ -29,6 +36,7 @@ from wasmsched.plugins.pod_topology_spread.common import (
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.api.selectors import LabelSelector
+    from wasmsched.framework.columns import BoolArray, IntArray, NodeRows
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import NodeScore
     from wasmsched.framework.node_info import NodeInfo
@@ -102,6 +110,20 @@ def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
         # scoreForCount: cnt * weight + (maxSkew - 1), summed in constraint order.
         total += cnt * weight + skew_bonus
     return round_half_away(total)
+
+
+# Scores below 2**40 keep ``MaxNodeScore * (max + min - score)`` well inside int64.
+_INT_SAFE = 1 << 40
+
+
+def _ignored_rows(s: _PreScoreState, rows: NodeRows) -> BoolArray | None:
+    """Which rows PreScore ignored (by node name, as Score), or None when none."""
+    if not s.ignored:
+        return None
+    row_of = rows.columns.row_of
+    found = [r for r in map(row_of.get, s.ignored) if r is not None]
+    mask: BoolArray = np.isin(rows.rows, np.array(found, np.intp))
+    return mask
 
 
 class Scoring(SpreadBase):
@@ -305,6 +327,62 @@ class Scoring(SpreadBase):
                 score = memo[cnt] = round_half_away(cnt * weight + skew_bonus)
             append(score)
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` over the columns (the framework's columnar Score form): each
+        constraint's count gathered by the rows' domains (or node names), then the same
+        float steps as Score; None when a count is taken at Score time or too large for
+        float64 (the per-node form answers)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        columns = rows.columns
+        positions = rows.rows
+        total = np.zeros(len(positions), np.float64)
+        for key, mode, _, counts, weight, skew_bonus in s.rows:
+            if mode == _HOST or not counts_exact(counts):
+                return None
+            dom = domains(columns, key)
+            if mode == _DOMAIN:
+                cnt = dom.gather(counts, positions)
+            else:
+                by_row = np.zeros(columns.size + 1, np.int64)  # the last slot: unknown
+                found = [columns.size if r is None else r for r in map(columns.row_of.get, counts)]
+                by_row[found] = list(counts.values())
+                by_row[-1] = 0
+                cnt = by_row[positions]
+            # scoreForCount summed in constraint order, skipping a node without the label.
+            total = np.where(dom.ids[positions] >= 0, total + (cnt * weight + skew_bonus), total)
+        scores = round_half_away_array(total)
+        ignored = _ignored_rows(s, rows)
+        if ignored is not None:
+            scores[ignored] = 0
+        return scores
+
+    def normalize_rows(
+        self, state: CycleState, pod: Pod, rows: NodeRows, values: IntArray
+    ) -> IntArray | None:
+        """``normalize_score`` over the columnar Score form's array; None without a
+        PreScore state or for scores too large for int64 (the per-node form answers)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        if len(values) and (int(values.max()) >= _INT_SAFE or int(values.min()) <= -_INT_SAFE):
+            return None
+        ignored = _ignored_rows(s, rows)
+        kept = values if ignored is None else values[~ignored]
+        if not len(kept):
+            return np.zeros(len(values), np.int64)
+        min_score = int(kept.min())
+        max_score = max(0, int(kept.max()))
+        if max_score == 0:
+            out = np.full(len(values), MAX_NODE_SCORE, np.int64)
+        else:
+            # Fewer matching pods is better: invert within [min, max] (Python's // on ints).
+            out = (MAX_NODE_SCORE * (max_score + min_score - values)) // max_score
+        if ignored is not None:
+            out[ignored] = 0
+        return out
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
