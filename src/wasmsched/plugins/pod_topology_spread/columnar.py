@@ -10,7 +10,8 @@ NormalizeScore); these helpers only lay the counts out by row.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from itertools import repeat
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -38,15 +39,37 @@ class Domains:
         self.values = values
         self.index = index
 
-    def gather(self, counts: Mapping[str, int], rows: npt.NDArray[np.intp]) -> IntArray:
-        """``counts.get(value, 0)`` of each row's domain (0 where the label is missing)."""
-        by_id = np.zeros(len(self.values) + 1, np.int64)  # the last slot: no label
-        index = self.index
-        for value, n in counts.items():
-            i = index.get(value)
-            if i is not None:
-                by_id[i] = n
-        return by_id[self.ids[rows]]
+    def gather(self, counts: Mapping[str, int], rows: npt.NDArray[np.intp]) -> IntArray | None:
+        """``counts.get(value, 0)`` of each row's domain (0 where the label is missing), or
+        None when a count is too large for float64 to hold it exactly."""
+        # The last slot stands for no label (id -1) and for values no row has.
+        return _spread(counts, self.index, len(self.values), self.ids[rows])
+
+
+def by_name(
+    columns: NodeColumns, counts: Mapping[str, int], rows: npt.NDArray[np.intp]
+) -> IntArray | None:
+    """``counts.get(name, 0)`` of each row's node name, or None as ``Domains.gather``."""
+    return _spread(counts, columns.row_of, columns.size, rows)
+
+
+def _spread(
+    counts: Mapping[str, int], index: Mapping[str, int], size: int, at: npt.NDArray[np.intp]
+) -> IntArray | None:
+    if not counts:
+        return np.zeros(len(at), np.int64)
+    slots = np.fromiter(map(index.get, counts, repeat(size)), np.intp, len(counts))
+    try:
+        amounts = np.fromiter(counts.values(), np.int64, len(counts))
+    except OverflowError:
+        return None
+    if int(np.abs(amounts).max()) >= _FLOAT_EXACT:
+        return None
+    table = np.zeros(size + 1, np.int64)
+    table[slots] = amounts
+    table[size] = 0
+    out: IntArray = table[at]
+    return out
 
 
 def domains(columns: NodeColumns, key: str) -> Domains:
@@ -71,11 +94,6 @@ def domains(columns: NodeColumns, key: str) -> Domains:
         found = Domains(np.array(ids, dtype=np.int64), list(index), index)
         cache[tag] = found
     return found
-
-
-def counts_exact(counts: Mapping[Any, int]) -> bool:
-    """Whether every count converts to float64 exactly (the Score arithmetic in arrays)."""
-    return all(-_FLOAT_EXACT < n < _FLOAT_EXACT for n in counts.values())
 
 
 def round_half_away_array(x: FloatArray) -> IntArray:

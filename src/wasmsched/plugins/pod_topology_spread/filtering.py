@@ -137,11 +137,15 @@ class Filtering(SpreadBase):
             )
         if not constraints:
             return None, self._skip
-        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints, nodes))
+        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints, nodes, state))
         return None, None
 
     def _pre_filter_state(
-        self, pod: Pod, constraints: list[Constraint], nodes: Sequence[NodeInfo]
+        self,
+        pod: Pod,
+        constraints: list[Constraint],
+        nodes: Sequence[NodeInfo],
+        cycle: object = None,
     ) -> _PreFilterState:
         if not self.incremental:
             return self._pre_filter_state_full(pod, constraints, nodes)
@@ -181,7 +185,7 @@ class Filtering(SpreadBase):
             return tuple(out)
 
         inc = self._node_counts(
-            DO_NOT_SCHEDULE, pod, constraints, nodes, 2 * len(constraints), contribution
+            DO_NOT_SCHEDULE, pod, constraints, nodes, 2 * len(constraints), contribution, cycle
         )
         totals = inc.totals
         counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -379,7 +383,10 @@ class Filtering(SpreadBase):
             limit = budget + (paths.n0 if len(counts) >= min_domains else 0)
             dom = domains(columns, key)
             missing = dom.ids[positions] < 0
-            over = ~missing & (dom.gather(counts, positions) > limit)
+            cnt = dom.gather(counts, positions)
+            if cnt is None:
+                return None
+            over = ~missing & (cnt > limit)
             if open_rows is not None:
                 missing &= open_rows
                 over &= open_rows

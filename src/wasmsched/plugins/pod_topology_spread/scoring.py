@@ -17,7 +17,7 @@ from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.node_counts import Contribution
 from wasmsched.plugins.pod_topology_spread.columnar import (
-    counts_exact,
+    by_name,
     domains,
     round_half_away_array,
 )
@@ -182,7 +182,7 @@ class Scoring(SpreadBase):
             if by_domain:
                 self._count_domains(pod, constraints, by_domain, counts, all_nodes, require_all)
         else:
-            host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all)
+            host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all, state)
         state.write(
             PRE_SCORE_KEY,
             _PreScoreState(constraints, counts, weights, ignored, pod.namespace, host_counts),
@@ -196,6 +196,7 @@ class Scoring(SpreadBase):
         counts: list[dict[str, int]],
         all_nodes: Sequence[NodeInfo],
         require_all: bool,
+        cycle: object = None,
     ) -> dict[int, dict[str, int]]:
         """``_count_domains`` and Score's per-node counts from the counts kept across
         cycles; returns the hostname constraints' matching pods per node name."""
@@ -239,7 +240,9 @@ class Scoring(SpreadBase):
             return tuple(out)
 
         tag = SCHEDULE_ANYWAY + (" all" if require_all else "")
-        inc = self._node_counts(tag, pod, constraints, all_nodes, len(constraints), contribution)
+        inc = self._node_counts(
+            tag, pod, constraints, all_nodes, len(constraints), contribution, cycle
+        )
         totals = inc.totals
         for i, key, *_ in rows:
             matched = totals[i].get(key)
@@ -340,17 +343,16 @@ class Scoring(SpreadBase):
         positions = rows.rows
         total = np.zeros(len(positions), np.float64)
         for key, mode, _, counts, weight, skew_bonus in s.rows:
-            if mode == _HOST or not counts_exact(counts):
+            if mode == _HOST:
                 return None
             dom = domains(columns, key)
-            if mode == _DOMAIN:
-                cnt = dom.gather(counts, positions)
-            else:
-                by_row = np.zeros(columns.size + 1, np.int64)  # the last slot: unknown
-                found = [columns.size if r is None else r for r in map(columns.row_of.get, counts)]
-                by_row[found] = list(counts.values())
-                by_row[-1] = 0
-                cnt = by_row[positions]
+            cnt = (
+                dom.gather(counts, positions)
+                if mode == _DOMAIN
+                else by_name(columns, counts, positions)
+            )
+            if cnt is None:
+                return None
             # scoreForCount summed in constraint order, skipping a node without the label.
             total = np.where(dom.ids[positions] >= 0, total + (cnt * weight + skew_bonus), total)
         scores = round_half_away_array(total)
