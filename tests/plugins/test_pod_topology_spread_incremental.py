@@ -21,7 +21,7 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.cluster.cache import Cache
 from wasmsched.config import default_config
-from wasmsched.framework.columns import NodeRows
+from wasmsched.framework.columns import NodeList, NodeRows
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.node_info import PodInfo, Snapshot
@@ -175,9 +175,18 @@ def score_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot, mask: int) -
     state = CycleState()
     status = plugin.pre_score(state, pod, candidates)
     out: list[Any] = [verdict(status)]
+    columns = snap.columns
+    assert columns is not None
+    rows = NodeRows(columns, np.array([columns.row_of[ni.name] for ni in candidates], np.intp))
+    # PreScore over the Filter search's NodeList takes the candidates' domains from the rows.
+    by_rows = CycleState()
+    assert verdict(plugin.pre_score(by_rows, pod, NodeList(candidates, rows.rows))) == out[0]
     s = state.get(PRE_SCORE_KEY)
     if s is None:
         return out
+    s_rows = by_rows.get(PRE_SCORE_KEY)
+    assert [list(d.items()) for d in s_rows.counts] == [list(d.items()) for d in s.counts]
+    assert (s_rows.ignored, s_rows.weights) == (s.ignored, s.weights)
     out.append([sorted(d.items()) for d in s.counts])
     out.append(sorted(s.ignored))
     raw = []
@@ -190,9 +199,6 @@ def score_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot, mask: int) -
     assert batch == raw
     scores = [NodeScore(ni.name, v) for ni, v in zip(candidates, raw, strict=True)]
     assert plugin.normalize_score(state, pod, scores) is None
-    columns = snap.columns
-    assert columns is not None
-    rows = NodeRows(columns, np.array([columns.row_of[ni.name] for ni in candidates], np.intp))
     by_columns = plugin.score_columns(state, pod, rows)
     if by_columns is not None:  # None: counts taken at Score time (the per-node form)
         assert by_columns.tolist() == raw

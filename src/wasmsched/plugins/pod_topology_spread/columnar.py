@@ -9,7 +9,7 @@ NormalizeScore); these helpers only lay the counts out by row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,8 @@ import numpy.typing as npt
 from wasmsched.framework.columns import IntArray
 
 if TYPE_CHECKING:
-    from wasmsched.framework.columns import NodeColumns
+    from wasmsched.framework.columns import NodeColumns, NodeRows
+    from wasmsched.framework.node_info import NodeInfo
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -94,6 +95,39 @@ def domains(columns: NodeColumns, key: str) -> Domains:
         found = Domains(np.array(ids, dtype=np.int64), list(index), index)
         cache[tag] = found
     return found
+
+
+def candidate_domains(
+    rows: NodeRows,
+    nodes: Sequence[NodeInfo],
+    keys: list[str],
+    by_domain: list[tuple[int, str]],
+    require_all: bool,
+    counts: list[dict[str, int]],
+) -> set[str]:
+    """PreScore's pass over the candidates (scoring.go: initPreScoreState) by rows: the
+    names of the nodes missing a topology label when all are required (ignored), and a
+    zero count for every domain of the others, met in node order; ``nodes`` are the rows'
+    NodeInfos."""
+    columns = rows.columns
+    positions = rows.rows
+    ignored: set[str] = set()
+    if require_all:
+        missing = np.zeros(len(positions), np.bool_)
+        for key in keys:
+            missing |= domains(columns, key).ids[positions] < 0
+        if missing.any():
+            ignored = {nodes[i].name for i in np.flatnonzero(missing).tolist()}
+            positions = positions[~missing]
+    for i, key in by_domain:
+        dom = domains(columns, key)
+        ids, first = np.unique(dom.ids[positions], return_index=True)
+        values = dom.values
+        d = counts[i]
+        for j in ids[np.argsort(first)].tolist():
+            # A missing label counts as the domain "" (labels.get(key, "")).
+            d.setdefault(values[j] if j >= 0 else "", 0)
+    return ignored
 
 
 def round_half_away_array(x: FloatArray) -> IntArray:

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wasmsched.framework.columns import NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.node_counts import Contribution
 from wasmsched.plugins.pod_topology_spread.columnar import (
     by_name,
+    candidate_domains,
     domains,
     round_half_away_array,
 )
@@ -36,7 +38,7 @@ from wasmsched.plugins.pod_topology_spread.common import (
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.api.selectors import LabelSelector
-    from wasmsched.framework.columns import BoolArray, IntArray, NodeRows
+    from wasmsched.framework.columns import BoolArray, IntArray
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import NodeScore
     from wasmsched.framework.node_info import NodeInfo
@@ -157,7 +159,10 @@ class Scoring(SpreadBase):
             if c.topology_key != LABEL_HOSTNAME
         ]
         ignored: set[str] = set()
-        for ni in nodes:
+        columns = self._candidate_columns(nodes)
+        if columns is not None:
+            ignored = candidate_domains(columns, nodes, keys, by_domain, require_all, counts)
+        for ni in nodes if columns is None else ():
             labels = ni.node.labels
             if require_all:
                 for k in keys:
@@ -188,6 +193,20 @@ class Scoring(SpreadBase):
             _PreScoreState(constraints, counts, weights, ignored, pod.namespace, host_counts),
         )
         return None
+
+    def _candidate_columns(self, nodes: Sequence[NodeInfo]) -> NodeRows | None:
+        """The candidates as rows of the snapshot's columns, when the Filter search found
+        them there (a NodeList, framework/columns), else None."""
+        positions = getattr(nodes, "rows", None)
+        if self.handle is None or positions is None or len(positions) != len(nodes):
+            return None
+        columns = self.handle.snapshot().columns
+        if columns is None or not len(nodes):
+            return None
+        infos = columns.infos
+        if infos[positions[0]] is not nodes[0] or infos[positions[-1]] is not nodes[-1]:
+            return None
+        return NodeRows(columns, positions)
 
     def _kept_counts(
         self,
