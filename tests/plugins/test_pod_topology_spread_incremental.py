@@ -1,8 +1,9 @@
 """PodTopologySpread's counts kept across cycles (plugins/node_counts) against a recount of
 every node (``incremental = False``, as upstream's calPreFilterState and PreScore do), on
 random clusters that change between cycles: the same PreFilter/PreScore statuses, the same
-per-domain counts in the same order, critical paths, Filter statuses and messages (per node
-and batch), AddPod/RemovePod results, and scores (per node and batch, normalized); and the
+per-domain counts in the same order, critical paths, Filter statuses and messages (per node,
+batch and columnar), AddPod/RemovePod results, and scores (per node, batch and columnar,
+normalized per node and columnar); and the
 same placements batch vs per node and kept vs recounted in whole simulations."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from incremental_support import HOST, RACK, ZONE, CacheHandle, Step, apply, node_doc, nodes, steps
@@ -19,6 +21,7 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.cluster.cache import Cache
 from wasmsched.config import default_config
+from wasmsched.framework.columns import NodeList, NodeRows
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.node_info import PodInfo, Snapshot
@@ -28,7 +31,9 @@ from wasmsched.plugins.pod_topology_spread import (
     PRE_FILTER_KEY,
     PRE_SCORE_KEY,
     PodTopologySpread,
+    round_half_away,
 )
+from wasmsched.plugins.pod_topology_spread.columnar import round_half_away_array
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator import Simulation
 
@@ -130,6 +135,14 @@ def filter_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot) -> list[Any
     out.append([p.as_tuple() for p in s.paths])
     per_node = [verdict(plugin.filter(state, pod, ni)) for ni in snap.node_infos]
     assert [verdict(x) for x in plugin.filter_batch(state, pod, snap.node_infos)] == per_node
+    columns = snap.columns
+    assert columns is not None
+    answer = plugin.filter_columns(state, pod, NodeRows(columns, columns.all_rows))
+    assert answer is not None
+    codes, table = answer
+    # The very status objects of the per-node form, row by row.
+    per_node_ids = [id(plugin.filter(state, pod, ni)) for ni in snap.node_infos]
+    assert [id(table[c - 1]) if c else id(None) for c in codes.tolist()] == per_node_ids
     out.append(per_node)
     return out
 
@@ -162,9 +175,18 @@ def score_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot, mask: int) -
     state = CycleState()
     status = plugin.pre_score(state, pod, candidates)
     out: list[Any] = [verdict(status)]
+    columns = snap.columns
+    assert columns is not None
+    rows = NodeRows(columns, np.array([columns.row_of[ni.name] for ni in candidates], np.intp))
+    # PreScore over the Filter search's NodeList takes the candidates' domains from the rows.
+    by_rows = CycleState()
+    assert verdict(plugin.pre_score(by_rows, pod, NodeList(candidates, rows.rows))) == out[0]
     s = state.get(PRE_SCORE_KEY)
     if s is None:
         return out
+    s_rows = by_rows.get(PRE_SCORE_KEY)
+    assert [list(d.items()) for d in s_rows.counts] == [list(d.items()) for d in s.counts]
+    assert (s_rows.ignored, s_rows.weights) == (s.ignored, s.weights)
     out.append([sorted(d.items()) for d in s.counts])
     out.append(sorted(s.ignored))
     raw = []
@@ -177,6 +199,12 @@ def score_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot, mask: int) -
     assert batch == raw
     scores = [NodeScore(ni.name, v) for ni, v in zip(candidates, raw, strict=True)]
     assert plugin.normalize_score(state, pod, scores) is None
+    by_columns = plugin.score_columns(state, pod, rows)
+    if by_columns is not None:  # None: counts taken at Score time (the per-node form)
+        assert by_columns.tolist() == raw
+    normalized = plugin.normalize_rows(state, pod, rows, np.array(raw, np.int64))
+    assert normalized is not None
+    assert normalized.tolist() == [x.score for x in scores]
     out.append(raw)
     out.append([x.score for x in scores])
     return out
@@ -315,3 +343,13 @@ def test_placements_alike_batch_per_node_kept_and_recounted(
     finally:
         Framework.use_batch = True
         PodTopologySpread.incremental = True
+
+
+@given(
+    st.lists(
+        st.floats(-1e9, 1e9, allow_nan=False) | st.integers(-(10**6), 10**6).map(lambda n: n / 2)
+    )
+)
+def test_round_half_away_array_rounds_as_round_half_away(xs: list[float]) -> None:
+    got = round_half_away_array(np.array(xs, np.float64)).tolist()
+    assert got == [round_half_away(x) for x in xs]

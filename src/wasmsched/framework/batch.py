@@ -392,7 +392,17 @@ def _error(message: str, plugin: str) -> Status:
 def _normalize(
     extensions: Any, state: CycleState, pod: Pod, rows: NodeRows, values: Any
 ) -> tuple[Any, Status | None]:
-    """NormalizeScore by the plugin's columnar form when it has one, else over NodeScores."""
+    """NormalizeScore by the plugin's columnar form when it has one (``normalize_columns``
+    of the values, or ``normalize_rows`` of the cycle, which may answer None), else over
+    NodeScores."""
+    by_rows = getattr(extensions, "normalize_rows", None)
+    if by_rows is not None and isinstance(values, np.ndarray):
+        try:
+            normalized = by_rows(state, pod, rows, values)
+        except Exception:
+            normalized = None  # the per-node form reports the error
+        if normalized is not None:
+            return normalized, None
     norm = getattr(extensions, "normalize_columns", None)
     if norm is not None and isinstance(values, np.ndarray):
         try:

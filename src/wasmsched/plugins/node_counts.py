@@ -42,7 +42,7 @@ class NodeChanges:
     starts over: the counts then check every node themselves.
     """
 
-    __slots__ = ("_gens", "_log", "_nodes", "base", "epoch")
+    __slots__ = ("_cycle", "_gens", "_log", "_nodes", "base", "epoch")
 
     def __init__(self) -> None:
         self._nodes: Sequence[NodeInfo] | None = None
@@ -50,9 +50,19 @@ class NodeChanges:
         self._log: list[tuple[int, list[int]]] = []
         self.epoch = 0
         self.base = 0  # the first epoch whose changes since are known
+        self._cycle: object = None
 
-    def advance(self, nodes: Sequence[NodeInfo]) -> None:
-        """Records what changed in ``nodes`` since the previous call."""
+    def advance(self, nodes: Sequence[NodeInfo], cycle: object = None) -> None:
+        """Records what changed in ``nodes`` since the previous call.
+
+        ``cycle`` (the scheduling cycle's state, when given) marks calls of one cycle: the
+        snapshot does not change during a cycle (pkg/scheduler/schedule_one.go:
+        schedulePod updates it once, before PreFilter), so a second call for the same
+        list in the same cycle has nothing to compare.
+        """
+        if cycle is not None and cycle is self._cycle and nodes is self._nodes:
+            return
+        self._cycle = cycle
         gens = list(map(_GENERATION, nodes))
         if gens == self._gens and nodes is self._nodes:
             return

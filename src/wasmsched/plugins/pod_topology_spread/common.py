@@ -280,13 +280,14 @@ class SpreadBase:
         nodes: Sequence[NodeInfo],
         outputs: int,
         compute: ComputeFn,
+        cycle: object = None,
     ) -> NodeCounts:
         """The counts kept for pods that count like ``pod`` under ``constraints``.
 
         What a node contributes depends on the constraints' keys, selectors and inclusion
         policies, the pod's namespace and, when a policy is honored, its required node
         affinity or its tolerations: all of them are in the key, so that pods that count
-        differently never share counts.
+        differently never share counts. ``cycle`` is the cycle's state (NodeChanges.advance).
         """
         required = pod.required_node_affinity
         affinity = None
@@ -317,7 +318,7 @@ class SpreadBase:
             affinity,
             tolerations,
         )
-        self._changes.advance(nodes)
+        self._changes.advance(nodes, cycle)
         return counts_for(self._incremental, key, outputs, nodes, compute, self._changes)
 
     def constraints(self, pod: Pod, action: str) -> list[Constraint]:

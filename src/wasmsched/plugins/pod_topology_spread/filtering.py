@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.node_counts import Contribution
+from wasmsched.plugins.pod_topology_spread.columnar import domains
 from wasmsched.plugins.pod_topology_spread.common import (
     DO_NOT_SCHEDULE,
     NAME,
@@ -26,6 +29,7 @@ from wasmsched.plugins.pod_topology_spread.common import (
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.columns import BoolArray, IntArray, NodeRows
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import NodeInfo, PodInfo
 
@@ -133,11 +137,15 @@ class Filtering(SpreadBase):
             )
         if not constraints:
             return None, self._skip
-        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints, nodes))
+        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints, nodes, state))
         return None, None
 
     def _pre_filter_state(
-        self, pod: Pod, constraints: list[Constraint], nodes: Sequence[NodeInfo]
+        self,
+        pod: Pod,
+        constraints: list[Constraint],
+        nodes: Sequence[NodeInfo],
+        cycle: object = None,
     ) -> _PreFilterState:
         if not self.incremental:
             return self._pre_filter_state_full(pod, constraints, nodes)
@@ -177,7 +185,7 @@ class Filtering(SpreadBase):
             return tuple(out)
 
         inc = self._node_counts(
-            DO_NOT_SCHEDULE, pod, constraints, nodes, 2 * len(constraints), contribution
+            DO_NOT_SCHEDULE, pod, constraints, nodes, 2 * len(constraints), contribution, cycle
         )
         totals = inc.totals
         counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -355,3 +363,35 @@ class Filtering(SpreadBase):
                     break
             append(status)
         return out
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]] | None:
+        """``filter`` over the columns (the framework's columnar Filter form): per
+        constraint in order, a row without the topology label is rejected as missing it,
+        else one whose domain's count is over the limit; None without a PreFilter state
+        (the per-node form reports the error)."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return None
+        columns = rows.columns
+        positions = rows.rows
+        codes = np.zeros(len(positions), np.int64)
+        open_rows: BoolArray | None = None  # None: no row decided yet
+        for key, budget, min_domains, counts, paths in s.rows:
+            # As Filter's matching + selfMatch - minMatch > maxSkew (selfMatch in budget).
+            limit = budget + (paths.n0 if len(counts) >= min_domains else 0)
+            dom = domains(columns, key)
+            missing = dom.ids[positions] < 0
+            cnt = dom.gather(counts, positions)
+            if cnt is None:
+                return None
+            over = ~missing & (cnt > limit)
+            if open_rows is not None:
+                missing &= open_rows
+                over &= open_rows
+            codes[missing] = 1
+            codes[over] = 2
+            still = ~(missing | over)
+            open_rows = still if open_rows is None else open_rows & still
+        return codes, [self._missing_label, self._unschedulable]

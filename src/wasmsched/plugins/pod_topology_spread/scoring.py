@@ -11,9 +11,18 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from wasmsched.framework.columns import NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.node_counts import Contribution
+from wasmsched.plugins.pod_topology_spread.columnar import (
+    by_name,
+    candidate_domains,
+    domains,
+    round_half_away_array,
+)
 from wasmsched.plugins.pod_topology_spread.common import (
     _SPREAD,
     LABEL_HOSTNAME,
@@ -29,6 +38,7 @@ from wasmsched.plugins.pod_topology_spread.common import (
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.api.selectors import LabelSelector
+    from wasmsched.framework.columns import BoolArray, IntArray
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import NodeScore
     from wasmsched.framework.node_info import NodeInfo
@@ -104,6 +114,20 @@ def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
     return round_half_away(total)
 
 
+# Scores below 2**40 keep ``MaxNodeScore * (max + min - score)`` well inside int64.
+_INT_SAFE = 1 << 40
+
+
+def _ignored_rows(s: _PreScoreState, rows: NodeRows) -> BoolArray | None:
+    """Which rows PreScore ignored (by node name, as Score), or None when none."""
+    if not s.ignored:
+        return None
+    row_of = rows.columns.row_of
+    found = [r for r in map(row_of.get, s.ignored) if r is not None]
+    mask: BoolArray = np.isin(rows.rows, np.array(found, np.intp))
+    return mask
+
+
 class Scoring(SpreadBase):
     """PodTopologySpread's PreScore, Score and NormalizeScore (scoring.go)."""
 
@@ -135,7 +159,10 @@ class Scoring(SpreadBase):
             if c.topology_key != LABEL_HOSTNAME
         ]
         ignored: set[str] = set()
-        for ni in nodes:
+        columns = self._candidate_columns(nodes)
+        if columns is not None:
+            ignored = candidate_domains(columns, nodes, keys, by_domain, require_all, counts)
+        for ni in nodes if columns is None else ():
             labels = ni.node.labels
             if require_all:
                 for k in keys:
@@ -160,12 +187,26 @@ class Scoring(SpreadBase):
             if by_domain:
                 self._count_domains(pod, constraints, by_domain, counts, all_nodes, require_all)
         else:
-            host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all)
+            host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all, state)
         state.write(
             PRE_SCORE_KEY,
             _PreScoreState(constraints, counts, weights, ignored, pod.namespace, host_counts),
         )
         return None
+
+    def _candidate_columns(self, nodes: Sequence[NodeInfo]) -> NodeRows | None:
+        """The candidates as rows of the snapshot's columns, when the Filter search found
+        them there (a NodeList, framework/columns), else None."""
+        positions = getattr(nodes, "rows", None)
+        if self.handle is None or positions is None or len(positions) != len(nodes):
+            return None
+        columns = self.handle.snapshot().columns
+        if columns is None or not len(nodes):
+            return None
+        infos = columns.infos
+        if infos[positions[0]] is not nodes[0] or infos[positions[-1]] is not nodes[-1]:
+            return None
+        return NodeRows(columns, positions)
 
     def _kept_counts(
         self,
@@ -174,6 +215,7 @@ class Scoring(SpreadBase):
         counts: list[dict[str, int]],
         all_nodes: Sequence[NodeInfo],
         require_all: bool,
+        cycle: object = None,
     ) -> dict[int, dict[str, int]]:
         """``_count_domains`` and Score's per-node counts from the counts kept across
         cycles; returns the hostname constraints' matching pods per node name."""
@@ -217,7 +259,9 @@ class Scoring(SpreadBase):
             return tuple(out)
 
         tag = SCHEDULE_ANYWAY + (" all" if require_all else "")
-        inc = self._node_counts(tag, pod, constraints, all_nodes, len(constraints), contribution)
+        inc = self._node_counts(
+            tag, pod, constraints, all_nodes, len(constraints), contribution, cycle
+        )
         totals = inc.totals
         for i, key, *_ in rows:
             matched = totals[i].get(key)
@@ -305,6 +349,61 @@ class Scoring(SpreadBase):
                 score = memo[cnt] = round_half_away(cnt * weight + skew_bonus)
             append(score)
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` over the columns (the framework's columnar Score form): each
+        constraint's count gathered by the rows' domains (or node names), then the same
+        float steps as Score; None when a count is taken at Score time or too large for
+        float64 (the per-node form answers)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        columns = rows.columns
+        positions = rows.rows
+        total = np.zeros(len(positions), np.float64)
+        for key, mode, _, counts, weight, skew_bonus in s.rows:
+            if mode == _HOST:
+                return None
+            dom = domains(columns, key)
+            cnt = (
+                dom.gather(counts, positions)
+                if mode == _DOMAIN
+                else by_name(columns, counts, positions)
+            )
+            if cnt is None:
+                return None
+            # scoreForCount summed in constraint order, skipping a node without the label.
+            total = np.where(dom.ids[positions] >= 0, total + (cnt * weight + skew_bonus), total)
+        scores = round_half_away_array(total)
+        ignored = _ignored_rows(s, rows)
+        if ignored is not None:
+            scores[ignored] = 0
+        return scores
+
+    def normalize_rows(
+        self, state: CycleState, pod: Pod, rows: NodeRows, values: IntArray
+    ) -> IntArray | None:
+        """``normalize_score`` over the columnar Score form's array; None without a
+        PreScore state or for scores too large for int64 (the per-node form answers)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        if len(values) and (int(values.max()) >= _INT_SAFE or int(values.min()) <= -_INT_SAFE):
+            return None
+        ignored = _ignored_rows(s, rows)
+        kept = values if ignored is None else values[~ignored]
+        if not len(kept):
+            return np.zeros(len(values), np.int64)
+        min_score = int(kept.min())
+        max_score = max(0, int(kept.max()))
+        if max_score == 0:
+            out = np.full(len(values), MAX_NODE_SCORE, np.int64)
+        else:
+            # Fewer matching pods is better: invert within [min, max] (Python's // on ints).
+            out = (MAX_NODE_SCORE * (max_score + min_score - values)) // max_score
+        if ignored is not None:
+            out[ignored] = 0
+        return out
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

@@ -1,0 +1,138 @@
+"""PodTopologySpread over the snapshot's columns (framework/columns): each node's topology
+domain as an interned id per row, so that Filter and Score gather per-domain counts for many
+nodes at once.
+
+Upstream evaluates the same per-node arithmetic (podtopologyspread/filtering.go:
+PodTopologySpread.Filter; scoring.go: PodTopologySpread.Score, scoreForCount,
+NormalizeScore); these helpers only lay the counts out by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import repeat
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from wasmsched.framework.columns import IntArray
+
+if TYPE_CHECKING:
+    from wasmsched.framework.columns import NodeColumns, NodeRows
+    from wasmsched.framework.node_info import NodeInfo
+
+FloatArray = npt.NDArray[np.float64]
+
+# Counts beyond 2**53 would not convert to float64 exactly as Python's int * float does.
+_FLOAT_EXACT = 1 << 53
+_CACHE_TAG = "PodTopologySpread.domains"
+
+
+class Domains:
+    """The value of one topology label on every row: ``ids[row]`` indexes ``values``, or
+    is -1 when the node has no such label; ``index`` maps a value to its id."""
+
+    __slots__ = ("ids", "index", "values")
+
+    def __init__(self, ids: IntArray, values: list[str], index: dict[str, int]) -> None:
+        self.ids = ids
+        self.values = values
+        self.index = index
+
+    def gather(self, counts: Mapping[str, int], rows: npt.NDArray[np.intp]) -> IntArray | None:
+        """``counts.get(value, 0)`` of each row's domain (0 where the label is missing), or
+        None when a count is too large for float64 to hold it exactly."""
+        # The last slot stands for no label (id -1) and for values no row has.
+        return _spread(counts, self.index, len(self.values), self.ids[rows])
+
+
+def by_name(
+    columns: NodeColumns, counts: Mapping[str, int], rows: npt.NDArray[np.intp]
+) -> IntArray | None:
+    """``counts.get(name, 0)`` of each row's node name, or None as ``Domains.gather``."""
+    return _spread(counts, columns.row_of, columns.size, rows)
+
+
+def _spread(
+    counts: Mapping[str, int], index: Mapping[str, int], size: int, at: npt.NDArray[np.intp]
+) -> IntArray | None:
+    if not counts:
+        return np.zeros(len(at), np.int64)
+    slots = np.fromiter(map(index.get, counts, repeat(size)), np.intp, len(counts))
+    try:
+        amounts = np.fromiter(counts.values(), np.int64, len(counts))
+    except OverflowError:
+        return None
+    if int(np.abs(amounts).max()) >= _FLOAT_EXACT:
+        return None
+    table = np.zeros(size + 1, np.int64)
+    table[slots] = amounts
+    table[size] = 0
+    out: IntArray = table[at]
+    return out
+
+
+def domains(columns: NodeColumns, key: str) -> Domains:
+    """The rows' domains for ``key``, computed once per node set and kept in the columns'
+    node cache (dropped whenever a node's labels may have changed)."""
+    cache = columns.node_cache
+    tag = (_CACHE_TAG, key)
+    found: Domains | None = cache.get(tag)
+    if found is None:
+        index: dict[str, int] = {}
+        ids: list[int] = []
+        append = ids.append
+        for ni in columns.infos.tolist():
+            value = ni.node.labels.get(key)
+            if value is None:
+                append(-1)
+                continue
+            i = index.get(value)
+            if i is None:
+                i = index[value] = len(index)
+            append(i)
+        found = Domains(np.array(ids, dtype=np.int64), list(index), index)
+        cache[tag] = found
+    return found
+
+
+def candidate_domains(
+    rows: NodeRows,
+    nodes: Sequence[NodeInfo],
+    keys: list[str],
+    by_domain: list[tuple[int, str]],
+    require_all: bool,
+    counts: list[dict[str, int]],
+) -> set[str]:
+    """PreScore's pass over the candidates (scoring.go: initPreScoreState) by rows: the
+    names of the nodes missing a topology label when all are required (ignored), and a
+    zero count for every domain of the others, met in node order; ``nodes`` are the rows'
+    NodeInfos."""
+    columns = rows.columns
+    positions = rows.rows
+    ignored: set[str] = set()
+    if require_all:
+        missing = np.zeros(len(positions), np.bool_)
+        for key in keys:
+            missing |= domains(columns, key).ids[positions] < 0
+        if missing.any():
+            ignored = {nodes[i].name for i in np.flatnonzero(missing).tolist()}
+            positions = positions[~missing]
+    for i, key in by_domain:
+        dom = domains(columns, key)
+        ids, first = np.unique(dom.ids[positions], return_index=True)
+        values = dom.values
+        d = counts[i]
+        for j in ids[np.argsort(first)].tolist():
+            # A missing label counts as the domain "" (labels.get(key, "")).
+            d.setdefault(values[j] if j >= 0 else "", 0)
+    return ignored
+
+
+def round_half_away_array(x: FloatArray) -> IntArray:
+    """``round_half_away`` (Go's math.Round) of every element, by the same float steps."""
+    r = np.floor(x)
+    r = r + (x - r >= 0.5)
+    out: IntArray = r.astype(np.int64)
+    return out
