@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import wasmtime
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wasm_support import FakeHandle, make_pod, new_state, node_info
 from wasmsched.framework.interfaces import Event, ObjectReference
@@ -208,3 +210,26 @@ def test_forget_pod_starts_a_fresh_cycle_budget(tmp_path: Path) -> None:
         assert guest.ctx.cycle_uid is None  # the next charge for uid-1 starts from zero
     finally:
         plugin.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 60), max_size=60))
+def test_log_trimming_drops_the_oldest_until_both_halves_hold(sizes: list[int]) -> None:
+    """PluginEnv._trim_logs, against the rule it implements: when a limit is passed, the
+    oldest records go until at most half of each limit is kept (the marker aside)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(budget, "RETAINED_LOGS", 8)
+        mp.setattr(budget, "RETAINED_LOG_BYTES", 100)
+        logs: list[LogRecord] = []
+        env = PluginEnv("p", None, "", 0, [], logs)
+        model: list[str] = []
+        for i, size in enumerate(sizes):
+            text = f"{i:02d}" + "x" * size
+            env.emit(LogRecord(0, text))
+            model.append(text)
+            if len(model) > 8 or sum(len(t) for t in model) > 100:
+                while model and (len(model) > 4 or sum(len(t) for t in model) > 50):
+                    model.pop(0)
+        kept = [r.message for r in logs if not r.message.startswith("wasm: ")]
+        assert kept == model
+        assert env.log_bytes == sum(r.size for r in logs if not r.message.startswith("wasm: "))

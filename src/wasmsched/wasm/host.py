@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 import random
 import struct
 import weakref
@@ -53,6 +54,7 @@ from wasmsched.wasm.klog import LogRecord, klog_text
 
 __all__ = ["CallContext", "LogRecord", "PluginEnv", "k8s_functions", "klog_text"]
 
+_RECORD_SIZE = operator.attrgetter("size")
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR, 3: logging.CRITICAL}
 _U64 = struct.Struct("<Q")
 _OOB_REASON = "BUG: out of memory reading message"
@@ -116,8 +118,12 @@ class PluginEnv:
         logs = self.logs
         start = 1 if logs and logs[0] is self._marker else 0
         keep_count, keep_bytes = budget.RETAINED_LOGS // 2, budget.RETAINED_LOG_BYTES // 2
-        i, size = start, self.log_bytes
-        while i < len(logs) and (len(logs) - i > keep_count or size > keep_bytes):
+        n = len(logs)
+        # Every record beyond the newest keep_count goes (summed in C: thousands at a time),
+        # then more while the bytes are still above their half.
+        i = max(start, n - keep_count)
+        size = self.log_bytes - sum(map(_RECORD_SIZE, logs[start:i]))
+        while i < n and size > keep_bytes:
             size -= logs[i].size
             i += 1
         self.logs_dropped += i - start
