@@ -58,6 +58,18 @@ def nodes(draw: st.DrawFn, i: int) -> Node:
     return node_doc(i, zone, rack, draw(st.integers(0, 5)) > 0, draw(st.integers(0, 3)) == 0)
 
 
+def cache_with(node_docs: list[Node], pods: list[Pod], pod_seeds: list[int]) -> Cache:
+    """A Cache of the nodes and of the pods whose seed is not a multiple of 3, each bound to
+    the node its seed picks (the others stay out, for the cycles to add)."""
+    cache = Cache()
+    for node in node_docs:
+        cache.add_node(node)
+    for i, p in enumerate(pods):
+        if pod_seeds[i] % 3:
+            cache.add_pod(p.with_node_name(node_docs[pod_seeds[i] % len(node_docs)].name))
+    return cache
+
+
 # A change to the cluster between cycles.
 Step = tuple[str, int, int]
 

@@ -12,11 +12,10 @@ from typing import Any
 from affinity_support import term, weighted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from incremental_support import HOST, RACK, ZONE, CacheHandle, Step, apply, nodes, steps
+from incremental_support import HOST, RACK, ZONE, CacheHandle, Step, apply, cache_with, nodes, steps
 
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
-from wasmsched.cluster.cache import Cache
 from wasmsched.config import default_config
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
@@ -132,13 +131,8 @@ def test_kept_counts_equal_a_fresh_count_in_every_cycle(
     data: st.DataObject,
 ) -> None:
     node_docs = list(node_tuple)
-    cache = Cache()
-    for node in node_docs:
-        cache.add_node(node)
     pods = [data.draw(existing_pods(i)) for i in range(len(pod_seeds))]
-    for i, p in enumerate(pods):
-        if pod_seeds[i] % 3:
-            cache.add_pod(p.with_node_name(node_docs[pod_seeds[i] % len(node_docs)].name))
+    cache = cache_with(node_docs, pods, pod_seeds)
     handle = CacheHandle(cache)
     # A few kinds of incoming pod, so that cycles share kept counts.
     pool: Sequence[dict[str, Any]] = data.draw(st.lists(affinities(), min_size=1, max_size=3))

@@ -14,7 +14,18 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from incremental_support import HOST, RACK, ZONE, CacheHandle, Step, apply, node_doc, nodes, steps
+from incremental_support import (
+    HOST,
+    RACK,
+    ZONE,
+    CacheHandle,
+    Step,
+    apply,
+    cache_with,
+    node_doc,
+    nodes,
+    steps,
+)
 from spread_support import sc
 
 from wasmsched.api.manifests import ClusterObjects
@@ -224,13 +235,8 @@ def test_kept_counts_equal_a_recount_of_every_node(
     data: st.DataObject,
 ) -> None:
     node_docs = list(node_tuple)
-    cache = Cache()
-    for node in node_docs:
-        cache.add_node(node)
     pods = [data.draw(existing_pods(i)) for i in range(len(pod_seeds))]
-    for i, p in enumerate(pods):
-        if pod_seeds[i] % 3:
-            cache.add_pod(p.with_node_name(node_docs[pod_seeds[i] % len(node_docs)].name))
+    cache = cache_with(node_docs, pods, pod_seeds)
     handle = ObjectsCacheHandle(cache)
     args: dict[str, Any] = {"defaultingType": data.draw(st.sampled_from(["System", "List"]))}
     if args["defaultingType"] == "List":
