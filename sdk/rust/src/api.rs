@@ -1055,7 +1055,6 @@ macro_rules! kobject_via_meta {
 
 kobject_via_meta!(Pod<'_>, "Pod");
 kobject_via_meta!(Node<'_>, "Node");
-kobject_via_meta!(crate::pod::LazyPod, "Pod");
 
 /// An owned object reference (for objects that are not at hand as protobuf).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

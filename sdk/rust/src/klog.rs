@@ -5,7 +5,7 @@
 
 use crate::api::KObject;
 use crate::sys;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt::{self, Display, Write};
 
 /// Info severity.
@@ -44,12 +44,59 @@ pub fn enabled(severity_: i32) -> bool {
 }
 
 fn send(severity_: i32, msg: &dyn Display) {
-    let mut s = String::new();
-    let _ = write!(s, "{}", msg);
-    if !s.ends_with('\n') {
-        s.push('\n');
+    with_buffer(|out| {
+        let _ = write!(Plain(out), "{}", msg);
+        if out.last() != Some(&b'\n') {
+            out.push(b'\n');
+        }
+        unsafe { sys::log(severity_, out.as_ptr(), out.len() as u32) };
+    })
+}
+
+thread_local! {
+    /// The buffer messages are encoded into, reused so that a log costs no allocation once
+    /// it has grown to the size of the messages (a hook may log on every node).
+    static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the shared buffer emptied, or with a fresh one if it is in use (a
+/// `Display` value that itself logs).
+fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    BUFFER.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            f(&mut buf)
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// `fmt::Write` into a byte buffer.
+struct Plain<'a>(&'a mut Vec<u8>);
+
+impl Write for Plain<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
     }
-    unsafe { sys::log(severity_, s.as_ptr(), s.len() as u32) };
+}
+
+/// `fmt::Write` into a byte buffer, NULs replaced by U+FFFD (the host's list is
+/// NUL-separated).
+struct Bytes<'a>(&'a mut Vec<u8>);
+
+impl Write for Bytes<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let mut parts = s.split('\0');
+        if let Some(first) = parts.next() {
+            self.0.extend_from_slice(first.as_bytes());
+        }
+        for part in parts {
+            self.0.extend_from_slice("\u{FFFD}".as_bytes());
+            self.0.extend_from_slice(part.as_bytes());
+        }
+        Ok(())
+    }
 }
 
 /// `klog.Info`: an unstructured info message (a newline is appended if missing).
@@ -70,37 +117,39 @@ pub fn error(msg: impl Display) {
 /// empty are dropped with their value; an empty value is sent as `""` because the host
 /// skips empty entries (which would shift the pairs); NULs inside strings become U+FFFD.
 pub fn encode_kvs(kvs: &[(&str, &dyn Display)]) -> String {
-    let mut out = String::new();
-    let mut tmp = String::new();
+    let mut out = Vec::new();
+    encode_kvs_into(&mut out, kvs);
+    // Only whole `str`s and U+FFFD were written: valid UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn encode_kvs_into(out: &mut Vec<u8>, kvs: &[(&str, &dyn Display)]) {
     for (k, v) in kvs {
         if k.is_empty() {
             continue;
         }
-        push_entry(&mut out, k);
-        tmp.clear();
-        let _ = write!(tmp, "{}", v);
-        push_entry(&mut out, if tmp.is_empty() { "\"\"" } else { &tmp });
+        let _ = Bytes(out).write_str(k);
+        out.push(0);
+        let start = out.len();
+        let _ = write!(Bytes(out), "{}", v);
+        if out.len() == start {
+            out.extend_from_slice(b"\"\"");
+        }
+        out.push(0);
     }
-    out
 }
 
-fn push_entry(out: &mut String, s: &str) {
-    if s.contains('\0') {
-        out.push_str(&s.replace('\0', "\u{FFFD}"));
-    } else {
-        out.push_str(s);
-    }
-    out.push('\0');
-}
-
-fn send_s(severity_: i32, msg: &str, kvs: &str) {
-    unsafe { sys::logs(severity_, msg.as_ptr(), msg.len() as u32, kvs.as_ptr(), kvs.len() as u32) };
+fn send_s(severity_: i32, msg: &str, kvs: &[(&str, &dyn Display)]) {
+    with_buffer(|out| {
+        encode_kvs_into(out, kvs);
+        unsafe { sys::logs(severity_, msg.as_ptr(), msg.len() as u32, out.as_ptr(), out.len() as u32) };
+    })
 }
 
 /// `klog.InfoS`: a structured info message with key/value pairs.
 pub fn info_s(msg: &str, kvs: &[(&str, &dyn Display)]) {
     if enabled(INFO) {
-        send_s(INFO, msg, &encode_kvs(kvs));
+        send_s(INFO, msg, kvs);
     }
 }
 
@@ -110,7 +159,7 @@ pub fn error_s(err: &dyn Display, msg: &str, kvs: &[(&str, &dyn Display)]) {
         let mut all: Vec<(&str, &dyn Display)> = Vec::with_capacity(kvs.len() + 1);
         all.push(("err", err));
         all.extend_from_slice(kvs);
-        send_s(ERROR, msg, &encode_kvs(&all));
+        send_s(ERROR, msg, &all);
     }
 }
 
@@ -120,11 +169,11 @@ pub struct KObj<'a>(pub &'a dyn KObject);
 impl Display for KObj<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0.namespace();
-        if ns.is_empty() {
-            f.write_str(self.0.name())
-        } else {
-            write!(f, "{}/{}", ns, self.0.name())
+        if !ns.is_empty() {
+            f.write_str(ns)?;
+            f.write_str("/")?;
         }
+        f.write_str(self.0.name())
     }
 }
 
@@ -211,5 +260,32 @@ mod tests {
         assert_eq!(kobj(&obj("ns", "p")).to_string(), "ns/p");
         assert_eq!(KObjSlice(&[obj("", "a"), obj("ns", "b")]).to_string(), "[a ns/b]");
         assert_eq!(KObjSlice::<ObjectRef>(&[]).to_string(), "[]");
+    }
+
+    /// A value whose rendering logs (the shared buffer is then in use).
+    struct Chatty;
+
+    impl Display for Chatty {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            info_s("inner", &[("k", &"v")]);
+            f.write_str("outer-value")
+        }
+    }
+
+    #[test]
+    fn buffer_reuse_keeps_each_message_whole() {
+        testing::reset();
+        info_s("long", &[("key", &"a".repeat(300))]);
+        info_s("short", &[("k", &"b")]);
+        info_s("outer", &[("v", &Chatty), ("n", &7)]);
+        info("line\0with nul");
+        let logs = testing::logs();
+        assert_eq!(logs[0].kvs, vec!["key".to_string(), "a".repeat(300)]);
+        assert_eq!(logs[1].kvs, vec!["k", "b"]);
+        assert_eq!((logs[2].message.as_str(), logs[2].kvs.clone()), ("inner", vec!["k".into(), "v".into()]));
+        assert_eq!(logs[3].message, "outer");
+        assert_eq!(logs[3].kvs, vec!["v", "outer-value", "n", "7"]);
+        // an unstructured message is sent as written (NULs are only special in key/values)
+        assert_eq!(logs[4].message, "line\0with nul\n");
     }
 }

@@ -25,20 +25,47 @@ pub struct LazyPod {
     // guests that use it.
     fetch: fn() -> Vec<u8>,
     bytes: Once<Vec<u8>>,
+    ids: Once<Ids>,
+}
+
+/// Where `metadata.name`, `namespace` and `uid` lie in the pod's bytes, found once: hooks
+/// log `klog.KObj(pod)` on every node (upstream's nodenumber does in Score), and a scan of
+/// the metadata per call was most of what such a log cost the guest.
+struct Ids {
+    name: Span,
+    namespace: Span,
+    uid: Span,
+}
+
+/// A byte range of validated UTF-8 inside the pod's bytes (`None`: not inside them, so
+/// read through the decoder each time; the decoder only ever returns slices of its input
+/// or `""`, so this does not happen).
+type Span = Option<(usize, usize)>;
+
+fn span(base: &[u8], s: &str) -> Span {
+    if s.is_empty() {
+        return Some((0, 0));
+    }
+    let (start, p) = (base.as_ptr() as usize, s.as_ptr() as usize);
+    if p >= start && p + s.len() <= start + base.len() {
+        Some((p - start, s.len()))
+    } else {
+        None
+    }
 }
 
 impl LazyPod {
     pub(crate) fn current() -> Self {
-        LazyPod { fetch: fetch_current, bytes: Once::default() }
+        LazyPod { fetch: fetch_current, bytes: Once::default(), ids: Once::default() }
     }
 
     pub(crate) fn target() -> Self {
-        LazyPod { fetch: fetch_target, bytes: Once::default() }
+        LazyPod { fetch: fetch_target, bytes: Once::default(), ids: Once::default() }
     }
 
     /// A pod over given protobuf bytes (for tests and for pods obtained elsewhere).
     pub fn from_bytes(bytes: Vec<u8>) -> Self {
-        LazyPod { fetch: fetch_none, bytes: Once::with(bytes) }
+        LazyPod { fetch: fetch_none, bytes: Once::with(bytes), ids: Once::default() }
     }
 
     /// The protobuf bytes, fetching them if needed (empty if the host has no pod).
@@ -71,19 +98,57 @@ impl LazyPod {
         self.get().status()
     }
 
+    fn ids(&self) -> &Ids {
+        self.ids.get_or_init(|| {
+            let b = self.bytes();
+            let m = Pod::new(b).metadata();
+            Ids { name: span(b, m.name()), namespace: span(b, m.namespace()), uid: span(b, m.uid()) }
+        })
+    }
+
+    fn text(&self, s: Span, decode: for<'m> fn(&ObjectMeta<'m>) -> &'m str) -> &str {
+        match s {
+            Some((start, len)) => {
+                let b = &self.bytes()[start..start + len];
+                // SAFETY: the range is that of a &str the decoder returned over these
+                // same bytes (see `span`), so it is valid UTF-8.
+                unsafe { std::str::from_utf8_unchecked(b) }
+            }
+            None => decode(&self.metadata()),
+        }
+    }
+
     /// `metadata.name`.
     pub fn name(&self) -> &str {
-        self.get().name()
+        self.text(self.ids().name, |m| m.name())
     }
 
     /// `metadata.namespace`.
     pub fn namespace(&self) -> &str {
-        self.get().namespace()
+        self.text(self.ids().namespace, |m| m.namespace())
     }
 
     /// `metadata.uid`.
     pub fn uid(&self) -> &str {
-        self.get().uid()
+        self.text(self.ids().uid, |m| m.uid())
+    }
+}
+
+impl crate::api::KObject for LazyPod {
+    fn kind(&self) -> &str {
+        "Pod"
+    }
+    fn name(&self) -> &str {
+        LazyPod::name(self)
+    }
+    fn namespace(&self) -> &str {
+        LazyPod::namespace(self)
+    }
+    fn uid(&self) -> &str {
+        LazyPod::uid(self)
+    }
+    fn resource_version(&self) -> &str {
+        self.metadata().resource_version()
     }
 }
 
@@ -142,5 +207,27 @@ mod tests {
         assert_eq!(LazyPod::from_bytes(pod("f")).name(), "f");
         assert!(testing::calls("currentPod").is_empty());
         assert_eq!(LazyPod::current().name(), "");
+    }
+
+    #[test]
+    fn ids_are_read_once_and_match_the_decoder() {
+        let mut w = Writer::new();
+        w.message(1, |m| {
+            m.string(1, "web-3").string(3, "team").string(5, "uid-9").string(6, "42");
+        });
+        let p = LazyPod::from_bytes(w.finish());
+        let meta = p.metadata();
+        assert_eq!((p.name(), p.namespace(), p.uid()), (meta.name(), meta.namespace(), meta.uid()));
+        assert_eq!((p.name(), p.namespace(), p.uid()), ("web-3", "team", "uid-9"));
+        assert_eq!(crate::api::KObject::resource_version(&p), "42");
+        assert_eq!(crate::klog::kobj(&p).to_string(), "team/web-3");
+        // absent and invalid UTF-8 fields read as empty, as through the decoder
+        let mut w = Writer::new();
+        w.message(1, |m| {
+            m.bytes(1, &[0xff, 0xfe]);
+        });
+        let bad = LazyPod::from_bytes(w.finish());
+        assert_eq!((bad.name(), bad.namespace(), bad.uid()), ("", "", ""));
+        assert_eq!(LazyPod::from_bytes(Vec::new()).name(), "");
     }
 }
