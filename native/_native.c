@@ -31,8 +31,8 @@ static PyObject *s_dirty = NULL;
 static PyObject *s_used = NULL;
 static PyObject *s_logged = NULL;  /* CallContext.dirty after a call that only logged */
 static PyObject *s_zero = NULL;
-static PyObject *s_env, *s_pod, *s_uid, *s_cycle_uid, *s_cycle_used, *s_logs, *s_log_bytes,
-    *s_trim_logs, *s_logger, *s_cache, *s_show;
+static PyObject *s_env, *s_pod, *s_uid, *s_cycle_uid, *s_cycle_used, *s_trim_logs, *s_cache,
+    *s_show;
 
 /* Direct access to __slots__ members (offsets read from the classes' member descriptors
  * by configure_logs): the attribute protocol costs more than the rest of a log record. */
@@ -49,8 +49,10 @@ static const char *const rec_names[R_N] = {"severity", "structured", "_message",
 enum { C_ENV, C_POD, C_CYCLE_UID, C_USED, C_CYCLE_USED, C_DIRTY, C_NODE_NAME, C_N };
 static const char *const ctx_names[C_N] = {"env", "pod", "cycle_uid", "used", "cycle_used",
                                            "dirty", "node_name"};
-static Py_ssize_t rec_off[R_N], ctx_off[C_N];
-static PyTypeObject *ctx_type = NULL;
+enum { E_SEVERITY, E_LOGS, E_LOG_BYTES, E_LOGGER, E_N };
+static const char *const env_names[E_N] = {"severity", "logs", "log_bytes", "logger"};
+static Py_ssize_t rec_off[R_N], ctx_off[C_N], env_off[E_N];
+static PyTypeObject *ctx_type = NULL, *env_type = NULL;
 static PyObject *level_keys[5];  /* 10, 20, 30, 40, 50: logging's levels */
 
 /* ---------------------------------------------------------------- Caller */
@@ -267,6 +269,9 @@ typedef struct {
     PyObject *epoch;
     long long allowed;
     PyObject *state;     /* CallContext (node name) or PluginEnv (log gate) */
+    /* what the klog case last looked up: the pod and its uid, the logger and its level
+     * cache (logging.Logger._cache: one dict for the logger's life, cleared in place) */
+    PyObject *last_pod, *last_uid, *last_logger, *last_levels;
     wasmtime_context_t *mem_ctx;
     const wasmtime_memory_t *mem;
     uint8_t *mem_base;
@@ -399,14 +404,16 @@ out:
 static int host_traverse(Host *self, visitproc visit, void *arg) {
     Py_VISIT(self->impl); Py_VISIT(self->label); Py_VISIT(self->trap_for);
     Py_VISIT(self->overrun); Py_VISIT(self->armed); Py_VISIT(self->epoch);
-    Py_VISIT(self->state);
+    Py_VISIT(self->state); Py_VISIT(self->last_pod); Py_VISIT(self->last_uid);
+    Py_VISIT(self->last_logger); Py_VISIT(self->last_levels);
     return 0;
 }
 
 static int host_clear(Host *self) {
     Py_CLEAR(self->impl); Py_CLEAR(self->label); Py_CLEAR(self->trap_for);
     Py_CLEAR(self->overrun); Py_CLEAR(self->armed); Py_CLEAR(self->epoch);
-    Py_CLEAR(self->state);
+    Py_CLEAR(self->state); Py_CLEAR(self->last_pod); Py_CLEAR(self->last_uid);
+    Py_CLEAR(self->last_logger); Py_CLEAR(self->last_levels);
     return 0;
 }
 
@@ -522,24 +529,29 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *configure_logs(PyObject *mod, PyObject *args) {
-    PyObject *cls, *ctx_cls;
-    Py_ssize_t roff[R_N], coff[C_N];
+    PyObject *cls, *ctx_cls, *env_cls;
+    Py_ssize_t roff[R_N], coff[C_N], eoff[E_N];
     (void)mod;
-    if (!PyArg_ParseTuple(args, "O!O!LLLLL", &PyType_Type, &cls, &PyType_Type, &ctx_cls,
-                          &lim_record, &lim_call, &lim_cycle, &lim_logs, &lim_log_bytes))
+    if (!PyArg_ParseTuple(args, "O!O!O!LLLLL", &PyType_Type, &cls, &PyType_Type, &ctx_cls,
+                          &PyType_Type, &env_cls, &lim_record, &lim_call, &lim_cycle,
+                          &lim_logs, &lim_log_bytes))
         return NULL;
     for (int i = 0; i < R_N; i++) if (slot_offset(cls, rec_names[i], &roff[i]) < 0) return NULL;
     for (int i = 0; i < C_N; i++) if (slot_offset(ctx_cls, ctx_names[i], &coff[i]) < 0) return NULL;
+    for (int i = 0; i < E_N; i++) if (slot_offset(env_cls, env_names[i], &eoff[i]) < 0) return NULL;
     memcpy(rec_off, roff, sizeof roff);
     memcpy(ctx_off, coff, sizeof coff);
+    memcpy(env_off, eoff, sizeof eoff);
     Py_XSETREF(p_record_cls, Py_NewRef(cls));
     Py_XSETREF(ctx_type, (PyTypeObject *)Py_NewRef(ctx_cls));
+    Py_XSETREF(env_type, (PyTypeObject *)Py_NewRef(env_cls));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure_logs", configure_logs, METH_VARARGS,
-     "configure_logs(LogRecord, CallContext, record, call, cycle, retained, retained_bytes)"},
+     "configure_logs(LogRecord, CallContext, PluginEnv, record, call, cycle, retained, "
+     "retained_bytes)"},
     {"configure", configure, METH_VARARGS,
      "configure(call_unchecked, trap_new, memory_data_size): wasmtime function addresses"},
     {NULL, NULL, 0, NULL},
@@ -565,16 +577,13 @@ PyMODINIT_FUNC PyInit__native(void) {
     s_uid = PyUnicode_InternFromString("uid");
     s_cycle_uid = PyUnicode_InternFromString("cycle_uid");
     s_cycle_used = PyUnicode_InternFromString("cycle_used");
-    s_logs = PyUnicode_InternFromString("logs");
-    s_log_bytes = PyUnicode_InternFromString("log_bytes");
     s_trim_logs = PyUnicode_InternFromString("_trim_logs");
-    s_logger = PyUnicode_InternFromString("logger");
     s_cache = PyUnicode_InternFromString("_cache");
     s_show = PyUnicode_InternFromString("show");
     for (int i = 0; i < 5; i++)
         if ((level_keys[i] = PyLong_FromLong(10 * (i + 1))) == NULL) return NULL;
-    if (!s_env || !s_pod || !s_uid || !s_cycle_uid || !s_cycle_used || !s_logs ||
-        !s_log_bytes || !s_trim_logs || !s_logger || !s_cache || !s_show)
+    if (!s_env || !s_pod || !s_uid || !s_cycle_uid || !s_cycle_used || !s_trim_logs ||
+        !s_cache || !s_show)
         return NULL;
     if (s_node_name == NULL || s_severity == NULL || s_dirty == NULL || s_used == NULL ||
         s_logged == NULL || s_zero == NULL)

@@ -19,14 +19,6 @@ static int get_ll(PyObject *obj, PyObject *name, long long *out) {
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-static int set_ll(PyObject *obj, PyObject *name, long long value) {
-    PyObject *v = PyLong_FromLongLong(value);
-    if (v == NULL) return -1;
-    int rc = PyObject_SetAttr(obj, name, v);
-    Py_DECREF(v);
-    return rc;
-}
-
 static int is_ascii(const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++) if (p[i] & 0x80) return 0;
     return 1;
@@ -62,6 +54,40 @@ static int log_gate_of(Host *h, wasmtime_val_raw_t *args) {
     return args[0].i32 < t ? 1 : 0;
 }
 
+/* A slot holding an exact int, read as long long: 0, or -1 when it is anything else. */
+static int slot_ll(PyObject *o, Py_ssize_t off, long long *out) {
+    PyObject *v = SLOT(o, off);
+    if (v == NULL || !PyLong_CheckExact(v)) return -1;
+    *out = PyLong_AsLongLong(v);
+    if (*out == -1 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+    return 0;
+}
+
+/* pod.uid (a cached property of an immutable Pod: looked up once per pod and Host). */
+static PyObject *pod_uid(Host *h, PyObject *pod) {
+    if (pod == h->last_pod && h->last_uid != NULL) return Py_NewRef(h->last_uid);
+    PyObject *uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
+    if (uid == NULL) return NULL;
+    Py_XSETREF(h->last_pod, Py_NewRef(pod));
+    Py_XSETREF(h->last_uid, Py_NewRef(uid));
+    return uid;
+}
+
+/* Whether the logger's level cache says ``level`` is disabled for sure (0 when it does
+ * not know: PluginEnv.show then asks logging.Logger.isEnabledFor). */
+static int level_disabled(Host *h, PyObject *logger, int level) {
+    if (logger != h->last_logger || h->last_levels == NULL) {
+        PyObject *cache = PyObject_GetAttr(logger, s_cache);
+        if (cache == NULL) { PyErr_Clear(); return 0; }
+        if (!PyDict_CheckExact(cache)) { Py_DECREF(cache); return 0; }
+        Py_XSETREF(h->last_logger, Py_NewRef(logger));
+        Py_XSETREF(h->last_levels, cache);
+    }
+    PyObject *known = PyDict_GetItemWithError(h->last_levels, level_keys[level / 10 - 1]);
+    if (known == NULL) PyErr_Clear();
+    return known == Py_False;
+}
+
 static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     int32_t severity = args[0].i32;
     uint32_t ptr = (uint32_t)args[1].i32, size = (uint32_t)args[2].i32;
@@ -70,26 +96,26 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     PyObject *ctx = h->state;
     if (ctx_type == NULL || Py_TYPE(ctx) != ctx_type) return log_gate_of(h, args);
     PyObject *env = SLOT(ctx, ctx_off[C_ENV]);
-    PyObject *rec = NULL, *logs = NULL, *logger = NULL, *cache = NULL, *uid = NULL;
+    if (env == NULL || env_type == NULL || Py_TYPE(env) != env_type) return log_gate_of(h, args);
+    PyObject *rec = NULL, *uid = NULL;
     int done = -1, new_cycle_uid = 0;
     long long threshold, used, cycle_used, log_bytes;
-    if (env == NULL) return 0;
     Py_INCREF(env);
-    if (get_ll(env, s_severity, &threshold) < 0) goto out;
+    if (slot_ll(env, env_off[E_SEVERITY], &threshold) < 0) { done = 0; goto out; }
     if (severity < threshold) { done = 1; goto out; }
     done = 0;
     if (p_record_cls == NULL) goto out;
+    PyObject *logs = SLOT(env, env_off[E_LOGS]), *logger = SLOT(env, env_off[E_LOGGER]);
+    if (logs == NULL || !PyList_CheckExact(logs) || logger == NULL ||
+        slot_ll(env, env_off[E_LOG_BYTES], &log_bytes) < 0)
+        goto out;
     long long n = (long long)size + (long long)klen;
     if (n > lim_record) goto out;
-    PyObject *used_o = SLOT(ctx, ctx_off[C_USED]), *cycle_o = SLOT(ctx, ctx_off[C_CYCLE_USED]);
     PyObject *pod = SLOT(ctx, ctx_off[C_POD]), *cycle_uid = SLOT(ctx, ctx_off[C_CYCLE_UID]);
-    if (!used_o || !cycle_o || !pod || !cycle_uid || !PyLong_CheckExact(used_o) ||
-        !PyLong_CheckExact(cycle_o))
+    if (!pod || !cycle_uid || slot_ll(ctx, ctx_off[C_USED], &used) < 0 ||
+        slot_ll(ctx, ctx_off[C_CYCLE_USED], &cycle_used) < 0)
         goto out;
-    used = PyLong_AsLongLong(used_o);
-    cycle_used = PyLong_AsLongLong(cycle_o);
-    if (PyErr_Occurred()) goto err;
-    uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
+    uid = pod_uid(h, pod);
     if (uid == NULL) goto err;
     if (uid != cycle_uid) {
         if (uid != Py_None && !PyUnicode_CheckExact(uid)) goto out;
@@ -129,12 +155,13 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     vals[R_SIZE] = PyLong_FromLongLong(rsize);
     PyObject *new_used = PyLong_FromLongLong(used + n);
     PyObject *new_cycle = PyLong_FromLongLong(cycle_used + n);
+    PyObject *new_bytes = PyLong_FromLongLong(log_bytes + rsize);
     rec = ((PyTypeObject *)p_record_cls)->tp_alloc((PyTypeObject *)p_record_cls, 0);
-    int ok = rec != NULL && new_used != NULL && new_cycle != NULL;
+    int ok = rec != NULL && new_used != NULL && new_cycle != NULL && new_bytes != NULL;
     for (int i = 0; i < R_N; i++) ok = ok && vals[i] != NULL;
     if (!ok) {
         for (int i = 0; i < R_N; i++) Py_XDECREF(vals[i]);
-        Py_XDECREF(new_used); Py_XDECREF(new_cycle);
+        Py_XDECREF(new_used); Py_XDECREF(new_cycle); Py_XDECREF(new_bytes);
         goto err;
     }
     for (int i = 0; i < R_N; i++) slot_put(rec, rec_off[i], vals[i]);
@@ -149,12 +176,9 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
         slot_put(ctx, ctx_off[C_DIRTY], Py_NewRef(s_logged));
     /* PluginEnv.emit: retain, trim, show */
     done = 1;
-    logs = PyObject_GetAttr(env, s_logs);
-    if (logs == NULL || PyList_Append(logs, rec) < 0) goto err;
-    if (get_ll(env, s_log_bytes, &log_bytes) < 0 ||
-        set_ll(env, s_log_bytes, log_bytes + rsize) < 0)
-        goto err;
-    if (PyList_Size(logs) > lim_logs || log_bytes + rsize > lim_log_bytes) {
+    if (PyList_Append(logs, rec) < 0) { Py_DECREF(new_bytes); goto err; }
+    slot_put(env, env_off[E_LOG_BYTES], new_bytes);
+    if (PyList_GET_SIZE(logs) > lim_logs || log_bytes + rsize > lim_log_bytes) {
         PyObject *r = PyObject_CallMethodNoArgs(env, s_trim_logs);
         if (r == NULL) goto err;
         Py_DECREF(r);
@@ -162,15 +186,9 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     /* host.py's _LEVELS: 0 INFO, 1 WARNING, 2 ERROR, 3 and above CRITICAL, below 0 DEBUG */
     int level = severity < 0 ? 10 : severity == 0 ? 20 : severity == 1 ? 30
               : severity == 2 ? 40 : 50;
-    logger = PyObject_GetAttr(env, s_logger);
-    if (logger == NULL) goto err;
-    cache = PyObject_GetAttr(logger, s_cache);
-    if (cache == NULL) PyErr_Clear();
-    PyObject *known = NULL;
-    if (cache != NULL && PyDict_Check(cache))
-        known = PyDict_GetItemWithError(cache, level_keys[level / 10 - 1]);
-    if (PyErr_Occurred()) goto err;
-    if (known != Py_False) {  /* logging.Logger.isEnabledFor would not say False for sure */
+    /* the logger is read again: _trim_logs runs Python */
+    logger = SLOT(env, env_off[E_LOGGER]);
+    if (logger == NULL || !level_disabled(h, logger, level)) {
         PyObject *r = PyObject_CallMethodOneArg(env, s_show, rec);
         if (r == NULL) goto err;
         Py_DECREF(r);
@@ -179,7 +197,6 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
 err:
     done = -1;
 out:
-    Py_XDECREF(env); Py_XDECREF(rec); Py_XDECREF(logs); Py_XDECREF(logger); Py_XDECREF(cache);
-    Py_XDECREF(uid);
+    Py_XDECREF(env); Py_XDECREF(rec); Py_XDECREF(uid);
     return done;
 }

@@ -269,8 +269,15 @@ class _Pod:
         self.uid = uid
 
 
-def _log_run(path: str, severity: int, script: list[tuple[str, str | None]]) -> list[Any]:
-    """Runs ``(export, pod uid)`` calls on ``path``; what each leaves behind."""
+def _log_run(
+    path: str,
+    severity: int,
+    script: list[tuple[str, str | None]],
+    levels: dict[int, str] | None = None,
+) -> list[Any]:
+    """Runs ``(export, pod uid)`` calls on ``path`` (one Pod object per uid, so a pod comes
+    back as the same object, as in a scheduling cycle), setting the logger's level to
+    ``levels[i]`` before call ``i``; what each call leaves behind."""
     import logging
 
     os.environ[NATIVE_ENV] = "1" if path == "native" else "0"
@@ -293,9 +300,13 @@ def _log_run(path: str, severity: int, script: list[tuple[str, str | None]]) -> 
     logger = logging.getLogger("wasmsched.wasm.native-logs")
     logger.addHandler(handler)
     seen: list[Any] = []
+    pods: dict[str, _Pod] = {}
+    old_level = logger.level
     try:
-        for export, uid in script:
-            ctx.pod = None if uid is None else _Pod(uid)
+        for i, (export, uid) in enumerate(script):
+            if levels and i in levels:
+                logger.setLevel(levels[i])
+            ctx.pod = None if uid is None else pods.setdefault(uid, _Pod(uid))
             try:
                 inst.caller(export, None)()
                 trap = None
@@ -315,6 +326,7 @@ def _log_run(path: str, severity: int, script: list[tuple[str, str | None]]) -> 
             )
             ctx.reset_results()
     finally:
+        logger.setLevel(old_level)
         logger.removeHandler(handler)
         inst.close()
     return seen
@@ -342,6 +354,21 @@ def test_klog_records_alike_on_both_paths(severity: int, level: str) -> None:
 
 
 @pytest.mark.skipif(not native_available(), reason="the compiled extension was not built")
+def test_klog_level_changes_are_seen_at_once() -> None:
+    """The compiled path remembers the logger's level cache between records: a level set
+    between two calls still decides the very next record (setLevel clears that cache in
+    place), as on the Python path."""
+    script = [("twice", "a"), ("plain", "a"), ("kvs", "b"), ("twice", "b"), ("plain", "a")]
+    levels = {0: "CRITICAL", 1: "DEBUG", 2: "CRITICAL", 3: "INFO", 4: "ERROR"}
+    native = _log_run("native", 0, script, levels)
+    assert native == _log_run("ctypes", 0, script, levels)
+    shown_after = [len(step[-1]) for step in native]
+    # shown: nothing at CRITICAL, call 1's record at DEBUG, call 3's two at INFO, not
+    # call 4's INFO record at ERROR
+    assert shown_after == [0, 1, 1, 3, 3]
+
+
+@pytest.mark.skipif(not native_available(), reason="the compiled extension was not built")
 def test_klog_retention_alike_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """The retention limits trim the same records on both paths."""
     from wasmsched.wasm import budget
@@ -351,11 +378,11 @@ def test_klog_retention_alike_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> 
     retained = (budget.RETAINED_LOGS, budget.RETAINED_LOG_BYTES)
     monkeypatch.setattr(budget, "RETAINED_LOGS", 5)
     monkeypatch.setattr(budget, "RETAINED_LOG_BYTES", 40)
-    configure_native_logs(LogRecord, CallContext, (*limits, 5, 40))
+    configure_native_logs(LogRecord, CallContext, PluginEnv, (*limits, 5, 40))
     try:
         script = [("twice", "a"), ("plain", "a"), ("kvs", "a")] * 4
         native = _log_run("native", 0, script)
         assert native == _log_run("ctypes", 0, script)
         assert "log records dropped" in native[-1][2][0][1]
     finally:
-        configure_native_logs(LogRecord, CallContext, (*limits, *retained))
+        configure_native_logs(LogRecord, CallContext, PluginEnv, (*limits, *retained))

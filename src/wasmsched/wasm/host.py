@@ -67,6 +67,24 @@ class GuestMemoryError(WasmschedError):
 class PluginEnv:
     """What all instances of one plugin share: name, handle, guest config, logging."""
 
+    # Slots: the compiled klog case reads severity, logs, log_bytes and logger directly.
+    __slots__ = (
+        "__weakref__",
+        "_marker",
+        "args",
+        "config_bytes",
+        "event_bytes",
+        "events_dropped",
+        "events_recorded",
+        "handle",
+        "log_bytes",
+        "logger",
+        "logs",
+        "logs_dropped",
+        "name",
+        "severity",
+    )
+
     def __init__(
         self,
         name: str,
@@ -581,6 +599,7 @@ def k8s_functions(ctx: CallContext) -> dict[tuple[str, str], HostFunction]:
 configure_native_logs(
     LogRecord,
     CallContext,
+    PluginEnv,
     (
         budget.LOG_RECORD_BYTES,
         budget.CALL_BYTES,

@@ -74,13 +74,13 @@ charged (set by the compiled klog case; truthy, so Python readers reset as for T
 
 
 def configure_native_logs(
-    record_cls: type, ctx_cls: type, limits: tuple[int, int, int, int, int]
+    record_cls: type, ctx_cls: type, env_cls: type, limits: tuple[int, int, int, int, int]
 ) -> None:
-    """Gives the compiled klog case the record and call-context classes (whose ``__slots__``
-    it reads and writes directly) and the budgets it checks (record, call, cycle bytes;
-    retained records and bytes); a no-op without the extension."""
+    """Gives the compiled klog case the record, call-context and plugin-env classes (whose
+    ``__slots__`` it reads and writes directly) and the budgets it checks (record, call,
+    cycle bytes; retained records and bytes); a no-op without the extension."""
     if _native is not None:
-        _native.configure_logs(record_cls, ctx_cls, *limits)
+        _native.configure_logs(record_cls, ctx_cls, env_cls, *limits)
 
 
 def native_available() -> bool:
