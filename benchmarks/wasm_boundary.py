@@ -1,6 +1,9 @@
 """The wasm rows of issue 11, side by side: the compiled path (``native``), the ctypes path
-(``ctypes``, ``WASMSCHED_WASM_NATIVE=0``) and wasmtime's public Python API (``public``),
-measured in one run (bench_wasm_plugin.py prints them first).
+(``ctypes``, ``WASMSCHED_WASM_NATIVE=0``), wasmtime's public Python API (``public``) and,
+when Go is installed, upstream's Go host call path over wazero (``wazero``: our harness in
+benchmarks/wazero, built on first use from the Go module proxy into .cache/bin), measured
+in one run (bench_wasm_plugin.py prints them first). Where the wazero column has a value,
+the PASS/FAIL line compares against it rather than against the fixed figure.
 
 Rows:
 
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -80,6 +85,59 @@ TARGETS: dict[str, tuple[float, str, str]] = {
     "nodenumber added: pods/s ratio to the default profile": (0.5, "ratio", ""),
     "decoding guest (test): PreFilter+Filter+Score, real": (89.0, "µs", "TinyGo guest 89 µs"),
 }
+
+
+WAZERO_SRC = ROOT / "benchmarks" / "wazero"
+WAZERO_BIN = ROOT / ".cache" / "bin" / "wazero-boundary"
+# our rows -> the wazero harness's keys (benchmarks/wazero/main.go)
+WAZERO_ROWS = {
+    "export call (noop filter)": "export_ns",
+    "Filter per call (noop-wat, WasmPlugin.filter)": "filter_ns",
+    "Score per call (noop-wat, WasmPlugin.score)": "score_ns",
+}
+
+
+def _wazero_harness() -> Path | None:
+    """The Go host harness, (re)built when its sources are newer; None without Go."""
+    go = shutil.which("go")
+    sources = [WAZERO_SRC / "main.go", WAZERO_SRC / "go.mod", WAZERO_SRC / "go.sum"]
+    if WAZERO_BIN.is_file() and all(
+        WAZERO_BIN.stat().st_mtime >= f.stat().st_mtime for f in sources
+    ):
+        return WAZERO_BIN
+    if go is None:
+        return None
+    WAZERO_BIN.parent.mkdir(parents=True, exist_ok=True)
+    built = subprocess.run(
+        [go, "build", "-trimpath", "-o", str(WAZERO_BIN), "."],
+        cwd=WAZERO_SRC,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if built.returncode != 0:
+        print(f"(wazero harness not built: {built.stderr.strip()[-300:]})")
+        return None
+    return WAZERO_BIN
+
+
+def _wazero_rows(guests: Path, budget: float) -> dict[str, float]:
+    """Microseconds per call through wazero for the WAZERO_ROWS, {} when not available."""
+    harness = _wazero_harness()
+    if harness is None:
+        return {}
+    calls = max(20_000, int(budget * 2_000_000))
+    run = subprocess.run(
+        [str(harness), "-wasm", str(guests / "noop_wat.wasm"), "-n", str(calls)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        print(f"(wazero harness failed: {run.stderr.strip()[-300:]})")
+        return {}
+    ns = json.loads(run.stdout)
+    return {row: ns[key] / 1000 for row, key in WAZERO_ROWS.items()}
 
 
 def with_path(path: str, make: Callable[[], Any]) -> Any:
@@ -323,6 +381,8 @@ def run_table(
             cols.setdefault(measure, {})[path] = value
     cols["export call (noop filter)"]["public"] = public_call
     cols["host callback (currentNodeName)"]["public"] = public_cb
+    for measure, value in _wazero_rows(guests, budget).items():
+        cols[measure]["wazero"] = value
     sims = _simulations(guests, pods, rounds)
     default = sims["default"]["native"] or 0.0
     added: dict[str, float | None] = {}
@@ -336,7 +396,7 @@ def run_table(
             for path, rate in sims["nodenumber"].items()
         }
     return [
-        {"measure": m, **{k: v.get(k) for k in ("ctypes", "native", "public")}}
+        {"measure": m, **{k: v.get(k) for k in ("ctypes", "native", "public", "wazero")}}
         for m, v in cols.items()
     ]
 
@@ -346,12 +406,17 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         return f"{v:>9.3f}" if v is not None else f"{'-':>9}"
 
     print(
-        f"{'issue 11, wasm rows':<54} {'ctypes':>9} {'native':>9} {'public':>9} {'ctypes/native':>14}"
+        f"{'issue 11, wasm rows':<54} {'ctypes':>9} {'native':>9} {'public':>9} {'wazero':>9}"
+        f" {'ctypes/native':>14} {'native/wazero':>14}"
     )
     for row in rows:
-        c, n = row["ctypes"], row["native"]
+        c, n, w = row["ctypes"], row["native"], row.get("wazero")
         ratio = f"{c / n:>13.2f}x" if c and n and "ratio" not in row["measure"] else f"{'-':>14}"
-        print(f"{row['measure']:<54} {cell(c)} {cell(n)} {cell(row['public'])} {ratio}")
+        versus = f"{n / w:>13.2f}x" if n and w else f"{'-':>14}"
+        print(
+            f"{row['measure']:<54} {cell(c)} {cell(n)} {cell(row['public'])} {cell(w)} {ratio}"
+            f" {versus}"
+        )
     if not NODENUMBER.is_file():
         print(
             f"(no {NODENUMBER.relative_to(ROOT)}: scripts/build_rust_guests.py --out examples/rust/build)"
@@ -362,10 +427,13 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         if target is None or best is None:
             continue
         limit, unit, upstream = target
+        if row.get("wazero"):  # measured side by side in this run: that is the target
+            limit, upstream = row["wazero"], "Go host call path over wazero, this run"
         ok = best >= limit if unit == "ratio" else best <= limit
         sign = ">=" if unit == "ratio" else "<="
         note = f" (upstream: {upstream})" if upstream else ""
         shown = f"{best:.3f}" if unit == "ratio" else f"{best:.3f} µs"
+        bound = f"{limit:.3f}" if unit != "ratio" else f"{limit}"
         print(
-            f"{'PASS' if ok else 'FAIL'} {row['measure']}: {shown} {sign} {limit}{'' if unit == 'ratio' else ' µs'}{note}"
+            f"{'PASS' if ok else 'FAIL'} {row['measure']}: {shown} {sign} {bound}{'' if unit == 'ratio' else ' µs'}{note}"
         )

@@ -549,6 +549,8 @@ static PyObject *configure_logs(PyObject *mod, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"configure_hot", configure_hot, METH_VARARGS,
+     "configure_hot(GuestPool, Guest, CallLock, NodeInfo): slots the compiled calls read"},
     {"configure_logs", configure_logs, METH_VARARGS,
      "configure_logs(LogRecord, CallContext, PluginEnv, record, call, cycle, retained, "
      "retained_bytes)"},

@@ -20,7 +20,24 @@ typedef struct {
     PyObject *status_cls; /* framework.status.Status */
     PyObject *trap_cls;   /* GuestTrap */
     int score;            /* 0: Filter (None | Status), 1: Score ((int, None | Status)) */
+    PyObject *last_pod, *last_uid;  /* pod.uid, looked up once per pod (a cached property) */
 } Hot;
+
+/* Slot offsets of the classes a call reads (configure_hot), so that the attribute
+ * protocol (most of a call's cost otherwise) is skipped for the exact classes; any other
+ * object is read through PyObject_GetAttr, as before. */
+enum { H_POOL_SCHEDULED, H_POOL_UID, H_GUEST_LOCK, H_GUEST_DEAD, H_GUEST_FILTER,
+       H_GUEST_SCORE, H_GUEST_CTX, H_LOCK_FREE, H_LOCK_WAITERS, H_NODE_NAME, H_N };
+static Py_ssize_t hot_off[H_N];
+static PyTypeObject *pool_type = NULL, *guest_type = NULL, *lock_type = NULL,
+                    *node_info_type = NULL;
+
+/* obj.<name> as a new reference: its slot for an object of exactly ``type`` (NULL, with
+ * no exception, when unset), else the attribute protocol. */
+static PyObject *hot_get(PyObject *obj, PyTypeObject *type, int off, PyObject *name) {
+    if (type != NULL && Py_TYPE(obj) == type) return Py_XNewRef(SLOT(obj, hot_off[off]));
+    return PyObject_GetAttr(obj, name);
+}
 
 static PyObject *s_scheduled, *s_scheduled_uid, *s_lock, *s_free, *s_dead, *s_ctx, *s_name,
     *s_waiters, *s_wake, *s_filter, *s_score, *s_empty;
@@ -65,21 +82,33 @@ static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t n
     PyObject *guest = NULL, *uid = NULL, *suid = NULL, *lock = NULL, *free_ = NULL;
     PyObject *dead = NULL, *caller = NULL, *ctx = NULL, *name = NULL, *result = NULL;
     int slow = 1;
-    guest = PyObject_GetAttr(self->pool, s_scheduled);
+    guest = hot_get(self->pool, pool_type, H_POOL_SCHEDULED, s_scheduled);
     if (guest == NULL || guest == Py_None) goto out;
-    uid = PyObject_GetAttr(pod, s_uid);
-    suid = PyObject_GetAttr(self->pool, s_scheduled_uid);
+    if (pod == self->last_pod && self->last_uid != NULL) {
+        uid = Py_NewRef(self->last_uid);
+    } else {
+        uid = PyObject_GetAttr(pod, s_uid);
+        if (uid != NULL) {
+            Py_XSETREF(self->last_pod, Py_NewRef(pod));
+            Py_XSETREF(self->last_uid, Py_NewRef(uid));
+        }
+    }
+    suid = hot_get(self->pool, pool_type, H_POOL_UID, s_scheduled_uid);
     if (uid == NULL || suid == NULL) goto out;
     if (uid != suid) {
         if (!PyUnicode_Check(uid) || !PyUnicode_Check(suid) || PyUnicode_Compare(uid, suid) != 0)
             goto out;
     }
-    lock = PyObject_GetAttr(guest, s_lock);
-    free_ = lock ? PyObject_GetAttr(lock, s_free) : NULL;
-    dead = PyObject_GetAttr(guest, s_dead);
-    caller = PyObject_GetAttr(guest, self->score ? s_score : s_filter);
-    ctx = PyObject_GetAttr(guest, s_ctx);
-    name = PyObject_GetAttr(node_info, s_name);
+    lock = hot_get(guest, guest_type, H_GUEST_LOCK, s_lock);
+    free_ = lock ? hot_get(lock, lock_type, H_LOCK_FREE, s_free) : NULL;
+    dead = hot_get(guest, guest_type, H_GUEST_DEAD, s_dead);
+    caller = self->score ? hot_get(guest, guest_type, H_GUEST_SCORE, s_score)
+                         : hot_get(guest, guest_type, H_GUEST_FILTER, s_filter);
+    ctx = hot_get(guest, guest_type, H_GUEST_CTX, s_ctx);
+    if (node_info_type != NULL && Py_TYPE(node_info) == node_info_type)
+        name = Py_XNewRef(SLOT(node_info, hot_off[H_NODE_NAME]));
+    else
+        name = PyObject_GetAttr(node_info, s_name);
     if (!free_ || !dead || !caller || !ctx || !name) goto out;
     if (!PyList_CheckExact(free_) || PyList_GET_SIZE(free_) == 0 || dead != Py_False ||
         !Py_IS_TYPE(caller, &CallerType) || Py_TYPE(ctx) != ctx_type)
@@ -116,7 +145,7 @@ static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t n
     PyObject *type, *exc, *tb;
     PyErr_Fetch(&type, &exc, &tb);
     if (PyList_Append(free_, Py_True) == 0) {
-        PyObject *waiters = PyObject_GetAttr(lock, s_waiters);
+        PyObject *waiters = hot_get(lock, lock_type, H_LOCK_WAITERS, s_waiters);
         int waiting = waiters ? PyObject_IsTrue(waiters) : -1;
         Py_XDECREF(waiters);
         if (waiting > 0) {
@@ -145,14 +174,14 @@ out:
 static int hot_traverse(Hot *self, visitproc visit, void *arg) {
     Py_VISIT(self->plugin); Py_VISIT(self->pool); Py_VISIT(self->slow);
     Py_VISIT(self->finish); Py_VISIT(self->trapped); Py_VISIT(self->status_cls);
-    Py_VISIT(self->trap_cls);
+    Py_VISIT(self->trap_cls); Py_VISIT(self->last_pod); Py_VISIT(self->last_uid);
     return 0;
 }
 
 static int hot_clear(Hot *self) {
     Py_CLEAR(self->plugin); Py_CLEAR(self->pool); Py_CLEAR(self->slow);
     Py_CLEAR(self->finish); Py_CLEAR(self->trapped); Py_CLEAR(self->status_cls);
-    Py_CLEAR(self->trap_cls);
+    Py_CLEAR(self->trap_cls); Py_CLEAR(self->last_pod); Py_CLEAR(self->last_uid);
     return 0;
 }
 
@@ -212,4 +241,30 @@ static int hot_init_names(void) {
     s_empty = PyUnicode_FromString("");
     return (s_scheduled && s_scheduled_uid && s_lock && s_free && s_dead && s_ctx && s_name &&
             s_waiters && s_wake && s_filter && s_score && s_empty) ? 0 : -1;
+}
+
+/* configure_hot(GuestPool, Guest, CallLock, NodeInfo): the slot offsets a call reads. */
+static PyObject *configure_hot(PyObject *mod, PyObject *args) {
+    PyObject *pool_cls, *guest_cls, *lock_cls, *node_cls;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyType_Type, &pool_cls, &PyType_Type, &guest_cls,
+                          &PyType_Type, &lock_cls, &PyType_Type, &node_cls))
+        return NULL;
+    static const struct { int which; int cls; const char *name; } fields[H_N] = {
+        {H_POOL_SCHEDULED, 0, "scheduled"}, {H_POOL_UID, 0, "scheduled_uid"},
+        {H_GUEST_LOCK, 1, "lock"}, {H_GUEST_DEAD, 1, "dead"}, {H_GUEST_FILTER, 1, "filter"},
+        {H_GUEST_SCORE, 1, "score"}, {H_GUEST_CTX, 1, "ctx"}, {H_LOCK_FREE, 2, "free"},
+        {H_LOCK_WAITERS, 2, "waiters"}, {H_NODE_NAME, 3, "name"},
+    };
+    PyObject *classes[4] = {pool_cls, guest_cls, lock_cls, node_cls};
+    Py_ssize_t off[H_N];
+    for (int i = 0; i < H_N; i++)
+        if (slot_offset(classes[fields[i].cls], fields[i].name, &off[fields[i].which]) < 0)
+            return NULL;
+    memcpy(hot_off, off, sizeof off);
+    Py_XSETREF(pool_type, (PyTypeObject *)Py_NewRef(pool_cls));
+    Py_XSETREF(guest_type, (PyTypeObject *)Py_NewRef(guest_cls));
+    Py_XSETREF(lock_type, (PyTypeObject *)Py_NewRef(lock_cls));
+    Py_XSETREF(node_info_type, (PyTypeObject *)Py_NewRef(node_cls));
+    Py_RETURN_NONE;
 }

@@ -22,16 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
 from wasmsched.wasm._fastpath import GuestTrap
 from wasmsched.wasm.abi import signed32
-from wasmsched.wasm.guest import InstantiateError
+from wasmsched.wasm.guest import CallLock, Guest, InstantiateError
 from wasmsched.wasm.native import native_enabled, native_module
+from wasmsched.wasm.pool import GuestPool
 
 if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo
-    from wasmsched.wasm.guest import Guest
     from wasmsched.wasm.plugin import WasmPlugin
 
 __all__ = ["FILTER_GOES_ON", "filter_batch", "install_compiled_calls", "score_batch"]
@@ -42,6 +42,11 @@ _FILTER_ON = (1 << Code.SUCCESS) | (1 << Code.UNSCHEDULABLE)
 _FILTER_ON |= (1 << Code.UNSCHEDULABLE_AND_UNRESOLVABLE) | (1 << Code.PENDING)
 FILTER_GOES_ON = _FILTER_ON
 _SCORE_ON = 1 << Code.SUCCESS
+
+_native = native_module()
+if _native is not None:
+    # the slots the compiled Filter/Score read directly (native/hot.h)
+    _native.configure_hot(GuestPool, Guest, CallLock, NodeInfo)
 
 
 def _ends_filter(status: Status | None) -> bool:

@@ -40,6 +40,21 @@ _log = logging.getLogger("wasmsched.wasm.pool")
 
 
 class GuestPool:
+    # Slots: the compiled Filter/Score (native/hot.h) read scheduled and scheduled_uid.
+    __slots__ = (
+        "__weakref__",
+        "_closed",
+        "_factory",
+        "_lock",
+        "binding",
+        "created",
+        "free",
+        "max_binding",
+        "park_previous",
+        "scheduled",
+        "scheduled_uid",
+    )
+
     def __init__(
         self,
         factory: Callable[[], Guest],
