@@ -87,6 +87,11 @@ struct Bytes<'a>(&'a mut Vec<u8>);
 
 impl Write for Bytes<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        if !s.as_bytes().contains(&0) {
+            // the common case, without the char-pattern splitter (memchr)
+            self.0.extend_from_slice(s.as_bytes());
+            return Ok(());
+        }
         let mut parts = s.split('\0');
         if let Some(first) = parts.next() {
             self.0.extend_from_slice(first.as_bytes());
