@@ -18,7 +18,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <structmember.h>
 #include "wasmtime_decls.h"
 
@@ -55,6 +58,66 @@ static Py_ssize_t rec_off[R_N], ctx_off[C_N], env_off[E_N];
 static PyTypeObject *ctx_type = NULL, *env_type = NULL;
 static PyObject *level_keys[5];  /* 10, 20, 30, 40, 50: logging's levels */
 
+/* ---------------------------------------------------------------- watchdog
+ *
+ * Caller.each keeps the GIL across its calls (releasing and retaking it around every call,
+ * and again in every host function, cost more than a no-op guest call). The epoch ticker
+ * is a Python thread (wasm/_fastpath.py: _tick_forever) that cannot run meanwhile, so
+ * while a loop runs this C thread advances the engine's epoch in its place, one tick every
+ * ``tick`` seconds, and counts the ticks: the loop re-arms the deadline whenever the count
+ * moved, as a call re-arms when the Python count moved. The Python ticker's tick pending
+ * when a loop ends may land on top of the watchdog's last: a deadline can come one tick
+ * (5 ms) early, never late. */
+typedef void (*wasmtime_engine_increment_epoch_fn)(void *engine);
+static wasmtime_engine_increment_epoch_fn p_increment_epoch = NULL;
+static void *p_engine = NULL;
+static long tick_ns = 0;
+static atomic_int held_loops = 0;
+static atomic_ulong held_ticks = 0;
+static int watchdog_started = 0;
+
+static void *watchdog_main(void *unused) {
+    (void)unused;
+    struct timespec ts = {tick_ns / 1000000000L, tick_ns % 1000000000L};
+    for (;;) {
+        nanosleep(&ts, NULL);
+        if (atomic_load(&held_loops) > 0) {
+            atomic_fetch_add(&held_ticks, 1);
+            p_increment_epoch(p_engine);
+        }
+    }
+    return NULL;
+}
+
+/* In a forked child the thread is gone: the next configure_watchdog (the Python ticker's
+ * restart after fork) starts another. */
+static void watchdog_after_fork(void) { watchdog_started = 0; atomic_store(&held_loops, 0); }
+
+/* configure_watchdog(increment_epoch, engine, tick_seconds): starts the thread once. */
+static PyObject *configure_watchdog(PyObject *mod, PyObject *args) {
+    unsigned long long fn, engine;
+    double tick;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "KKd", &fn, &engine, &tick)) return NULL;
+    if (watchdog_started) Py_RETURN_NONE;
+    if (!fn || !engine || !(tick > 0)) {
+        PyErr_SetString(PyExc_ValueError, "bad watchdog arguments");
+        return NULL;
+    }
+    p_increment_epoch = (wasmtime_engine_increment_epoch_fn)(uintptr_t)fn;
+    p_engine = (void *)(uintptr_t)engine;
+    tick_ns = (long)(tick * 1e9);
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&thread, &attr, watchdog_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) Py_RETURN_NONE;  /* no watchdog: each releases the GIL per call, as before */
+    watchdog_started = 1;
+    Py_RETURN_NONE;
+}
+
 /* ---------------------------------------------------------------- Caller */
 
 typedef struct {
@@ -74,8 +137,9 @@ typedef struct {
     wasmtime_val_raw_t vals[1];
 } Caller;
 
-/* One export call: 0 with *out set, or -1 with the call's exception set. */
-static int caller_invoke(Caller *self, long long *out) {
+/* One export call: 0 with *out set, or -1 with the call's exception set. ``held``: the
+ * GIL is kept (Caller.each with the watchdog running; it re-arms on the watchdog's ticks). */
+static int caller_call(Caller *self, long long *out, int held) {
     if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0)) {
         PyObject *r = PyObject_CallNoArgs(self->arm);
         if (r == NULL) return -1;
@@ -84,9 +148,13 @@ static int caller_invoke(Caller *self, long long *out) {
     wasm_trap_t *trap = NULL;
     wasmtime_error_t *err;
     self->vals[0].i64 = 0;
-    Py_BEGIN_ALLOW_THREADS
-    err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
-    Py_END_ALLOW_THREADS
+    if (held) {
+        err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
+        Py_END_ALLOW_THREADS
+    }
     if (err != NULL || trap != NULL) {
         *self->trap_slot = trap;
         PyObject *e = err ? PyLong_FromVoidPtr(err) : Py_NewRef(Py_None);
@@ -102,6 +170,8 @@ static int caller_invoke(Caller *self, long long *out) {
     else *out = self->wide ? (long long)self->vals[0].i64 : (long long)self->vals[0].i32;
     return 0;
 }
+
+static int caller_invoke(Caller *self, long long *out) { return caller_call(self, out, 0); }
 
 static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames) {
@@ -125,6 +195,9 @@ static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_
  * exception; ``out`` then holds the results of the nodes before it.  With ``high`` true
  * each result is appended as its signed high word (a Score's score) and the whole raw
  * value of the last call is kept in ``last``. */
+static PyObject *caller_loop(Caller *self, PyObject *ctx, PyObject *names, PyObject *out,
+                             Py_ssize_t start, unsigned long long ok_codes, int high, int held);
+
 static PyObject *caller_each(Caller *self, PyObject *args) {
     PyObject *ctx, *names, *out;
     Py_ssize_t start;
@@ -133,14 +206,31 @@ static PyObject *caller_each(Caller *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO!O!nK|p", &ctx, &PyList_Type, &names, &PyList_Type, &out,
                           &start, &ok_codes, &high))
         return NULL;
+    int held = watchdog_started;
+    if (held) atomic_fetch_add(&held_loops, 1);
+    PyObject *r = caller_loop(self, ctx, names, out, start, ok_codes, high, held);
+    if (held) atomic_fetch_sub(&held_loops, 1);
+    return r;
+}
+
+static PyObject *caller_loop(Caller *self, PyObject *ctx, PyObject *names, PyObject *out,
+                             Py_ssize_t start, unsigned long long ok_codes, int high, int held) {
     Py_ssize_t n = PyList_GET_SIZE(names), i;
     int fast = ctx_type != NULL && Py_TYPE(ctx) == ctx_type;  /* a CallContext: slots */
+    unsigned long ticks = atomic_load(&held_ticks);
     for (i = start < 0 ? 0 : start; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
         if (fast) slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(name));
         else if (PyObject_SetAttr(ctx, s_node_name, name) < 0) return NULL;
         long long value;
-        if (caller_invoke(self, &value) < 0) return NULL;
+        if (held && atomic_load(&held_ticks) != ticks) {
+            /* the watchdog advanced the epoch: the deadline counts from now (re-armed) */
+            ticks = atomic_load(&held_ticks);
+            PyObject *r = PyObject_CallNoArgs(self->arm);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+        }
+        if (caller_call(self, &value, held) < 0) return NULL;
         self->last = value;
         PyObject *v = PyLong_FromLongLong(high ? value >> 32 : value);
         if (v == NULL) return NULL;
@@ -549,6 +639,8 @@ static PyObject *configure_logs(PyObject *mod, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"configure_watchdog", configure_watchdog, METH_VARARGS,
+     "configure_watchdog(increment_epoch, engine, tick_seconds): the epoch while each runs"},
     {"configure_hot", configure_hot, METH_VARARGS,
      "configure_hot(GuestPool, Guest, CallLock, NodeInfo): slots the compiled calls read"},
     {"configure_logs", configure_logs, METH_VARARGS,
@@ -565,6 +657,7 @@ static struct PyModuleDef native_module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
+    pthread_atfork(NULL, NULL, watchdog_after_fork);
     if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&HostType) < 0 ||
         PyType_Ready(&HotType) < 0 || hot_init_names() < 0)
         return NULL;

@@ -408,3 +408,61 @@ def test_search_stops_calling_the_wasm_filter_at_the_stop_node() -> None:
         batch = _simulate(config, nodes, 1, True)
         assert batch == _simulate(config, nodes, 1, False)
     assert batch[2] == 122 + 100
+
+
+_BUSY_WAT = """
+(module
+  (memory (export "memory") 1)
+  (func (export "filter") (result i32)
+    (local $i i32)
+    (loop $again
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $i) (i32.const %d))))
+    i32.const 0)
+  (func (export "score") (result i64) (i64.const 0))
+)
+"""
+_LOOP_WAT = """
+(module
+  (memory (export "memory") 1)
+  (func (export "filter") (result i32) (loop $l (br $l)) i32.const 0)
+  (func (export "score") (result i64) (i64.const 0))
+)
+"""
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_batch_deadline_is_per_call(path: str, tmp_path: Path) -> None:
+    """The compiled loop keeps the GIL across its calls (the native watchdog advances the
+    epoch meanwhile): a guest that never returns still fails at its deadline, and calls
+    that each fit their deadline all succeed however long the batch takes in all."""
+    import time
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv(NATIVE_ENV, "1" if path == "native" else "0")
+    plugins = Plugins()
+    try:
+        loop = tmp_path / "loop.wat"
+        loop.write_text(_LOOP_WAT)
+        stuck = plugins.load(loop, call_timeout_ms=100)
+        start = time.monotonic()
+        got = stuck.filter_batch(new_state(), make_pod(), [node_info("a-0"), node_info("a-1")])
+        assert time.monotonic() - start < 2.0
+        assert got[0] is not None and got[0].code == Code.ERROR
+        assert "deadline of 100 ms exceeded" in got[0].message
+
+        busy = tmp_path / "busy.wat"
+        busy.write_text(_BUSY_WAT % 20_000_000)
+        probe = plugins.load(busy, call_timeout_ms=60_000)
+        start = time.monotonic()
+        assert probe.filter(new_state(), make_pod(), node_info("p-0")) is None
+        one = time.monotonic() - start
+        timeout_ms = max(50, int(one * 4000))
+        nodes = [node_info(f"b-{i}") for i in range(int(timeout_ms / 1000 / one * 2.5) + 2)]
+        plugin = plugins.load(busy, call_timeout_ms=timeout_ms)
+        start = time.monotonic()
+        assert plugin.filter_batch(new_state(), make_pod(), nodes) == [None] * len(nodes)
+        assert time.monotonic() - start > timeout_ms / 1000  # longer than one deadline
+    finally:
+        plugins.close()
+        mp.undo()

@@ -78,6 +78,7 @@ from wasmsched.wasm.native import (
     native_available,
     native_enabled,
     native_module,
+    start_native_watchdog,
 )
 
 __all__ = [
@@ -194,6 +195,7 @@ def _ensure_ticker() -> None:
                 )
                 thread.start()
                 _ticker = thread
+                start_native_watchdog(ptr.value or 0, TICK_SECONDS)
 
 
 def _forget_ticker_after_fork() -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "native_available",
     "native_enabled",
     "native_module",
+    "start_native_watchdog",
 ]
 
 
@@ -81,6 +82,15 @@ def configure_native_logs(
     cycle bytes; retained records and bytes); a no-op without the extension."""
     if _native is not None:
         _native.configure_logs(record_cls, ctx_cls, env_cls, *limits)
+
+
+def start_native_watchdog(engine_ptr: int, tick_seconds: float) -> None:
+    """Starts the compiled extension's epoch watchdog (native/_native.c: it advances the
+    engine's epoch while ``Caller.each`` keeps the GIL); a no-op without the extension."""
+    if _native is not None:
+        _native.configure_watchdog(
+            _address("wasmtime_engine_increment_epoch"), engine_ptr, tick_seconds
+        )
 
 
 def native_available() -> bool:
