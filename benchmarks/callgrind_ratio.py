@@ -22,6 +22,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from wasm_boundary import _CONFIG  # type: ignore[import-not-found]
+
 ROOT = Path(__file__).resolve().parent.parent
 GUEST = ROOT / "examples" / "rust" / "build" / "nodenumber.wasm"
 
@@ -49,20 +51,6 @@ for _ in range(runs):
     sim = Simulation(cluster, config, registry, seed=0)
     sim.run()
     sim.close()
-"""
-
-_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled:
-      - name: Wasm
-  pluginConfig:
-  - name: Wasm
-    args:
-      guestURL: {url}
 """
 
 
