@@ -2,8 +2,10 @@
  *
  * Caller: calls one export through wasmtime_func_call_unchecked with a value array owned
  * by the caller object (allocated once), re-arming the store's epoch deadline through a
- * Python callable only when the epoch moved, as the ctypes path does.  The GIL is released
- * around the call so the epoch ticker (a Python thread) keeps running during long guests.
+ * Python callable only when the epoch moved, as the ctypes path does.  A single call
+ * releases the GIL so the epoch ticker (a Python thread) keeps running during long guests;
+ * Caller.each keeps it across its loop, the watchdog thread below standing in for the
+ * ticker meanwhile.
  *
  * Host: the env of a wasmtime_func_new_unchecked host function.  The trampoline takes the
  * GIL, decodes the raw arguments, and either runs a native fast case (the current node
