@@ -20,7 +20,7 @@ typedef struct {
     PyObject *status_cls; /* framework.status.Status */
     PyObject *trap_cls;   /* GuestTrap */
     int score;            /* 0: Filter (None | Status), 1: Score ((int, None | Status)) */
-    PyObject *last_pod, *last_uid;  /* pod.uid, looked up once per pod (a cached property) */
+    PyObject *last_pod, *last_uid;  /* klog.h: remembered_uid */
 } Hot;
 
 /* Slot offsets of the classes a call reads (configure_hot), so that the attribute
@@ -84,15 +84,7 @@ static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t n
     int slow = 1;
     guest = hot_get(self->pool, pool_type, H_POOL_SCHEDULED, s_scheduled);
     if (guest == NULL || guest == Py_None) goto out;
-    if (pod == self->last_pod && self->last_uid != NULL) {
-        uid = Py_NewRef(self->last_uid);
-    } else {
-        uid = PyObject_GetAttr(pod, s_uid);
-        if (uid != NULL) {
-            Py_XSETREF(self->last_pod, Py_NewRef(pod));
-            Py_XSETREF(self->last_uid, Py_NewRef(uid));
-        }
-    }
+    uid = remembered_uid(pod, &self->last_pod, &self->last_uid);
     suid = hot_get(self->pool, pool_type, H_POOL_UID, s_scheduled_uid);
     if (uid == NULL || suid == NULL) goto out;
     if (uid != suid) {
@@ -105,10 +97,7 @@ static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t n
     caller = self->score ? hot_get(guest, guest_type, H_GUEST_SCORE, s_score)
                          : hot_get(guest, guest_type, H_GUEST_FILTER, s_filter);
     ctx = hot_get(guest, guest_type, H_GUEST_CTX, s_ctx);
-    if (node_info_type != NULL && Py_TYPE(node_info) == node_info_type)
-        name = Py_XNewRef(SLOT(node_info, hot_off[H_NODE_NAME]));
-    else
-        name = PyObject_GetAttr(node_info, s_name);
+    name = hot_get(node_info, node_info_type, H_NODE_NAME, s_name);
     if (!free_ || !dead || !caller || !ctx || !name) goto out;
     if (!PyList_CheckExact(free_) || PyList_GET_SIZE(free_) == 0 || dead != Py_False ||
         !Py_IS_TYPE(caller, &CallerType) || Py_TYPE(ctx) != ctx_type)

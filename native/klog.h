@@ -63,13 +63,15 @@ static int slot_ll(PyObject *o, Py_ssize_t off, long long *out) {
     return 0;
 }
 
-/* pod.uid (a cached property of an immutable Pod: looked up once per pod and Host). */
-static PyObject *pod_uid(Host *h, PyObject *pod) {
-    if (pod == h->last_pod && h->last_uid != NULL) return Py_NewRef(h->last_uid);
+/* pod.uid (None for no pod), remembered in *last_pod/*last_uid: a cached property of an
+ * immutable Pod, so looked up once per pod by each caller that keeps such a pair (the klog
+ * case per Host, the compiled Filter/Score per Hot). */
+static PyObject *remembered_uid(PyObject *pod, PyObject **last_pod, PyObject **last_uid) {
+    if (pod == *last_pod && *last_uid != NULL) return Py_NewRef(*last_uid);
     PyObject *uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
     if (uid == NULL) return NULL;
-    Py_XSETREF(h->last_pod, Py_NewRef(pod));
-    Py_XSETREF(h->last_uid, Py_NewRef(uid));
+    Py_XSETREF(*last_pod, Py_NewRef(pod));
+    Py_XSETREF(*last_uid, Py_NewRef(uid));
     return uid;
 }
 
@@ -115,7 +117,7 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     if (!pod || !cycle_uid || slot_ll(ctx, ctx_off[C_USED], &used) < 0 ||
         slot_ll(ctx, ctx_off[C_CYCLE_USED], &cycle_used) < 0)
         goto out;
-    uid = pod_uid(h, pod);
+    uid = remembered_uid(pod, &h->last_pod, &h->last_uid);
     if (uid == NULL) goto err;
     if (uid != cycle_uid) {
         if (uid != Py_None && !PyUnicode_CheckExact(uid)) goto out;
