@@ -63,9 +63,9 @@ static int slot_ll(PyObject *o, Py_ssize_t off, long long *out) {
     return 0;
 }
 
-/* pod.uid (None for no pod), remembered in *last_pod/*last_uid: a cached property of an
- * immutable Pod, so looked up once per pod by each caller that keeps such a pair (the klog
- * case per Host, the compiled Filter/Score per Hot). */
+/* pod.uid (None for no pod), remembered in a (last pod, its uid) pair: a cached property
+ * of an immutable Pod, so looked up once per pod by each caller that keeps such a pair
+ * (the klog case per Host, the compiled Filter/Score per Hot). */
 static PyObject *remembered_uid(PyObject *pod, PyObject **last_pod, PyObject **last_uid) {
     if (pod == *last_pod && *last_uid != NULL) return Py_NewRef(*last_uid);
     PyObject *uid = pod == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(pod, s_uid);
