@@ -75,8 +75,18 @@ def _run(cmd: list[str], env: dict[str, str]) -> None:
         raise BuildError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
 
 
+# Panic locations name source files: recorded relative to the repository, so a guest built
+# here carries no path of the machine that built it.
+REMAP = f"--remap-path-prefix={ROOT}=."
+
+
 def _build_with_cargo(cargo: str, rustc: str, target: str, release: bool) -> Path:
+    # CARGO_ENCODED_RUSTFLAGS (0x1f-separated) keeps a path with spaces one argument and
+    # the caller's own RUSTFLAGS in force.
+    flags = [*os.environ.get("RUSTFLAGS", "").split(), REMAP]
     env = dict(os.environ, RUSTC=rustc, CARGO_TARGET_DIR=str(TARGET_DIR))
+    env.pop("RUSTFLAGS", None)
+    env["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join(flags)
     cmd = [cargo, "build", "--offline", "--target", target, "--examples"]
     if release:
         cmd.append("--release")
@@ -88,7 +98,7 @@ def _build_with_rustc(rustc: str, target: str, release: bool) -> Path:
     out = TARGET_DIR / target / ("rustc-release" if release else "rustc-debug")
     out.mkdir(parents=True, exist_ok=True)
     opt = ["-C", "opt-level=s", "-C", "lto=fat", "-C", "codegen-units=1", "-C", "strip=symbols"]
-    flags = ["--edition", "2021", "--target", target, "-C", "panic=abort"] + (
+    flags = ["--edition", "2021", "--target", target, "-C", "panic=abort", REMAP] + (
         opt if release else []
     )
     env = dict(os.environ)
