@@ -2,10 +2,9 @@
  *
  * Caller: calls one export through wasmtime_func_call_unchecked with a value array owned
  * by the caller object (allocated once), re-arming the store's epoch deadline through a
- * Python callable only when the epoch moved, as the ctypes path does.  A single call
- * releases the GIL so the epoch ticker (a Python thread) keeps running during long guests;
- * Caller.each keeps it across its loop, the watchdog thread below standing in for the
- * ticker meanwhile.
+ * Python callable only when the epoch moved, as the ctypes path does.  A call keeps the
+ * GIL, the watchdog thread below standing in for the epoch ticker (a Python thread)
+ * meanwhile; without the watchdog a call releases the GIL so that the ticker runs.
  *
  * Host: the env of a wasmtime_func_new_unchecked host function.  The trampoline takes the
  * GIL, decodes the raw arguments, and either runs a native fast case (the current node
@@ -62,19 +61,21 @@ static PyObject *level_keys[5];  /* 10, 20, 30, 40, 50: logging's levels */
 
 /* ---------------------------------------------------------------- watchdog
  *
- * Caller.each keeps the GIL across its calls (releasing and retaking it around every call,
- * and again in every host function, cost more than a no-op guest call). The epoch ticker
- * is a Python thread (wasm/_fastpath.py: _tick_forever) that cannot run meanwhile, so
- * while a loop runs this C thread advances the engine's epoch in its place, one tick every
- * ``tick`` seconds, and counts the ticks: the loop re-arms the deadline whenever the count
- * moved, as a call re-arms when the Python count moved. The Python ticker's tick pending
- * when a loop ends may land on top of the watchdog's last: a deadline can come one tick
- * (5 ms) early, never late. */
+ * An export call keeps the GIL (releasing and retaking it around every call, and again in
+ * every host function, cost more than a no-op guest call). The epoch ticker is a Python
+ * thread (wasm/_fastpath.py: _tick_forever) that cannot run meanwhile, so while a call is
+ * held this C thread advances the engine's epoch in its place, one tick every ``tick``
+ * seconds, and counts the ticks; a call re-arms the deadline whenever the count moved since
+ * its caller last armed, as it re-arms when the Python count moved. The Python ticker
+ * leaves the engine's epoch alone while a call is held (``held_calls``, read through
+ * ``calls_held``; it runs then only inside a Python host function), so the two never tick
+ * the same interval twice; its read races the count by one tick at most: a deadline can
+ * come one tick (5 ms) early, never late. */
 typedef void (*wasmtime_engine_increment_epoch_fn)(void *engine);
 static wasmtime_engine_increment_epoch_fn p_increment_epoch = NULL;
 static void *p_engine = NULL;
 static long tick_ns = 0;
-static atomic_int held_loops = 0;
+static atomic_int held_calls = 0;
 static atomic_ulong held_ticks = 0;
 static int watchdog_started = 0;
 
@@ -83,7 +84,7 @@ static void *watchdog_main(void *unused) {
     struct timespec ts = {tick_ns / 1000000000L, tick_ns % 1000000000L};
     for (;;) {
         nanosleep(&ts, NULL);
-        if (atomic_load(&held_loops) > 0) {
+        if (atomic_load(&held_calls) > 0) {
             atomic_fetch_add(&held_ticks, 1);
             p_increment_epoch(p_engine);
         }
@@ -93,7 +94,67 @@ static void *watchdog_main(void *unused) {
 
 /* In a forked child the thread is gone: the next configure_watchdog (the Python ticker's
  * restart after fork) starts another. */
-static void watchdog_after_fork(void) { watchdog_started = 0; atomic_store(&held_loops, 0); }
+static void watchdog_after_fork(void) { watchdog_started = 0; atomic_store(&held_calls, 0); }
+
+/* ---------------------------------------------------------------- untracked records
+ *
+ * untrack_class(cls) -> bool: turns a plain ``__slots__`` class (LogRecord, right after
+ * its class statement, before any instance exists) into one whose instances the cyclic
+ * collector does not know. Every class statement makes a GC type, and each allocation of a
+ * GC object counts towards the next collection even when untracked at once, so a guest
+ * that logs on every Score made the collector run every 700 records, each run traversing
+ * the young objects of the whole simulation. A record holds only ints, bools, bytes, None,
+ * strings and tuples of strings: it can be in no reference cycle. The class keeps its
+ * slots, methods and pickling; its instances are freed by ``untracked_dealloc`` (the
+ * default deallocator of a non-GC class would not release the slots). False, and nothing
+ * changed, for any class or Python version this is not known to be right for. */
+static void untracked_dealloc(PyObject *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    for (PyMemberDef *m = type->tp_members; m != NULL && m->name != NULL; m++)
+        if (m->type == T_OBJECT_EX) Py_CLEAR(*(PyObject **)((char *)self + m->offset));
+    type->tp_free(self);
+    Py_DECREF(type);  /* an instance of a heap type holds a reference to it */
+}
+
+static PyObject *untrack_class(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    if (!PyType_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "untrack_class expects a class");
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    PyTypeObject *t = (PyTypeObject *)arg;
+    unsigned long need = Py_TPFLAGS_HEAPTYPE | Py_TPFLAGS_HAVE_GC;
+    unsigned long refuse = Py_TPFLAGS_MANAGED_DICT;
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+    refuse |= Py_TPFLAGS_MANAGED_WEAKREF;
+#endif
+    PyObject *subclasses = PyObject_CallMethod(arg, "__subclasses__", NULL);
+    if (subclasses == NULL) return NULL;
+    int has_subclasses = PyList_GET_SIZE(subclasses) > 0;
+    Py_DECREF(subclasses);
+    if ((t->tp_flags & need) != need || (t->tp_flags & refuse) || has_subclasses ||
+        t->tp_base != &PyBaseObject_Type || t->tp_dictoffset != 0 ||
+        t->tp_weaklistoffset != 0 || t->tp_itemsize != 0 || t->tp_del != NULL ||
+        t->tp_finalize != NULL || t->tp_members == NULL)
+        Py_RETURN_FALSE;
+    t->tp_flags &= ~Py_TPFLAGS_HAVE_GC;
+    t->tp_free = PyObject_Free;
+    t->tp_dealloc = untracked_dealloc;
+    t->tp_traverse = NULL;
+    t->tp_clear = NULL;
+    PyType_Modified(t);
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
+/* calls_held() -> bool: whether an export call holds the GIL with the watchdog ticking. */
+static PyObject *calls_held(PyObject *mod, PyObject *unused) {
+    (void)mod; (void)unused;
+    return PyBool_FromLong(atomic_load(&held_calls) > 0);
+}
 
 /* configure_watchdog(increment_epoch, engine, tick_seconds): starts the thread once. */
 static PyObject *configure_watchdog(PyObject *mod, PyObject *args) {
@@ -115,7 +176,7 @@ static PyObject *configure_watchdog(PyObject *mod, PyObject *args) {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     int rc = pthread_create(&thread, &attr, watchdog_main, NULL);
     pthread_attr_destroy(&attr);
-    if (rc != 0) Py_RETURN_NONE;  /* no watchdog: each releases the GIL per call, as before */
+    if (rc != 0) Py_RETURN_NONE;  /* no watchdog: a call releases the GIL, as before */
     watchdog_started = 1;
     Py_RETURN_NONE;
 }
@@ -136,22 +197,35 @@ typedef struct {
     wasm_trap_t **trap_slot; /* the ctypes c_void_p the failure path reads */
     PyObject *keep;    /* objects owning ctx/func memory */
     long long last;    /* the raw result of the last call ``each`` made */
+    unsigned long ticks_seen; /* the watchdog's count when this caller last armed */
     wasmtime_val_raw_t vals[1];
 } Caller;
 
-/* One export call: 0 with *out set, or -1 with the call's exception set. ``held``: the
- * GIL is kept (Caller.each with the watchdog running; it re-arms on the watchdog's ticks). */
-static int caller_call(Caller *self, long long *out, int held) {
-    if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0)) {
+/* One export call: 0 with *out set, or -1 with the call's exception set.  With the
+ * watchdog running the GIL is kept across the call (releasing and retaking it cost more
+ * than a no-op guest call): the call counts as held, so the watchdog advances the epoch
+ * meanwhile, and the deadline is re-armed when either the Python ticker's count or the
+ * watchdog's moved since this caller last looked. */
+static int caller_call(Caller *self, long long *out) {
+    int held = watchdog_started;
+    if (held) atomic_fetch_add(&held_calls, 1);
+    unsigned long ticks = held ? atomic_load(&held_ticks) : 0;
+    if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0) ||
+        (held && ticks != self->ticks_seen)) {
         PyObject *r = PyObject_CallNoArgs(self->arm);
-        if (r == NULL) return -1;
+        if (r == NULL) {
+            if (held) atomic_fetch_sub(&held_calls, 1);
+            return -1;
+        }
         Py_DECREF(r);
+        self->ticks_seen = ticks;
     }
     wasm_trap_t *trap = NULL;
     wasmtime_error_t *err;
     self->vals[0].i64 = 0;
     if (held) {
         err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
+        atomic_fetch_sub(&held_calls, 1);
     } else {
         Py_BEGIN_ALLOW_THREADS
         err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
@@ -173,7 +247,7 @@ static int caller_call(Caller *self, long long *out, int held) {
     return 0;
 }
 
-static int caller_invoke(Caller *self, long long *out) { return caller_call(self, out, 0); }
+static int caller_invoke(Caller *self, long long *out) { return caller_call(self, out); }
 
 static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames) {
@@ -198,7 +272,7 @@ static PyObject *caller_vectorcall(PyObject *self_, PyObject *const *args, size_
  * each result is appended as its signed high word (a Score's score) and the whole raw
  * value of the last call is kept in ``last``. */
 static PyObject *caller_loop(Caller *self, PyObject *ctx, PyObject *names, PyObject *out,
-                             Py_ssize_t start, unsigned long long ok_codes, int high, int held);
+                             Py_ssize_t start, unsigned long long ok_codes, int high);
 
 static PyObject *caller_each(Caller *self, PyObject *args) {
     PyObject *ctx, *names, *out;
@@ -208,31 +282,19 @@ static PyObject *caller_each(Caller *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO!O!nK|p", &ctx, &PyList_Type, &names, &PyList_Type, &out,
                           &start, &ok_codes, &high))
         return NULL;
-    int held = watchdog_started;
-    if (held) atomic_fetch_add(&held_loops, 1);
-    PyObject *r = caller_loop(self, ctx, names, out, start, ok_codes, high, held);
-    if (held) atomic_fetch_sub(&held_loops, 1);
-    return r;
+    return caller_loop(self, ctx, names, out, start, ok_codes, high);
 }
 
 static PyObject *caller_loop(Caller *self, PyObject *ctx, PyObject *names, PyObject *out,
-                             Py_ssize_t start, unsigned long long ok_codes, int high, int held) {
+                             Py_ssize_t start, unsigned long long ok_codes, int high) {
     Py_ssize_t n = PyList_GET_SIZE(names), i;
     int fast = ctx_type != NULL && Py_TYPE(ctx) == ctx_type;  /* a CallContext: slots */
-    unsigned long ticks = atomic_load(&held_ticks);
     for (i = start < 0 ? 0 : start; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
         if (fast) slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(name));
         else if (PyObject_SetAttr(ctx, s_node_name, name) < 0) return NULL;
         long long value;
-        if (held && atomic_load(&held_ticks) != ticks) {
-            /* the watchdog advanced the epoch: the deadline counts from now (re-armed) */
-            ticks = atomic_load(&held_ticks);
-            PyObject *r = PyObject_CallNoArgs(self->arm);
-            if (r == NULL) return NULL;
-            Py_DECREF(r);
-        }
-        if (caller_call(self, &value, held) < 0) return NULL;
+        if (caller_call(self, &value) < 0) return NULL;
         self->last = value;
         PyObject *v = PyLong_FromLongLong(high ? value >> 32 : value);
         if (v == NULL) return NULL;
@@ -324,6 +386,7 @@ static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     self->failure = Py_NewRef(failure);
     self->trap_slot = (wasm_trap_t **)(uintptr_t)trap_slot;
     self->keep = Py_NewRef(keep);
+    self->ticks_seen = ~0UL;  /* arm on the first held call */
     return (PyObject *)self;
 }
 
@@ -641,6 +704,10 @@ static PyObject *configure_logs(PyObject *mod, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"untrack_class", untrack_class, METH_O,
+     "untrack_class(cls) -> bool: instances unknown to the cyclic collector (records)"},
+    {"calls_held", calls_held, METH_NOARGS,
+     "calls_held() -> bool: an export call holds the GIL, the watchdog ticking for it"},
     {"configure_watchdog", configure_watchdog, METH_VARARGS,
      "configure_watchdog(increment_epoch, engine, tick_seconds): the epoch while each runs"},
     {"configure_hot", configure_hot, METH_VARARGS,

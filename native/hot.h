@@ -4,7 +4,8 @@
  * A call does what the Python methods of wasm/plugin.py do: the instance that schedules
  * the pod (pool.scheduled, when pool.scheduled_uid is the pod's), its call lock taken as
  * CallLock's inlined acquire (a pop of ``free``), ``ctx.pod`` and ``ctx.node_name`` set
- * around the export call, the result mapped to a Status when the call left nothing to read.
+ * around the export call, the result mapped to a Status when the call left nothing to read
+ * (or only logged: a record the klog case retained in C).
  * Everything else is Python's: any other state of the pool, the lock or the instance runs
  * the Python method from the start (``slow``), a trap goes to ``trapped`` and a call that
  * left results (``ctx.dirty``) to ``finish``, both with the lock still held, as there. */
@@ -52,10 +53,52 @@ static PyObject *hot_slow(Hot *self, PyObject *const *args, size_t nargs) {
     return PyObject_Vectorcall(self->slow, argv, 4, NULL);
 }
 
+/* CallLock.acquire and release, inlined: ``free`` holds one item while the lock is free.
+ * ``list.pop`` and ``list.append`` would shrink and regrow the list's item array on every
+ * call (a realloc each way); taking the item keeps the array, and with it the room to put
+ * the item back. The list is only ever read by its size and items up to it, so this is
+ * the pop and the append as anyone else sees them. */
+static PyObject *lock_take(PyObject *free_ /* a non-empty list */) {
+    Py_ssize_t n = PyList_GET_SIZE(free_);
+    PyObject *token = PyList_GET_ITEM(free_, n - 1);  /* the list's reference, now ours */
+    Py_SET_SIZE(free_, n - 1);
+    return token;
+}
+
+static int lock_give(PyObject *free_, PyObject *token /* stolen */) {
+    PyListObject *list = (PyListObject *)free_;
+    Py_ssize_t n = Py_SIZE(list);
+    if (n < list->allocated) {
+        list->ob_item[n] = token;
+        Py_SET_SIZE(list, n + 1);
+        return 0;
+    }
+    int rc = PyList_Append(free_, token);
+    Py_DECREF(token);
+    return rc;
+}
+
+/* (score, None) for the scores of MaxNodeScore's range, built once: tuples are immutable,
+ * and building one per call was most of what a Score call adds to a Filter call. */
+#define CLEAN_SCORES 101
+static PyObject *clean_scores[CLEAN_SCORES];
+
 static PyObject *hot_clean(Hot *self, long long value) {
     int32_t code = (int32_t)(uint32_t)(unsigned long long)value;
     PyObject *status;
+    long long high = value >> 32;  /* the signed high word: a Score's score */
     if (code == 0) {
+        if (self->score && high >= 0 && high < CLEAN_SCORES) {
+            PyObject **cached = &clean_scores[high];
+            if (*cached == NULL) {
+                PyObject *v = PyLong_FromLongLong(high);
+                if (v == NULL) return NULL;
+                *cached = PyTuple_Pack(2, v, Py_None);
+                Py_DECREF(v);
+                if (*cached == NULL) return NULL;
+            }
+            return Py_NewRef(*cached);
+        }
         status = Py_NewRef(Py_None);
     } else {
         PyObject *c = PyLong_FromLong(code);
@@ -65,7 +108,7 @@ static PyObject *hot_clean(Hot *self, long long value) {
         if (status == NULL) return NULL;
     }
     if (!self->score) return status;
-    PyObject *score = PyLong_FromLongLong(value >> 32);  /* the signed high word */
+    PyObject *score = PyLong_FromLongLong(high);
     if (score == NULL) { Py_DECREF(status); return NULL; }
     PyObject *r = PyTuple_Pack(2, score, status);
     Py_DECREF(score);
@@ -102,9 +145,7 @@ static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t n
     if (!PyList_CheckExact(free_) || PyList_GET_SIZE(free_) == 0 || dead != Py_False ||
         !Py_IS_TYPE(caller, &CallerType) || Py_TYPE(ctx) != ctx_type)
         goto out;
-    /* CallLock.acquire, inlined: the list holds one item while the lock is free */
-    if (PyList_SetSlice(free_, PyList_GET_SIZE(free_) - 1, PyList_GET_SIZE(free_), NULL) < 0)
-        goto out;
+    PyObject *token = lock_take(free_);
     slow = 0;
     slot_put(ctx, ctx_off[C_POD], Py_NewRef(pod));
     slot_put(ctx, ctx_off[C_NODE_NAME], Py_NewRef(name));
@@ -125,31 +166,36 @@ static PyObject *hot_vectorcall(PyObject *self_, PyObject *const *args, size_t n
         }
     } else if (SLOT(ctx, ctx_off[C_DIRTY]) == Py_False) {
         result = hot_clean(self, value);
+    } else if (SLOT(ctx, ctx_off[C_DIRTY]) == s_logged) {
+        /* the call only logged: its host byte count reset, as Caller.each does */
+        slot_put(ctx, ctx_off[C_USED], Py_NewRef(s_zero));
+        slot_put(ctx, ctx_off[C_DIRTY], Py_NewRef(Py_False));
+        result = hot_clean(self, value);
     } else {
         PyObject *v = PyLong_FromLongLong(value);
         result = v ? PyObject_CallFunctionObjArgs(self->finish, guest, v, NULL) : NULL;
         Py_XDECREF(v);
     }
-    /* CallLock.release, inlined: the exception (if any) is kept across it */
-    PyObject *type, *exc, *tb;
-    PyErr_Fetch(&type, &exc, &tb);
-    if (PyList_Append(free_, Py_True) == 0) {
+    /* CallLock.release, inlined: the call's exception (if any) is kept across it */
+    PyObject *type = NULL, *exc = NULL, *tb = NULL;
+    int failed = result == NULL;
+    if (failed) PyErr_Fetch(&type, &exc, &tb);
+    if (lock_give(free_, token) == 0) {
         PyObject *waiters = hot_get(lock, lock_type, H_LOCK_WAITERS, s_waiters);
-        int waiting = waiters ? PyObject_IsTrue(waiters) : -1;
+        /* ``waiters`` is an int count: the small int 0 is a singleton */
+        int waiting = waiters == NULL ? -1 : waiters == s_zero ? 0 : PyObject_IsTrue(waiters);
         Py_XDECREF(waiters);
         if (waiting > 0) {
             PyObject *r = PyObject_CallMethodNoArgs(lock, s_wake);
             Py_XDECREF(r);
         }
     }
-    if (PyErr_Occurred() && exc == NULL) {
-        Py_CLEAR(result);  /* the release failed: report that */
-    } else {
-        PyErr_Clear();
+    if (failed) {
+        PyErr_Clear();  /* a failed release is not reported over the call's own error */
         PyErr_Restore(type, exc, tb);
-        type = exc = tb = NULL;
+    } else if (PyErr_Occurred()) {
+        Py_CLEAR(result);  /* the release failed: report that */
     }
-    Py_XDECREF(type); Py_XDECREF(exc); Py_XDECREF(tb);
 out:
     Py_XDECREF(guest); Py_XDECREF(uid); Py_XDECREF(suid); Py_XDECREF(lock);
     Py_XDECREF(free_); Py_XDECREF(dead); Py_XDECREF(caller); Py_XDECREF(ctx); Py_XDECREF(name);

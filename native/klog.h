@@ -20,8 +20,15 @@ static int get_ll(PyObject *obj, PyObject *name, long long *out) {
 }
 
 static int is_ascii(const uint8_t *p, size_t n) {
-    for (size_t i = 0; i < n; i++) if (p[i] & 0x80) return 0;
-    return 1;
+    /* eight bytes at a time (a record's message and key/values are tens of bytes) */
+    uint64_t high = 0, word;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&word, p + i, 8);
+        high |= word;
+    }
+    for (; i < n; i++) high |= p[i];
+    return (high & 0x8080808080808080ULL) == 0;
 }
 
 /* Whether [ptr, ptr + n) lies in the instance memory (the size re-read when needed). */
@@ -168,8 +175,9 @@ static int log_fast(Host *h, wasmtime_val_raw_t *args) {
     }
     for (int i = 0; i < R_N; i++) slot_put(rec, rec_off[i], vals[i]);
     /* It holds only ints, bytes, None and (decoded later) strings and tuples of them: it
-     * can be in no reference cycle, so the collector need not traverse the retained ones. */
-    PyObject_GC_UnTrack(rec);
+     * can be in no reference cycle, so the collector need not traverse the retained ones
+     * (the class is not a GC one at all when untrack_class could make it so). */
+    if (PyObject_IS_GC(rec)) PyObject_GC_UnTrack(rec);
     /* CallContext.charge, committed */
     slot_put(ctx, ctx_off[C_USED], new_used);
     slot_put(ctx, ctx_off[C_CYCLE_USED], new_cycle);

@@ -386,3 +386,75 @@ def test_klog_retention_alike_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> 
         assert "log records dropped" in native[-1][2][0][1]
     finally:
         configure_native_logs(LogRecord, CallContext, PluginEnv, (*limits, *retained))
+
+
+_SPIN_WAT = """
+(module
+  (import "test" "spin" (func $spin))
+  (func (export "spin") (local $i i32)
+    ;; the loop's back edge checks the epoch deadline after each host call
+    (loop $again
+      (call $spin)
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $i) (i32.const 32)))))
+)
+"""
+
+
+@pytest.mark.parametrize("share", [0.9, 3.0])
+def test_host_time_counts_once_against_the_deadline(path: str, share: float) -> None:
+    """A compiled call keeps the GIL and the native watchdog ticks for it; Python host code
+    inside the call lets the Python ticker run too, which must then leave the engine's
+    epoch alone: a call whose host work takes 0.9 of its deadline succeeds (with both
+    ticking it would fail), one that takes three deadlines fails on the deadline."""
+    import time
+
+    timeout_ms = 200
+    spin_s = timeout_ms / 1000 * share / 32
+
+    def spin() -> None:
+        end = time.monotonic() + spin_s
+        while time.monotonic() < end:  # Python bytecode: the ticker thread gets the GIL
+            pass
+
+    host = {("test", "spin"): HostFunction((), (), spin)}
+    inst = FastInstance(
+        wasmtime.Module(engine(), _SPIN_WAT), host, memory_limit=1 << 20, timeout_ms=timeout_ms
+    )
+    try:
+        call = inst.caller("spin", None)
+        if share < 1:
+            for _ in range(3):
+                call()
+        else:
+            with pytest.raises(GuestTrap, match="deadline of 200 ms exceeded"):
+                call()
+    finally:
+        inst.close()
+
+
+def test_log_records_are_not_gc_objects() -> None:
+    """With the extension, LogRecord is not a GC class (each GC allocation counts towards
+    the next collection); its instances still release what they hold, pickle, copy and
+    compare as before."""
+    import copy
+    import gc
+    import pickle
+
+    if not native_available():
+        pytest.skip("the compiled extension was not built")
+    message = "".join(["held by one record only ", str(id(object()))])
+    before = sys.getrefcount(message)
+    record = LogRecord(1, message, (("k", "v"),), structured=True)
+    assert sys.getrefcount(message) == before + 1
+    assert not gc.is_tracked(record)
+    assert not type(record).__flags__ & (1 << 14)  # Py_TPFLAGS_HAVE_GC
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert copy.deepcopy(record) == record and copy.copy(record).text == record.text
+    del record
+    assert sys.getrefcount(message) == before
+
+    counts = gc.get_count()[0]
+    guest = [LogRecord.from_guest(0, b"msg", b"k\x00v\x00") for _ in range(50)]
+    assert gc.get_count()[0] <= counts + 5  # the list, not the records
+    assert all(r.text == '"msg" k="v"' for r in guest)

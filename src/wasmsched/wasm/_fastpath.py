@@ -76,6 +76,7 @@ from wasmsched.wasm.native import (
     NATIVE_NODE_NAME,
     configure_native_logs,
     native_available,
+    native_calls_held,
     native_enabled,
     native_module,
     start_native_watchdog,
@@ -171,17 +172,22 @@ def engine_fingerprint() -> str:
 
 
 _epoch: list[int] = [0]
-"""The ticker's count, bumped just before the engine's epoch: it is never behind the epoch
-and at most one tick ahead (only the ticker advances the engine)."""
+"""The ticker's count, bumped just before the engine's epoch (which the native watchdog
+advances instead while a compiled call holds the GIL: the count then lags, and the
+compiled callers re-arm on the watchdog's own count)."""
 
 
 def _tick_forever(engine_ptr: c_void_p) -> None:
     sleep = time.sleep
     epoch = _epoch
+    # While a compiled call holds the GIL its watchdog advances the engine's epoch (this
+    # thread runs then only inside a Python host function): one of the two ticks, not both.
+    held = native_calls_held()
     while True:
         sleep(TICK_SECONDS)
         epoch[0] += 1  # each value is a distinct int object: callers compare by identity
-        _increment_epoch(engine_ptr)
+        if held is None or not held():
+            _increment_epoch(engine_ptr)
 
 
 def _ensure_ticker() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+from collections.abc import Callable
 from ctypes import c_void_p, cast
 from typing import Any
 
@@ -23,9 +24,11 @@ __all__ = [
     "NATIVE_NODE_NAME",
     "configure_native_logs",
     "native_available",
+    "native_calls_held",
     "native_enabled",
     "native_module",
     "start_native_watchdog",
+    "untrack_class",
 ]
 
 
@@ -86,11 +89,29 @@ def configure_native_logs(
 
 def start_native_watchdog(engine_ptr: int, tick_seconds: float) -> None:
     """Starts the compiled extension's epoch watchdog (native/_native.c: it advances the
-    engine's epoch while ``Caller.each`` keeps the GIL); a no-op without the extension."""
+    engine's epoch while an export call keeps the GIL); a no-op without the extension."""
     if _native is not None:
         _native.configure_watchdog(
             _address("wasmtime_engine_increment_epoch"), engine_ptr, tick_seconds
         )
+
+
+def native_calls_held() -> Callable[[], bool] | None:
+    """The extension's ``calls_held`` (whether an export call holds the GIL while the
+    watchdog ticks for it: the Python ticker then leaves the engine's epoch alone), None
+    without the extension."""
+    if _native is None:
+        return None
+    held: Callable[[], bool] = _native.calls_held
+    return held
+
+
+def untrack_class(cls: type) -> bool:
+    """Makes a plain ``__slots__`` class's instances unknown to the cyclic collector
+    (native/_native.c: untrack_class; for a class whose instances can be in no reference
+    cycle, called right after its class statement); False when not done (no extension, or
+    a class or Python version it is not known to be right for)."""
+    return _native is not None and bool(_native.untrack_class(cls))
 
 
 def native_available() -> bool:
