@@ -97,7 +97,7 @@ def _build_with_cargo(cargo: str, rustc: str, target: str, release: bool) -> Pat
 def _build_with_rustc(rustc: str, target: str, release: bool) -> Path:
     out = TARGET_DIR / target / ("rustc-release" if release else "rustc-debug")
     out.mkdir(parents=True, exist_ok=True)
-    opt = ["-C", "opt-level=s", "-C", "lto=fat", "-C", "codegen-units=1", "-C", "strip=symbols"]
+    opt = ["-C", "opt-level=3", "-C", "lto=fat", "-C", "codegen-units=1", "-C", "strip=symbols"]
     flags = ["--edition", "2021", "--target", target, "-C", "panic=abort", REMAP] + (
         opt if release else []
     )
