@@ -62,15 +62,17 @@ static PyObject *level_keys[5];  /* 10, 20, 30, 40, 50: logging's levels */
 /* ---------------------------------------------------------------- watchdog
  *
  * An export call keeps the GIL (releasing and retaking it around every call, and again in
- * every host function, cost more than a no-op guest call). The epoch ticker is a Python
- * thread (wasm/_fastpath.py: _tick_forever) that cannot run meanwhile, so while a call is
- * held this C thread advances the engine's epoch in its place, one tick every ``tick``
- * seconds, and counts the ticks; a call re-arms the deadline whenever the count moved since
- * its caller last armed, as it re-arms when the Python count moved. The Python ticker
- * leaves the engine's epoch alone while a call is held (``held_calls``, read through
- * ``calls_held``; it runs then only inside a Python host function), so the two never tick
- * the same interval twice; its read races the count by one tick at most: a deadline can
- * come one tick (5 ms) early, never late. */
+ * every host function, cost more than a no-op guest call). This C thread keeps the epoch
+ * meanwhile: while a call is held it advances the engine's epoch one tick every ``tick``
+ * seconds and counts the ticks. A call re-arms the deadline whenever the count moved since
+ * its caller last armed (or the Python ticker's count moved), and records the count it
+ * armed at in the instance's ``armed[1]``, from which a host function tells that host work
+ * overran the deadline. Compiled instances need no Python ticker: that thread (for the
+ * ctypes path, wasm/_fastpath.py: _tick_forever) waits on the GIL at every tick, and every
+ * GIL release of this thread woke it again. When both run, the Python ticker leaves the
+ * engine's epoch alone while a call is held (``calls_held``), so the two never tick the
+ * same interval twice; its read races the count by one tick at most: a deadline can come
+ * one tick (5 ms) early, never late. */
 typedef void (*wasmtime_engine_increment_epoch_fn)(void *engine);
 static wasmtime_engine_increment_epoch_fn p_increment_epoch = NULL;
 static void *p_engine = NULL;
@@ -92,8 +94,8 @@ static void *watchdog_main(void *unused) {
     return NULL;
 }
 
-/* In a forked child the thread is gone: the next configure_watchdog (the Python ticker's
- * restart after fork) starts another. */
+/* In a forked child the thread is gone: the next configure_watchdog (from the first
+ * instance made after the fork) starts another. */
 static void watchdog_after_fork(void) { watchdog_started = 0; atomic_store(&held_calls, 0); }
 
 /* ---------------------------------------------------------------- untracked records
@@ -150,19 +152,26 @@ static PyObject *untrack_class(PyObject *mod, PyObject *arg) {
 #endif
 }
 
+/* watchdog_ticks() -> int: the watchdog's count of ticks (tests). */
+static PyObject *watchdog_ticks(PyObject *mod, PyObject *unused) {
+    (void)mod; (void)unused;
+    return PyLong_FromUnsignedLong(atomic_load(&held_ticks));
+}
+
 /* calls_held() -> bool: whether an export call holds the GIL with the watchdog ticking. */
 static PyObject *calls_held(PyObject *mod, PyObject *unused) {
     (void)mod; (void)unused;
     return PyBool_FromLong(atomic_load(&held_calls) > 0);
 }
 
-/* configure_watchdog(increment_epoch, engine, tick_seconds): starts the thread once. */
+/* configure_watchdog(increment_epoch, engine, tick_seconds) -> bool: starts the thread
+ * once; whether it runs. */
 static PyObject *configure_watchdog(PyObject *mod, PyObject *args) {
     unsigned long long fn, engine;
     double tick;
     (void)mod;
     if (!PyArg_ParseTuple(args, "KKd", &fn, &engine, &tick)) return NULL;
-    if (watchdog_started) Py_RETURN_NONE;
+    if (watchdog_started) Py_RETURN_TRUE;
     if (!fn || !engine || !(tick > 0)) {
         PyErr_SetString(PyExc_ValueError, "bad watchdog arguments");
         return NULL;
@@ -176,9 +185,9 @@ static PyObject *configure_watchdog(PyObject *mod, PyObject *args) {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     int rc = pthread_create(&thread, &attr, watchdog_main, NULL);
     pthread_attr_destroy(&attr);
-    if (rc != 0) Py_RETURN_NONE;  /* no watchdog: a call releases the GIL, as before */
+    if (rc != 0) Py_RETURN_FALSE;  /* no watchdog: a call releases the GIL, as before */
     watchdog_started = 1;
-    Py_RETURN_NONE;
+    Py_RETURN_TRUE;
 }
 
 /* ---------------------------------------------------------------- Caller */
@@ -213,11 +222,13 @@ static int caller_call(Caller *self, long long *out) {
     if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0) ||
         (held && ticks != self->ticks_seen)) {
         PyObject *r = PyObject_CallNoArgs(self->arm);
-        if (r == NULL) {
+        PyObject *at = r == NULL ? NULL : held ? PyLong_FromUnsignedLong(ticks)
+                                                : Py_NewRef(Py_None);
+        Py_XDECREF(r);
+        if (at == NULL || PyList_SetItem(self->armed, 1, at) < 0) {
             if (held) atomic_fetch_sub(&held_calls, 1);
             return -1;
         }
-        Py_DECREF(r);
         self->ticks_seen = ticks;
     }
     wasm_trap_t *trap = NULL;
@@ -369,7 +380,7 @@ static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTuple(args, "KKnpO!O!OOKO", &ctx, &func, &count, &wide, &PyList_Type,
                           &armed, &PyList_Type, &epoch, &arm, &failure, &trap_slot, &keep))
         return NULL;
-    if (PyList_GET_SIZE(armed) < 1 || PyList_GET_SIZE(epoch) < 1 || count < 0 || count > 1) {
+    if (PyList_GET_SIZE(armed) < 2 || PyList_GET_SIZE(epoch) < 1 || count < 0 || count > 1) {
         PyErr_SetString(PyExc_ValueError, "bad caller arguments");
         return NULL;
     }
@@ -457,8 +468,16 @@ static wasm_trap_t *trap_from_error(Host *h) {
     return trap;
 }
 
-/* Non-zero when the call's deadline passed during host work (see _fastpath: _callback). */
+/* Non-zero when the call's deadline passed during host work (see _fastpath: _callback):
+ * by the watchdog's count since the call armed (armed[1]: a held call) or by the Python
+ * ticker's (armed[0]). */
 static int overran(Host *h) {
+    PyObject *at = PyList_GET_ITEM(h->armed, 1);
+    if (at != Py_None && atomic_load(&held_calls) > 0) {
+        unsigned long t = PyLong_AsUnsignedLong(at);
+        if (t == (unsigned long)-1 && PyErr_Occurred()) PyErr_Clear();
+        else if ((long long)(atomic_load(&held_ticks) - t) > h->allowed) return 1;
+    }
     PyObject *start = PyList_GET_ITEM(h->armed, 0);
     if (start == Py_None) return 0;
     long long s = PyLong_AsLongLong(start);
@@ -592,7 +611,8 @@ static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                           &kind, &label, &trap_for, &overrun, &PyList_Type, &armed,
                           &PyList_Type, &epoch, &allowed, &state))
         return NULL;
-    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 3) {
+    if (nparams < 0 || nparams > 16 || result < 0 || result > 2 || kind < 0 || kind > 3 ||
+        PyList_GET_SIZE(armed) < 2 || PyList_GET_SIZE(epoch) < 1) {
         PyErr_SetString(PyExc_ValueError, "bad host function arguments");
         return NULL;
     }
@@ -706,10 +726,11 @@ static PyObject *configure_logs(PyObject *mod, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"untrack_class", untrack_class, METH_O,
      "untrack_class(cls) -> bool: instances unknown to the cyclic collector (records)"},
+    {"watchdog_ticks", watchdog_ticks, METH_NOARGS, "watchdog_ticks() -> int: its count"},
     {"calls_held", calls_held, METH_NOARGS,
      "calls_held() -> bool: an export call holds the GIL, the watchdog ticking for it"},
     {"configure_watchdog", configure_watchdog, METH_VARARGS,
-     "configure_watchdog(increment_epoch, engine, tick_seconds): the epoch while each runs"},
+     "configure_watchdog(increment_epoch, engine, tick_seconds) -> bool: the epoch of held calls"},
     {"configure_hot", configure_hot, METH_VARARGS,
      "configure_hot(GuestPool, Guest, CallLock, NodeInfo): slots the compiled calls read"},
     {"configure_logs", configure_logs, METH_VARARGS,

@@ -404,10 +404,16 @@ _SPIN_WAT = """
 @pytest.mark.parametrize("share", [0.9, 3.0])
 def test_host_time_counts_once_against_the_deadline(path: str, share: float) -> None:
     """A compiled call keeps the GIL and the native watchdog ticks for it; Python host code
-    inside the call lets the Python ticker run too, which must then leave the engine's
-    epoch alone: a call whose host work takes 0.9 of its deadline succeeds (with both
-    ticking it would fail), one that takes three deadlines fails on the deadline."""
+    inside the call lets the Python ticker run too (kept running for the ctypes path's
+    instances: one is made first), which must then leave the engine's epoch alone: a call
+    whose host work takes 0.9 of its deadline succeeds (with both ticking it would fail),
+    one that takes three deadlines fails on the deadline."""
     import time
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(NATIVE_ENV, "0")
+        ticked = FastInstance(wasmtime.Module(engine(), "(module)"), {}, memory_limit=1 << 20,
+                              timeout_ms=10)  # fmt: skip
 
     timeout_ms = 200
     spin_s = timeout_ms / 1000 * share / 32
@@ -431,6 +437,7 @@ def test_host_time_counts_once_against_the_deadline(path: str, share: float) -> 
                 call()
     finally:
         inst.close()
+        ticked.close()
 
 
 def test_log_records_are_not_gc_objects() -> None:

@@ -25,12 +25,13 @@ instead of touching freed memory. One ``FastInstance`` must not be used from two
 once; the caller serialises (``guest.Guest`` holds a lock around every call).
 
 Limits: one process-wide engine with epoch interruption; a daemon thread advances the epoch
-every ``TICK_SECONDS``, so a guest that runs longer than its timeout traps with an interrupt.
-Setting a store's deadline is a C call, so a call re-arms it only when the epoch moved since
-the instance last armed it: the ticker bumps a Python counter just before the engine's epoch,
-and a call that sees the counter unchanged knows the deadline armed then still lies ahead by
-at least the timeout (the deadline is one tick longer than ``deadline_ticks`` to cover a tick
-in flight while arming). Host functions run outside wasm, where no epoch check happens: each
+every ``TICK_SECONDS``, so a guest that runs longer than its timeout traps with an interrupt
+(wasm/epoch.py: on the compiled path that thread is the extension's C watchdog). Setting a
+store's deadline is a C call, so a call re-arms it only when the epoch moved since the
+instance last armed it: the Python ticker bumps a Python counter just before the engine's
+epoch, and a call that sees the counter unchanged knows the deadline armed then still lies
+ahead by at least the timeout (the deadline is one tick longer than ``deadline_ticks`` to
+cover a tick in flight while arming). Host functions run outside wasm, where no epoch check happens: each
 host callback therefore checks, after its work, whether the call's deadline has passed (the
 epoch count minus the one the deadline was armed at), and traps if so, so a call whose host
 work overran fails whatever the guest would return. ``Store.set_limits`` caps one memory,
@@ -42,11 +43,8 @@ from __future__ import annotations
 import ctypes
 import importlib
 import importlib.metadata
-import math
-import os
 import platform
 import threading
-import time
 from collections.abc import Callable, Mapping
 from ctypes import (
     POINTER,
@@ -68,6 +66,13 @@ from wasmtime import _ffi as ffi
 
 from wasmsched.errors import WasmschedError
 from wasmsched.wasm.budget import store_limits
+from wasmsched.wasm.epoch import (
+    TICK_SECONDS,
+    deadline_ticks,
+    keep_epoch,
+    python_ticks,
+    release_python_ticker,
+)
 from wasmsched.wasm.native import (
     LOGGED,
     NATIVE_ENV,
@@ -76,10 +81,8 @@ from wasmsched.wasm.native import (
     NATIVE_NODE_NAME,
     configure_native_logs,
     native_available,
-    native_calls_held,
     native_enabled,
     native_module,
-    start_native_watchdog,
 )
 
 __all__ = [
@@ -104,9 +107,6 @@ __all__ = [
     "wasmtime_version",
 ]
 
-TICK_SECONDS = 0.005
-"""Epoch period: the resolution of per-call deadlines."""
-
 _ENGINE_SETTINGS: tuple[tuple[str, Any], ...] = (
     ("epoch_interruption", True),
     ("memory_may_move", False),
@@ -126,7 +126,6 @@ def _raw(name: str, restype: Any) -> Any:
 
 _call_unchecked = _raw("wasmtime_func_call_unchecked", c_void_p)
 _set_deadline = _raw("wasmtime_context_set_epoch_deadline", None)
-_increment_epoch = _raw("wasmtime_engine_increment_epoch", None)
 _func_new_unchecked = _raw("wasmtime_func_new_unchecked", None)
 _instance_new = _raw("wasmtime_instance_new", c_void_p)
 _export_get = _raw("wasmtime_instance_export_get", ctypes.c_bool)
@@ -141,11 +140,10 @@ _U32x2 = c_uint32 * 2
 _EXTERN_FUNC = 0
 _EXTERN_MEMORY = 3
 
-# --- engine and epoch ticker ---------------------------------------------------------------
+# --- engine -------------------------------------------------------------------------------
 
 _engine: wasmtime.Engine | None = None
 _engine_lock = threading.Lock()
-_ticker: threading.Thread | None = None
 
 
 def wasmtime_version() -> str:
@@ -169,52 +167,6 @@ def engine_fingerprint() -> str:
     """What a serialized module depends on: wasmtime version, host and engine settings."""
     settings = ",".join(f"{k}={v}" for k, v in _ENGINE_SETTINGS)
     return f"wasmtime-{wasmtime_version()}|{platform.system()}-{platform.machine()}|{settings}"
-
-
-_epoch: list[int] = [0]
-"""The ticker's count, bumped just before the engine's epoch (which the native watchdog
-advances instead while a compiled call holds the GIL: the count then lags, and the
-compiled callers re-arm on the watchdog's own count)."""
-
-
-def _tick_forever(engine_ptr: c_void_p) -> None:
-    sleep = time.sleep
-    epoch = _epoch
-    # While a compiled call holds the GIL its watchdog advances the engine's epoch (this
-    # thread runs then only inside a Python host function): one of the two ticks, not both.
-    held = native_calls_held()
-    while True:
-        sleep(TICK_SECONDS)
-        epoch[0] += 1  # each value is a distinct int object: callers compare by identity
-        if held is None or not held():
-            _increment_epoch(engine_ptr)
-
-
-def _ensure_ticker() -> None:
-    global _ticker
-    if _ticker is None:
-        with _engine_lock:
-            if _ticker is None:
-                ptr = c_void_p(cast(engine().ptr(), c_void_p).value)
-                thread = threading.Thread(
-                    target=_tick_forever, args=(ptr,), name="wasmsched-epoch", daemon=True
-                )
-                thread.start()
-                _ticker = thread
-                start_native_watchdog(ptr.value or 0, TICK_SECONDS)
-
-
-def _forget_ticker_after_fork() -> None:
-    global _ticker
-    _ticker = None  # threads do not survive fork(): the child starts its own ticker
-
-
-os.register_at_fork(after_in_child=_forget_ticker_after_fork)
-
-
-def deadline_ticks(timeout_ms: int) -> int:
-    """Epoch ticks for a timeout: rounded up, plus one for the partial current tick."""
-    return max(1, math.ceil(timeout_ms / (TICK_SECONDS * 1000))) + 1
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -339,17 +291,18 @@ class FastInstance:
         timeout_ms: int,
         memory_export: str = "memory",
     ) -> None:
-        _ensure_ticker()
+        self._native = native_module() if native_enabled() else None
+        self._ticker_user = False
         self._closed = False
         self._pending: BaseException | None = None
         self._keep: list[Any] = []  # callbacks and func structs referenced by the store
-        self._native = native_module() if native_enabled() else None
         self._hosts: list[Any] = []  # the compiled path's host function envs
         self.timeout_ms = timeout_ms
         self._deadline = c_uint64(deadline_ticks(timeout_ms) + 1)  # +1: see the module doc
         # The epoch count when the deadline was last armed; None forces the next call to arm
         # it (after a failed call, and for good once closed).
-        self._armed: list[int | None] = [None]
+        # Then the native watchdog's count when a compiled call armed it (caller_call).
+        self._armed: list[int | None] = [None, None]
         self._store = wasmtime.Store(engine())
         self._store.set_limits(**store_limits(memory_limit))
         self._ctx = c_void_p(cast(self._store._context(), c_void_p).value)
@@ -365,6 +318,7 @@ class FastInstance:
         self._memory: Any = None
         self._base = 0
         self._size = 0
+        self._ticker_user = keep_epoch(engine(), self._native is not None)
         try:
             self._instantiate(module, host, memory_export)
         except BaseException:
@@ -454,7 +408,7 @@ class FastInstance:
                 0 if result is None else 1,
                 result == "i64",
                 self._armed,
-                _epoch,
+                python_ticks,
                 self._arm,
                 self._failure,
                 addressof(self._trap),
@@ -467,7 +421,7 @@ class FastInstance:
         count = 0 if result is None else 1
         view = self._i64 if result == "i64" else self._i32
         call, arm, failure = _call_unchecked, self._arm, self._failure
-        armed, epoch = self._armed, _epoch
+        armed, epoch = self._armed, python_ticks
 
         def call_export() -> int:
             if armed[0] is not epoch[0]:
@@ -493,7 +447,7 @@ class FastInstance:
             raise GuestTrap("instance is closed")
         # Read first: while the count stays ``now`` the engine is at most one tick past the
         # epoch this deadline counts from, which the extra tick of ``_deadline`` covers.
-        now = _epoch[0]
+        now = python_ticks[0]
         _set_deadline(self._ctx, self._deadline)
         self._armed[0] = now
 
@@ -545,7 +499,7 @@ class FastInstance:
             self._trap_for,
             self._overrun,
             self._armed,
-            _epoch,
+            python_ticks,
             deadline_ticks(self.timeout_ms),
             state,
         )
@@ -558,7 +512,7 @@ class FastInstance:
         has_result = bool(fn.results)
         trap_for = self._trap_for
         label = f"{key[0]}.{key[1]}"
-        armed, epoch = self._armed, _epoch
+        armed, epoch = self._armed, python_ticks
         # ticks the deadline allows (the armed deadline is one more, see the module doc)
         allowed = deadline_ticks(self.timeout_ms)
         overrun = self._overrun
@@ -669,3 +623,6 @@ class FastInstance:
             self._store.close()
             self._keep.clear()
             self._hosts.clear()
+            if self._ticker_user:
+                self._ticker_user = False
+                release_python_ticker()

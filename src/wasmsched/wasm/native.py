@@ -87,13 +87,17 @@ def configure_native_logs(
         _native.configure_logs(record_cls, ctx_cls, env_cls, *limits)
 
 
-def start_native_watchdog(engine_ptr: int, tick_seconds: float) -> None:
+def start_native_watchdog(engine_ptr: int, tick_seconds: float) -> bool:
     """Starts the compiled extension's epoch watchdog (native/_native.c: it advances the
-    engine's epoch while an export call keeps the GIL); a no-op without the extension."""
-    if _native is not None:
+    engine's epoch while an export call keeps the GIL); whether it runs (False without the
+    extension, or when its thread could not start)."""
+    if _native is None:
+        return False
+    return bool(
         _native.configure_watchdog(
             _address("wasmtime_engine_increment_epoch"), engine_ptr, tick_seconds
         )
+    )
 
 
 def native_calls_held() -> Callable[[], bool] | None:
