@@ -80,6 +80,9 @@ static long tick_ns = 0;
 static atomic_int held_calls = 0;
 static atomic_ulong held_ticks = 0;
 static int watchdog_started = 0;
+/* Set while this thread is inside a held export call, so holds the GIL: a host function
+ * called back from that call need not ask for the GIL again (host_trampoline). */
+static _Thread_local int in_held_call = 0;
 
 static void *watchdog_main(void *unused) {
     (void)unused;
@@ -235,7 +238,10 @@ static int caller_call(Caller *self, long long *out) {
     wasmtime_error_t *err;
     self->vals[0].i64 = 0;
     if (held) {
+        int outer = in_held_call;  /* a host function may call another export */
+        in_held_call = 1;
         err = p_call(self->ctx, self->func, self->vals, self->count, &trap);
+        in_held_call = outer;
         atomic_fetch_sub(&held_calls, 1);
     } else {
         Py_BEGIN_ALLOW_THREADS
@@ -507,8 +513,10 @@ static void put_result(Host *h, wasmtime_val_raw_t *args, long long r) {
  * -1: a Python error is set. */
 static int node_name_fast(Host *h, wasmtime_val_raw_t *args, long long *out) {
     uint32_t buf = (uint32_t)args[0].i32, limit = (uint32_t)args[1].i32;
-    PyObject *name = PyObject_GetAttr(h->state, s_node_name);
-    if (name == NULL) return -1;
+    PyObject *name = ctx_type != NULL && Py_TYPE(h->state) == ctx_type
+                         ? Py_XNewRef(SLOT(h->state, ctx_off[C_NODE_NAME]))
+                         : PyObject_GetAttr(h->state, s_node_name);
+    if (name == NULL) return PyErr_Occurred() ? -1 : 0;  /* an unset slot: Python's case */
     Py_ssize_t n;
     const char *data = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &n) : NULL;
     if (data == NULL) { Py_DECREF(name); PyErr_Clear(); return 0; }
@@ -540,7 +548,8 @@ static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
                                     wasmtime_val_raw_t *args, size_t nargs) {
     Host *h = (Host *)env;
     (void)caller; (void)nargs;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    int ensure = !in_held_call;
+    PyGILState_STATE gil = ensure ? PyGILState_Ensure() : PyGILState_LOCKED;
     wasm_trap_t *trap = NULL;
     long long value = 0;
     int done = 0;
@@ -571,7 +580,7 @@ static wasm_trap_t *host_trampoline(void *env, wasmtime_caller_t *caller,
     if (overran(h)) { trap = overrun_trap(h); goto out; }
     put_result(h, args, value);
 out:
-    PyGILState_Release(gil);
+    if (ensure) PyGILState_Release(gil);
     return trap;
 }
 
