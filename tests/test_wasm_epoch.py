@@ -79,3 +79,43 @@ def test_compiled_instances_need_no_python_ticker() -> None:
         [sys.executable, "-c", _ONLY_COMPILED], env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+_FORKED = """
+import os, time, wasmtime
+from wasmsched.wasm._fastpath import FastInstance, GuestTrap, engine
+wat = '(module (func (export "loop") (result i32) (loop $l (br $l)) (i32.const 0)))'
+module = wasmtime.Module(engine(), wat)
+os.environ["WASMSCHED_WASM_NATIVE"] = "1"
+compiled = FastInstance(module, {}, memory_limit=1 << 20, timeout_ms=50)
+os.environ["WASMSCHED_WASM_NATIVE"] = "0"
+plain = FastInstance(module, {}, memory_limit=1 << 20, timeout_ms=50)
+pid = os.fork()
+if pid == 0:
+    import signal
+    signal.alarm(10)  # a child whose guest is never interrupted dies instead of spinning
+    code = 0
+    for inst in (compiled, plain):  # the child's keepers must interrupt both
+        start = time.monotonic()
+        try:
+            inst.caller("loop", "i32")()
+            code = 3
+        except GuestTrap as trap:
+            if not trap.interrupted or time.monotonic() - start > 2:
+                code = 4
+    os._exit(code)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, status
+"""
+
+
+def test_forked_child_keeps_the_epoch_of_inherited_instances() -> None:
+    """Threads do not survive fork(): the child restarts the watchdog and the Python
+    ticker that the instances it inherited need (a runaway guest in the child would
+    otherwise never be interrupted)."""
+    if not native_available():
+        pytest.skip("the compiled extension was not built")
+    run = subprocess.run(
+        [sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -13,7 +13,8 @@ Two keepers, by call path (wasm/_fastpath.py explains the deadline itself):
   process whose instances are all compiled has no such thread.
 
 While both run, the Python ticker leaves the engine's epoch to the watchdog during a
-compiled call (``native_calls_held``), so that no interval is ticked twice.
+compiled call (``native_calls_held``), so that no interval is ticked twice. A forked child
+starts again whichever keepers the instances it inherited need.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _increment_epoch.argtypes = None  # type: ignore[assignment]
 _increment_epoch.restype = None
 
 _lock = threading.Lock()
+_engine_ptr = 0  # the engine whose epoch is kept (one per process)
 _watchdog = False  # the native watchdog runs
 _ticker: threading.Thread | None = None
 _ticker_users = 0  # open instances that need the Python ticker
@@ -69,42 +71,55 @@ def keep_epoch(engine: wasmtime.Engine, native: bool) -> bool:
     """Starts the keeper a new instance needs (the watchdog for a compiled one, else the
     Python ticker); True when that is the Python ticker: the instance then counts as its
     user until it calls ``release_python_ticker``."""
-    global _ticker, _watchdog, _ticker_users
+    global _watchdog, _ticker_users, _engine_ptr
     if native and _watchdog:
         return False
-    ptr = c_void_p(cast(engine.ptr(), c_void_p).value)
+    ptr = cast(engine.ptr(), c_void_p).value or 0
     with _lock:
+        _engine_ptr = ptr
         if native and not _watchdog:
-            _watchdog = start_native_watchdog(ptr.value or 0, TICK_SECONDS)
+            _watchdog = start_native_watchdog(ptr, TICK_SECONDS)
             if _watchdog:
                 return False
         _ticker_users += 1
-        if _ticker is None:
-            thread = threading.Thread(
-                target=_tick_forever, args=(ptr,), name="wasmsched-epoch", daemon=True
-            )
-            thread.start()
-            _ticker = thread
+        _start_ticker()
         return True
+
+
+def _start_ticker() -> None:
+    global _ticker
+    if _ticker is None:
+        thread = threading.Thread(
+            target=_tick_forever, args=(c_void_p(_engine_ptr),), name="wasmsched-epoch",
+            daemon=True,
+        )  # fmt: skip
+        thread.start()
+        _ticker = thread
 
 
 def release_python_ticker() -> None:
     """An instance that needed the Python ticker is closed."""
     global _ticker_users
     with _lock:
-        _ticker_users = max(0, _ticker_users - 1)  # an instance from before a fork: 0
+        _ticker_users = max(0, _ticker_users - 1)
 
 
-def _forget_after_fork() -> None:
-    global _ticker, _watchdog, _ticker_users
-    # threads do not survive fork(): the child starts its own (native/_native.c resets the
-    # watchdog's state there too)
+def _restart_after_fork() -> None:
+    """Threads do not survive fork(): the child starts again the keepers that the
+    instances it inherited need (native/_native.c has reset the watchdog's state)."""
+    global _lock, _ticker, _watchdog, _ticker_users
+    _lock = threading.Lock()  # another thread may have held it at the fork
     _ticker = None
-    _watchdog = False
-    _ticker_users = 0
+    inherited_watchdog, _watchdog = _watchdog, False
+    if inherited_watchdog:
+        _watchdog = start_native_watchdog(_engine_ptr, TICK_SECONDS)
+        if not _watchdog:
+            _ticker_users += 1  # the compiled instances' calls now rely on it: for good
+    if _ticker_users:
+        _start_ticker()
 
 
-os.register_at_fork(after_in_child=_forget_after_fork)
+os.register_at_fork(after_in_child=_restart_after_fork)
 
 
 def deadline_ticks(timeout_ms: int) -> int:
