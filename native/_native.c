@@ -97,8 +97,8 @@ static void *watchdog_main(void *unused) {
     return NULL;
 }
 
-/* In a forked child the thread is gone: the next configure_watchdog (from the first
- * instance made after the fork) starts another. */
+/* In a forked child the thread is gone: the next configure_watchdog (wasm/epoch.py:
+ * _restart_after_fork, when the parent had one) starts another. */
 static void watchdog_after_fork(void) { watchdog_started = 0; atomic_store(&held_calls, 0); }
 
 /* ---------------------------------------------------------------- untracked records
@@ -217,7 +217,8 @@ typedef struct {
  * watchdog running the GIL is kept across the call (releasing and retaking it cost more
  * than a no-op guest call): the call counts as held, so the watchdog advances the epoch
  * meanwhile, and the deadline is re-armed when either the Python ticker's count or the
- * watchdog's moved since this caller last looked. */
+ * watchdog's moved since this caller last armed (``ticks_seen``: read per call, a field of
+ * the caller costs less than the instance's ``armed[1]`` int). */
 static int caller_call(Caller *self, long long *out) {
     int held = watchdog_started;
     if (held) atomic_fetch_add(&held_calls, 1);
@@ -225,8 +226,8 @@ static int caller_call(Caller *self, long long *out) {
     if (PyList_GET_ITEM(self->armed, 0) != PyList_GET_ITEM(self->epoch, 0) ||
         (held && ticks != self->ticks_seen)) {
         PyObject *r = PyObject_CallNoArgs(self->arm);
-        PyObject *at = r == NULL ? NULL : held ? PyLong_FromUnsignedLong(ticks)
-                                                : Py_NewRef(Py_None);
+        PyObject *at = NULL;
+        if (r != NULL) at = held ? PyLong_FromUnsignedLong(ticks) : Py_NewRef(Py_None);
         Py_XDECREF(r);
         if (at == NULL || PyList_SetItem(self->armed, 1, at) < 0) {
             if (held) atomic_fetch_sub(&held_calls, 1);
@@ -479,7 +480,7 @@ static wasm_trap_t *trap_from_error(Host *h) {
  * ticker's (armed[0]). */
 static int overran(Host *h) {
     PyObject *at = PyList_GET_ITEM(h->armed, 1);
-    if (at != Py_None && atomic_load(&held_calls) > 0) {
+    if (at != Py_None && in_held_call) {
         unsigned long t = PyLong_AsUnsignedLong(at);
         if (t == (unsigned long)-1 && PyErr_Occurred()) PyErr_Clear();
         else if ((long long)(atomic_load(&held_ticks) - t) > h->allowed) return 1;

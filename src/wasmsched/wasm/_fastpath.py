@@ -31,11 +31,12 @@ store's deadline is a C call, so a call re-arms it only when the epoch moved sin
 instance last armed it: the Python ticker bumps a Python counter just before the engine's
 epoch, and a call that sees the counter unchanged knows the deadline armed then still lies
 ahead by at least the timeout (the deadline is one tick longer than ``deadline_ticks`` to
-cover a tick in flight while arming). Host functions run outside wasm, where no epoch check happens: each
-host callback therefore checks, after its work, whether the call's deadline has passed (the
-epoch count minus the one the deadline was armed at), and traps if so, so a call whose host
-work overran fails whatever the guest would return. ``Store.set_limits`` caps one memory,
-the tables (count and elements) and the instance count (``budget.store_limits``).
+cover a tick in flight while arming). Host functions run outside wasm, where no epoch check
+happens: each host callback therefore checks, after its work, whether the call's deadline
+has passed (the epoch count minus the one the deadline was armed at), and traps if so, so a
+call whose host work overran fails whatever the guest would return. ``Store.set_limits``
+caps one memory, the tables (count and elements) and the instance count
+(``budget.store_limits``).
 """
 
 from __future__ import annotations

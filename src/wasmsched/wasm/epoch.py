@@ -89,10 +89,10 @@ def keep_epoch(engine: wasmtime.Engine, native: bool) -> bool:
 def _start_ticker() -> None:
     global _ticker
     if _ticker is None:
+        ptr = c_void_p(_engine_ptr)
         thread = threading.Thread(
-            target=_tick_forever, args=(c_void_p(_engine_ptr),), name="wasmsched-epoch",
-            daemon=True,
-        )  # fmt: skip
+            target=_tick_forever, args=(ptr,), name="wasmsched-epoch", daemon=True
+        )
         thread.start()
         _ticker = thread
 
