@@ -539,3 +539,38 @@ def test_inspect_says_what_a_non_wasm_path_is(tmp_path: Path, make: Any, expecte
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"wasmsched: error: {path}: {expected}")
+
+
+@pytest.mark.parametrize("content", [b"hello\n", b"", b"\xff\xfe\x00binary"])
+def test_a_guest_url_at_a_non_wasm_file_is_described_as_inspect_does(
+    tmp_path: Path, content: bytes
+) -> None:
+    guest = tmp_path / "plugin.wasm"
+    guest.write_bytes(content)
+    config = tmp_path / "config.yaml"
+    text = (EXAMPLE / "scheduler-config.yaml").read_text()
+    config.write_text(text.replace("file://nodenumber.wat", "file://plugin.wasm"))
+    inspected = runner.invoke(app, ["inspect", str(guest)])
+    assert inspected.exit_code == 2
+    description = inspected.stderr.strip().removeprefix(f"wasmsched: error: {guest}: ")
+    assert description.endswith("not a wasm plugin (no \\0asm header, not WebAssembly text)")
+    result = runner.invoke(
+        app, ["simulate", "--cluster", str(EXAMPLE / "cluster.yaml"), "--config", str(config)]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f'wasmsched: error: {config}: plugin "NodeNumber": '
+        f"guestURL {guest.as_uri()}: wasm: error compiling guest: {description}\n"
+    )
+
+
+def test_a_wat_head_cut_inside_a_character_is_still_text(tmp_path: Path) -> None:
+    # The first 4096 bytes (what is read to tell text from binary) end inside "é".
+    wat = (EXAMPLE / "nodenumber.wat").read_text()
+    head, module, body = wat.partition("(module")
+    pad = 4095 - len((head + module + "\n;; ").encode())
+    guest = tmp_path / "plugin.wat"
+    guest.write_text(f"{head}{module}\n;; {'x' * pad}é\n{body}")
+    assert guest.read_bytes()[4095:4097] == "é".encode()
+    result = runner.invoke(app, ["inspect", str(guest)])
+    assert result.exit_code == 0, result.output + result.stderr

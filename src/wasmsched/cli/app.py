@@ -289,14 +289,19 @@ def inspect(
     """Show a wasm plugin's exports, the extension points they give, its imports, and whether
     the host can load it."""
     from wasmsched.wasm import WasmPluginConfig, inspect_wasm
+    from wasmsched.wasm.cache import HEAD_BYTES, not_wasm
 
     if plugin.is_dir():
         _fail(f"{plugin}: is a directory, not a wasm plugin (give a .wasm or .wat file)")
     if not plugin.is_file():
         _fail(f"{plugin}: {'not a regular file' if plugin.exists() else 'no such file'}")
-    kind = _file_kind(plugin)
-    if kind:
-        _fail(f"{plugin}: {kind}, not a wasm plugin (no \\0asm header, not WebAssembly text)")
+    try:
+        with plugin.open("rb") as f:
+            problem = not_wasm(f.read(HEAD_BYTES))
+    except OSError as err:
+        problem = f"unreadable ({err.strerror or err})"
+    if problem:
+        _fail(f"{plugin}: {problem}")
     config = WasmPluginConfig(
         guest_url=plugin.resolve().as_uri(), guest_config=guest_config, args=list(args or [])
     )
@@ -307,29 +312,6 @@ def inspect(
         typer.echo(report.to_text())
     if not report.loadable:
         raise typer.Exit(1)
-
-
-def _file_kind(path: Path) -> str:
-    """What a file that is neither binary wasm nor WAT text is; "" when it may be wasm."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096)
-    except OSError as err:
-        return f"unreadable ({err.strerror or err})"
-    if head.startswith(b"\0asm"):
-        return ""
-    if not head:
-        return "an empty file"
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        return "a binary file"
-    stripped = text.lstrip()
-    while stripped.startswith(";;"):  # WAT line comments before the module
-        stripped = stripped.partition("\n")[2].lstrip()
-    if stripped.startswith("(module") or stripped.startswith("(component"):
-        return ""
-    return "a text file"
 
 
 class LogFormat(StrEnum):
