@@ -88,19 +88,14 @@ def test_same_seed_same_result_and_seed_matters() -> None:
     assert runs[0] == runs[1]
 
 
+def _explain_example(columns: int) -> Any:
+    args = ["--cluster", str(EXAMPLE / "cluster.yaml")]
+    args += ["--config", str(EXAMPLE / "scheduler-config.yaml"), "--explain"]
+    return runner.invoke(app, ["simulate", *args], env={"COLUMNS": str(columns)})
+
+
 def test_explain_shows_filter_verdicts_and_scores() -> None:
-    result = runner.invoke(
-        app,
-        [
-            "simulate",
-            "--cluster",
-            str(EXAMPLE / "cluster.yaml"),
-            "--config",
-            str(EXAMPLE / "scheduler-config.yaml"),
-            "--explain",
-        ],
-        env={"COLUMNS": "250"},
-    )
+    result = _explain_example(columns=250)
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Filter" in out and "Score (raw / normalized / weighted)" in out
@@ -574,3 +569,17 @@ def test_a_wat_head_cut_inside_a_character_is_still_text(tmp_path: Path) -> None
     assert guest.read_bytes()[4095:4097] == "é".encode()
     result = runner.invoke(app, ["inspect", str(guest)])
     assert result.exit_code == 0, result.output + result.stderr
+
+
+def test_explain_at_80_columns_is_readable_and_complete() -> None:
+    # A table wider than the terminal becomes one block per node: no plugin name or score
+    # cut off ("NodeNumb…", "100/100/…"), no reason folded into a 9-character column.
+    result = _explain_example(columns=80)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout
+    assert max(len(line) for line in lines) <= 80
+    assert "  NodeResourcesBalancedAllocation  90/90/90" in lines
+    assert "  NodeNumber                       100/100/500" in lines  # the wasm plugin
+    assert "  NodeResourcesFit: Unschedulable: Insufficient cpu" in lines
+    assert "Score (raw / normalized / weighted)" in lines
