@@ -583,3 +583,41 @@ def test_explain_at_80_columns_is_readable_and_complete() -> None:
     assert "  NodeNumber                       100/100/500" in lines  # the wasm plugin
     assert "  NodeResourcesFit: Unschedulable: Insufficient cpu" in lines
     assert "Score (raw / normalized / weighted)" in lines
+
+
+WHAT_IF = ROOT / "examples" / "what-if"
+REPORTING = {
+    "simulate": ["--cluster", str(EXAMPLE / "cluster.yaml")],
+    "replay": [
+        *("--cluster", str(ROOT / "examples" / "replay" / "cluster.yaml")),
+        *("--trace", str(ROOT / "examples" / "replay" / "trace.jsonl")),
+    ],
+    "diff": [
+        *("--cluster", str(WHAT_IF / "cluster.yaml")),
+        *("--config", str(WHAT_IF / "least-allocated.yaml")),
+        *("--config", str(WHAT_IF / "most-allocated.yaml")),
+    ],
+    "sweep": [
+        *("--cluster", str(WHAT_IF / "cluster.yaml")),
+        *("--config", str(WHAT_IF / "least-allocated.yaml")),
+        *("--seeds", "1", "--workers", "1"),
+    ],
+}
+
+
+@pytest.mark.parametrize("command", sorted(REPORTING))
+def test_report_says_where_it_went_on_stderr(tmp_path: Path, command: str) -> None:
+    args = [command, *REPORTING[command], "--output", "json"]
+    if command == "sweep":
+        args += ["--out", str(tmp_path / "sweep")]
+    report = tmp_path / "report.html"
+    result = runner.invoke(app, [*args, "--report", str(report)])
+    assert result.exit_code == 0, result.output + result.stderr
+    json.loads(result.stdout)  # stdout stays one JSON document
+    assert f"report written to {report}" in result.stderr.splitlines()
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    # An unwritable report is one line, exit 2, for every command.
+    unwritable = tmp_path / "no" / "such" / "dir" / "report.html"
+    result = runner.invoke(app, [*args, "--report", str(unwritable)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"wasmsched: error: {unwritable}: No such file or directory\n"

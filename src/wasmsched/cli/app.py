@@ -79,6 +79,17 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
+def _write_report(path: Path, page: str) -> None:
+    """Writes an HTML report and says so on stderr (stdout may be a JSON document)."""
+    from wasmsched.report import write_report
+
+    try:
+        write_report(path, page)
+    except OSError as err:
+        _fail(f"{path}: {err.strerror or err}")
+    typer.echo(f"report written to {path}", err=True)
+
+
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Callable[[int, int], None]]:
     """A progress bar that appears only once a run has lasted more than a second."""
@@ -254,12 +265,9 @@ def simulate(
             _fail(f"{explain_output}: {err.strerror or err}")
     if report is not None:
         from wasmsched.cli.report import result_to_json
-        from wasmsched.report import simulation_report, write_report
+        from wasmsched.report import simulation_report
 
-        try:
-            write_report(report, simulation_report(result_to_json(result)))
-        except OSError as err:
-            _fail(f"{report}: {err.strerror or err}")
+        _write_report(report, simulation_report(result_to_json(result)))
     if output is OutputFormat.json:
         write_json(result, sys.stdout, explain, explain_pods)
     else:

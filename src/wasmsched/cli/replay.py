@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wasmsched.cli.app import OutputFormat, _fail, app
+from wasmsched.cli.app import OutputFormat, _fail, _write_report, app
 from wasmsched.errors import WasmschedError
 
 import_app = typer.Typer(
@@ -131,9 +131,9 @@ def replay(
         run.sim.close()
     data = result.to_json()
     if report is not None:
-        from wasmsched.report import simulation_report, write_report
+        from wasmsched.report import simulation_report
 
-        write_report(report, simulation_report(data, title="wasmsched replay"))
+        _write_report(report, simulation_report(data, title="wasmsched replay"))
     if output is OutputFormat.json:
         typer.echo(json.dumps(data))
         return

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from wasmsched.cli.app import OutputFormat, _fail, app
+from wasmsched.cli.app import OutputFormat, _fail, _write_report, app
 from wasmsched.errors import WasmschedError
 
 EXIT_CHANGED = 3
@@ -153,9 +153,9 @@ def diff(
         _fail(str(err))
     result = diff_runs(a, b)
     if report is not None:
-        from wasmsched.report import diff_report, write_report
+        from wasmsched.report import diff_report
 
-        write_report(report, diff_report(result, a, b, labels=(config[0].name, config[1].name)))
+        _write_report(report, diff_report(result, a, b, labels=(config[0].name, config[1].name)))
     if output is OutputFormat.json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -235,9 +235,9 @@ def sweep(
         _fail(str(err))
     summary = aggregate(records)
     if report is not None:
-        from wasmsched.report import sweep_report, write_report
+        from wasmsched.report import sweep_report
 
-        write_report(report, sweep_report(records))
+        _write_report(report, sweep_report(records))
     if output is OutputFormat.json:
         typer.echo(json.dumps({"runs": records, "aggregate": summary}, indent=2))
         return
