@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -621,3 +622,27 @@ def test_report_says_where_it_went_on_stderr(tmp_path: Path, command: str) -> No
     result = runner.invoke(app, [*args, "--report", str(unwritable)])
     assert result.exit_code == 2, result.output
     assert result.stderr == f"wasmsched: error: {unwritable}: No such file or directory\n"
+
+
+def _command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        return [path]
+    return [p for name, sub in subcommands.items() for p in _command_paths(sub, (*path, name))]
+
+
+def test_every_option_shows_a_plain_metavar() -> None:
+    # Typer's default metavars are types: "<list[Path]>", "<int range>", "<path>".
+    import typer.main
+
+    paths = _command_paths(typer.main.get_command(app))
+    assert ("simulate",) in paths and ("import", "alibaba-gpu") in paths
+    option = re.compile(r"^  (?:-\w, )?--[\w-]+(?: / --[\w-]+)?(?: (?P<metavar>\S+))?")
+    for path in paths:
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        options = result.output.partition("\nOptions:\n")[2]
+        metavars = [m["metavar"] for m in map(option.match, options.splitlines()) if m]
+        assert metavars, path
+        for metavar in filter(None, metavars):
+            assert re.fullmatch(r"[A-Za-z][\w./|-]*", metavar), (path, metavar)
