@@ -128,16 +128,26 @@ def capacity(
         return
     console = Console()
     table = Table(title="Capacity")
-    for column in ("template", "copies", "desired", "fits", "stopped because"):
-        table.add_column(column)
-    for t in result["templates"]:
-        table.add_row(
-            escape(t["name"]),
-            str(t["replicas"]),
-            "" if t["desired"] is None else str(t["desired"]),
-            "yes" if t["fits"] else "no",
-            escape(t["stopReason"] or ""),
-        )
+    if replicas:
+        # Do the desired counts fit? "fits" answers that question.
+        for column in ("template", "copies", "desired", "fits", "stopped because"):
+            table.add_column(column)
+        for t in result["templates"]:
+            table.add_row(
+                escape(t["name"]),
+                str(t["replicas"]),
+                str(t["desired"]),
+                "yes" if t["fits"] else "no",
+                escape(t["stopReason"] or ""),
+            )
+    else:
+        # How many more fit? Each template ran until a copy did not fit (or --max): the
+        # count is the answer, and the copy that did not fit says why no more do.
+        for column in ("template", "copies that fit", "stopped because"):
+            table.add_column(column)
+        for t in result["templates"]:
+            why = t["stopReason"] or f"--max {max_copies} reached"
+            table.add_row(escape(t["name"]), str(t["replicas"]), escape(why))
     console.print(table)
     nodes = result["summary"]["nodes"]
     if nodes:
