@@ -3,8 +3,8 @@
 The algorithm is a set of functions over a framework, a snapshot and the extenders:
 ``schedule_pod`` finds the nodes that fit (``find_nodes_that_fit``), scores them
 (``prioritize_nodes``) and picks one (``select_host``). ``scheduling_cycle`` runs it for
-one pod, then Reserve and Permit, and hands over to the binding cycle; ``handle_failure``
-is kube-scheduler's handleSchedulingFailure.
+one pod, then Reserve and Permit, and returns the assumed pod for the binding cycle
+(binding.py) or the failure for the failure handler (failure.py).
 """
 
 from __future__ import annotations
@@ -33,20 +33,13 @@ from wasmsched.framework.diagnosis import (
     RememberedFailure,
 )
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
-from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
+from wasmsched.framework.interfaces import MAX_NODE_SCORE, NominatingInfo
 from wasmsched.framework.records import NodePluginScores, PluginScore
 from wasmsched.framework.status import Code, Status
-from wasmsched.framework.waiting_pods import WaitingPod
+from wasmsched.scheduler.failure import SchedulingFailure, rejection
 from wasmsched.scheduler.filter_search import pass_filters_batch, pass_filters_columns
 from wasmsched.scheduler.host_selection import select_host_index
-from wasmsched.scheduler.types import (
-    ERROR,
-    UNSCHEDULABLE,
-    CycleError,
-    NoNodes,
-    PodOutcome,
-    pod_event,
-)
+from wasmsched.scheduler.types import AssumedPod, CycleError, NoNodes
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -407,13 +400,13 @@ def scheduling_cycle(
     fwk: Framework,
     state: CycleState,
     info: QueuedPodInfo,
-    outcome: PodOutcome,
     pods_to_activate: dict[str, Pod],
-) -> None:
-    """k8s schedulingCycle: the algorithm (PostFilter on a FitError), Reserve, Permit;
-    then the binding cycle, now or once the pod stops waiting at Permit."""
+) -> AssumedPod | SchedulingFailure:
+    """k8s schedulingCycle: the algorithm (PostFilter on a FitError), Reserve, Permit.
+
+    Returns the pod assumed on its node, for the binding cycle, or why it failed, for the
+    failure handler; ``Scheduler.schedule_one`` runs the one or the other."""
     pod = info.pod
-    override = NominatingInfo("", MODE_OVERRIDE)
     alg = sched.algorithm
     memo = alg.failure_memo
     signature = memo.signature(
@@ -428,8 +421,7 @@ def scheduling_cycle(
             # The same pod shape failed on this very cluster state: same outcome.
             alg.next_start_node_index = (start + known.start_advance) % len(snapshot)
             failure = Status(Code.UNSCHEDULABLE, known.message)
-            handle_failure(sched, fwk, info, failure, known.diagnosis, known.nominating, outcome)
-            return
+            return SchedulingFailure(failure, known.diagnosis, known.nominating)
         result = schedule_pod(alg, fwk, state, pod, snapshot)
     except FitError as fit:
         nominating: NominatingInfo | None = None
@@ -449,133 +441,30 @@ def scheduling_cycle(
             remembered = RememberedFailure(failure.message, fit.diagnosis, nominating, advance)
             after = (sched.cache.generation, sched.cluster_generation)
             memo.remember(cluster, after, signature, remembered, pf_status)
-        handle_failure(sched, fwk, info, failure, fit.diagnosis, nominating, outcome)
-        return
+        return SchedulingFailure(failure, fit.diagnosis, nominating)
     except NoNodes:
         no_nodes = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE)
-        handle_failure(sched, fwk, info, no_nodes, Diagnosis(), override, outcome)
-        return
+        return SchedulingFailure(no_nodes, Diagnosis())
     except CycleError as err:
-        handle_failure(sched, fwk, info, err.status, None, override, outcome)
-        return
+        return SchedulingFailure(err.status)
 
     host = result.suggested_host
     if state.recorder is not None:
         state.recorder.selected_node = host
     assumed = sched.cache.assume_pod(pod, host)
+    waits: dict[str, float] = {}
     status = fwk.run_reserve_plugins_reserve(state, assumed, host)
     if status is None:
         status, waits = fwk.run_permit_plugins(state, assumed, host)
         if status is not None and status.code == Code.WAIT:
-            if pods_to_activate:
-                sched.queue.activate(pods_to_activate.values())
-                pods_to_activate.clear()
-            _wait_at_permit(
-                sched, fwk, state, info, assumed, host, outcome, waits, pods_to_activate
-            )
-            return
+            status = None  # the binding cycle waits on Permit (WaitOnPermit)
     if status is not None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
         fwk.forget_pod(assumed.uid)
-        failure, diagnosis = rejection(host, status)
-        handle_failure(sched, fwk, info, failure, diagnosis, override, outcome)
-        return
+        return rejection(host, status)
+    # At the end of a successful scheduling cycle, the pods its plugins asked for move up.
     if pods_to_activate:
         sched.queue.activate(pods_to_activate.values())
         pods_to_activate.clear()
-    sched.binding.binding_cycle(fwk, state, info, assumed, host, outcome, None, pods_to_activate)
-
-
-def _wait_at_permit(
-    sched: Scheduler,
-    fwk: Framework,
-    state: CycleState,
-    info: QueuedPodInfo,
-    assumed: Pod,
-    host: str,
-    outcome: PodOutcome,
-    waits: dict[str, float],
-    pods_to_activate: dict[str, Pod],
-) -> None:
-    """The pod waits at Permit: its binding cycle runs once it is allowed, rejected or
-    timed out (k8s WaitOnPermit, here a timer on the scheduler's clock)."""
-    now = sched.now()
-    deadlines = {plugin: now + timeout for plugin, timeout in waits.items()}
-    waited = dict(waits)
-
-    def decided(wp: WaitingPod) -> None:
-        sched.waiting_pods.remove(wp.pod.uid)
-        sched.run_soon(
-            lambda: sched.binding.binding_cycle(
-                fwk, state, info, assumed, host, outcome, wp, pods_to_activate
-            )
-        )
-
-    wp = WaitingPod(assumed, host, deadlines, decided)
-    sched.waiting_pods.add(wp)
-    sched.add_timer(
-        min(deadlines.values()),
-        lambda: wp.expire(sched.now(), lambda p: waited.get(p, 0.0)),
-    )
-
-
-def rejection(host: str, status: Status) -> tuple[Status, Diagnosis | None]:
-    """A rejection on the chosen node becomes a one-node FitError, as in kube-scheduler."""
-    if not status.is_rejected():
-        return status, None
-    diagnosis = Diagnosis()
-    diagnosis.node_to_status.set(host, status)
-    diagnosis.add_plugin_status(status)
-    return Status(status.code, str(FitError(1, diagnosis)), plugin=status.plugin), diagnosis
-
-
-def handle_failure(
-    sched: Scheduler,
-    fwk: Framework,
-    info: QueuedPodInfo,
-    status: Status,
-    diagnosis: Diagnosis | None,
-    nominating: NominatingInfo | None,
-    outcome: PodOutcome,
-) -> None:
-    """k8s handleSchedulingFailure: requeue (as the cluster has the pod now), nominate,
-    record the FailedScheduling event and the PodScheduled condition."""
-    pod = info.pod
-    rejected = status.is_rejected()
-    latest = sched.writer.current_pod(pod.uid)
-    if latest is None or latest.node_name:
-        # A pod gone meanwhile, or bound (by another replica, an extender), is not
-        # requeued, and nothing is written about it.
-        fwk.forget_pod(pod.uid)
-        outcome.result = UNSCHEDULABLE if rejected else ERROR
-        outcome.node = None
-        outcome.message = status.message
-        sched.queue.done(pod.uid)
-        sched.attempt_ended(fwk, pod, outcome)
-        return
-    # Requeued as the cluster has it now (its latest labels, nomination...).
-    info.pod = pod = latest
-    if diagnosis is not None and rejected:
-        info.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
-        info.pending_plugins = set(diagnosis.pending_plugins)
-    else:
-        info.unschedulable_plugins = set()
-        info.pending_plugins = set()
-    message = status.message
-    fwk.forget_pod(pod.uid)
-    outcome.rejected_by = diagnosis.rejections_by_plugin() if diagnosis and rejected else {}
-    outcome.result = UNSCHEDULABLE if rejected else ERROR
-    outcome.node = None
-    outcome.message = message
-    sched.queue.add_unschedulable(info)
-    if nominating is not None and nominating.mode == MODE_OVERRIDE:
-        sched.nominator.add(pod, nominating.nominated_node_name)
-        if nominating.nominated_node_name or outcome.nominated_node:
-            outcome.nominated_node = nominating.nominated_node_name or None
-            sched.writer.set_nominated_node(pod, nominating.nominated_node_name)
-    sched.writer.record_event(
-        pod_event(sched.now(), pod, "Warning", "FailedScheduling", "Scheduling", message)
-    )
-    sched.writer.set_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message)
-    sched.attempt_ended(fwk, pod, outcome)
+    return AssumedPod(assumed, host, waits)

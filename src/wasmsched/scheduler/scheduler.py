@@ -36,6 +36,7 @@ from wasmsched.queue.scheduling_queue import (
 )
 from wasmsched.scheduler.binding import BindingCycles
 from wasmsched.scheduler.eventhandlers import EventHandlers, ObjectStore
+from wasmsched.scheduler.failure import SchedulingFailure, handle_scheduling_failure
 from wasmsched.scheduler.schedule_one import (
     Algorithm,
     run_filter_plugins_with_nominated_pods,
@@ -276,7 +277,8 @@ class Scheduler:
     # --- the loop -------------------------------------------------------------------------
 
     def schedule_one(self) -> bool:
-        """One scheduling cycle (and its binding cycle unless it waits); False when idle."""
+        """k8s ScheduleOne: one scheduling cycle, then the failure handler or the binding
+        cycle (at once unless the pod waits at Permit); False when idle."""
         self.run_ready_bindings()
         info = self.queue.pop()
         if info is None:
@@ -299,7 +301,11 @@ class Scheduler:
         state = CycleState(record, observer)
         pods_to_activate: dict[str, Pod] = {}
         state.write(PODS_TO_ACTIVATE_KEY, pods_to_activate)
-        scheduling_cycle(self, fwk, state, info, outcome, pods_to_activate)
+        result = scheduling_cycle(self, fwk, state, info, pods_to_activate)
+        if isinstance(result, SchedulingFailure):
+            handle_scheduling_failure(self, fwk, info, result, outcome)
+        else:
+            self.binding.start(fwk, state, info, result, outcome, pods_to_activate)
         self.run_ready_bindings()
         return True
 

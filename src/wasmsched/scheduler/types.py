@@ -56,6 +56,17 @@ class PodOutcome:
     rejected_by: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class AssumedPod:
+    """What a successful scheduling cycle hands the binding cycle (schedule_one.go:
+    ``ScheduleResult`` and ``assumedPodInfo``): the pod assumed on ``host``, and the
+    timeout of each Permit plugin that asked it to wait (empty: bind at once)."""
+
+    pod: Pod
+    host: str
+    waits: dict[str, float] = field(default_factory=dict)
+
+
 class ClusterWriter(Protocol):
     """What the scheduler writes back (a simulator store or the API server), and its view
     of a pod's latest version.
@@ -121,6 +132,7 @@ __all__ = [
     "ERROR",
     "SCHEDULED",
     "UNSCHEDULABLE",
+    "AssumedPod",
     "AttemptObserver",
     "ClusterWriter",
     "PodOutcome",
