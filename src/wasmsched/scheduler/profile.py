@@ -98,6 +98,13 @@ def build_profile(profile: Profile, options: ProfileOptions) -> BuiltProfile:
     A plugin comes from the shared registry, else from the profile's own factories (the
     out-of-tree plugins of its configuration, e.g. wasm guests); one that cannot be built
     is a ConfigError naming the profile's file and the plugin.
+
+    The default plugin sets and the plugin arguments' defaults are applied earlier, by
+    config/ when the file is loaded (loader.py ``_parse_profile``, defaults.py
+    ``default_plugin_args``): their validation errors name the pluginConfig entry, field
+    and value, and ``load_config`` returns the defaulted configuration. A Kubernetes
+    version (issue 23) therefore reaches the loader too, for the defaults it applies, and
+    this function through ``ProfileOptions`` for everything else.
     """
     plugin_args = profile_plugin_args(profile, options)
     plugins: dict[str, fi.Plugin] = {}
