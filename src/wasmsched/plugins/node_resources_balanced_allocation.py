@@ -21,6 +21,7 @@ from wasmsched.plugins.resource_allocation import (
     KIND_CPU,
     KIND_EPHEMERAL,
     KIND_MEMORY,
+    PodRequests,
     ResourceSpec,
     allocatable_requested,
     parse_resource_specs,
@@ -94,16 +95,6 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-class _PreScoreState:
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests: list[int]) -> None:
-        self.pod_requests = pod_requests
-
-    def clone(self) -> _PreScoreState:
-        return self
-
-
 class NodeResourcesBalancedAllocation:
     """The NodeResourcesBalancedAllocation Score plugin
     (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go: BalancedAllocation).
@@ -124,7 +115,7 @@ class NodeResourcesBalancedAllocation:
         if not any(pod_requests):
             # Best-effort pods would otherwise all pile onto the same node (k8s #129138).
             return self._skip
-        state.write(PRE_SCORE_KEY, _PreScoreState(pod_requests))
+        state.write(PRE_SCORE_KEY, PodRequests(pod_requests))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:

@@ -28,6 +28,7 @@ from wasmsched.plugins.helpers import is_extended_resource_name
 from wasmsched.plugins.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     MAX_UTILIZATION,
+    PodRequests,
     least_requested_score,
     most_requested_score,
     parse_resource_specs,
@@ -153,16 +154,6 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[str]:
     if extra:
         reasons.extend(extra)
     return reasons
-
-
-class _PreScoreState:
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests: list[int]) -> None:
-        self.pod_requests = pod_requests
-
-    def clone(self) -> _PreScoreState:
-        return self
 
 
 class FitArgs:
@@ -433,7 +424,7 @@ class NodeResourcesFit:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (fit.go: Fit.PreScore): the pod's requests of the scored resources."""
-        state.write(PRE_SCORE_KEY, _PreScoreState(pod_request_list(pod, self.resources, False)))
+        state.write(PRE_SCORE_KEY, PodRequests(pod_request_list(pod, self.resources, False)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:

@@ -13,14 +13,8 @@ import numpy as np
 from wasmsched.api.taints import Taint, tolerates
 from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.status import Code, Status
-from wasmsched.framework.types import (
-    NODE,
-    POD,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
-)
+from wasmsched.framework.types import ClusterEventWithHint, QueueingHint
+from wasmsched.plugins.helpers import taint_and_toleration_events
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -80,19 +74,10 @@ class NodeUnschedulable:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_unschedulable.go): Node Add/UpdateNodeTaint and the pod's own
-        toleration updates, each with its queueing hint.
-        """
-        # The queueing-hint registration (default since v1.32).
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                is_schedulable_after_node_change,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
-                is_schedulable_after_pod_toleration_change,
-            ),
-        ]
+        toleration updates, with this plugin's queueing hints."""
+        return taint_and_toleration_events(
+            is_schedulable_after_node_change, is_schedulable_after_pod_toleration_change
+        )
 
 
 def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:

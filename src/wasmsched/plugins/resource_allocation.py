@@ -72,6 +72,21 @@ def parse_resource_specs(raw: Any, field: str) -> list[ResourceSpec]:
     return specs
 
 
+class PodRequests:
+    """The pod's request of each scored resource, computed once at PreScore: the PreScore
+    state of NodeResourcesFit and of BalancedAllocation alike (fit.go ``preScoreState``,
+    balanced_allocation.go ``balancedAllocationPreScoreState``: both ``podRequests``)."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> PodRequests:
+        """Itself: read-only once written (framework.StateData.Clone)."""
+        return self
+
+
 def pod_request_list(pod: Pod, specs: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
     """The pod's request for each spec; cpu/memory non-zero unless ``use_requested``.
 

@@ -34,13 +34,17 @@ if TYPE_CHECKING:
 PRE_SCORE_KEY = "PreScore" + NAME
 
 
-class _PreScoreState:
+class _TopologyScores:
+    """InterPodAffinity's PreScore state (scoring.go ``preScoreState.topologyScore``):
+    the score each topology pair earns (``{topologyKey: {value: score}}``) from the
+    terms of the pod and of the existing pods."""
+
     __slots__ = ("topology_score",)
 
     def __init__(self, topology_score: Counts) -> None:
         self.topology_score = topology_score
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _TopologyScores:
         return self
 
 
@@ -111,7 +115,7 @@ class Scoring(AffinityBase):
         # k8s skips when no node had a matching term (index == -1).
         if not inc.contributing:
             return self._skip
-        state.write(PRE_SCORE_KEY, _PreScoreState(inc.snapshot(0)))
+        state.write(PRE_SCORE_KEY, _TopologyScores(inc.snapshot(0)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:

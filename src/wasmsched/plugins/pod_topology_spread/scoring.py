@@ -62,7 +62,10 @@ _HOST = 1
 _HOST_KEPT = 2
 
 
-class _PreScoreState:
+class _ScoredConstraints:
+    """PodTopologySpread's PreScore state (scoring.go ``preScoreState``): the pod's soft
+    constraints, their weights, the matching pods per domain, the nodes left out."""
+
     __slots__ = ("constraints", "counts", "ignored", "namespace", "rows", "weights")
 
     def __init__(
@@ -91,11 +94,11 @@ class _PreScoreState:
                 (c.topology_key, mode, c.selector, d, weights[i], float(c.max_skew - 1))
             )
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _ScoredConstraints:
         return self
 
 
-def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
+def _node_score(s: _ScoredConstraints, node_info: NodeInfo) -> int:
     """scoring.go: Score of a node that PreScore did not ignore."""
     labels = node_info.node.labels
     total = 0.0
@@ -118,7 +121,7 @@ def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
 _INT_SAFE = 1 << 40
 
 
-def _ignored_rows(s: _PreScoreState, rows: NodeRows) -> BoolArray | None:
+def _ignored_rows(s: _ScoredConstraints, rows: NodeRows) -> BoolArray | None:
     """Which rows PreScore ignored (by node name, as Score), or None when none."""
     if not s.ignored:
         return None
@@ -190,7 +193,7 @@ class Scoring(SpreadBase):
             host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all, state)
         state.write(
             PRE_SCORE_KEY,
-            _PreScoreState(constraints, counts, weights, ignored, pod.namespace, host_counts),
+            _ScoredConstraints(constraints, counts, weights, ignored, pod.namespace, host_counts),
         )
         return None
 
