@@ -4,7 +4,9 @@ handleBindingCycleError).
 ``Scheduler.schedule_one`` starts a binding cycle with the pod a scheduling cycle assumed.
 A pod that Permit plugins asked to wait binds once it is allowed, rejected or timed out
 (WaitOnPermit, here a timer on the scheduler's clock). A failed binding cycle ends in the
-failure handler (failure.py), as a failed scheduling cycle does. A Bind plugin may answer ``BindingPending``: the binding goes on elsewhere (the live
+failure handler (failure.py), as a failed scheduling cycle does.
+
+A Bind plugin may answer ``BindingPending``: the binding goes on elsewhere (the live
 mode's API call on a worker) and ``complete_binding`` finishes the cycle when its answer
 arrives, on the scheduling thread, while the pod stays assumed in the cache.
 """
