@@ -29,7 +29,7 @@ class DeviceInput:
     a third of an evaluation's cost is that conversion, and every selector shares it.
     """
 
-    __slots__ = ("_activation", "attributes", "capacity", "error", "variables")
+    __slots__ = ("_activation", "_padded", "attributes", "capacity", "error", "variables")
 
     def __init__(
         self,
@@ -43,12 +43,24 @@ class DeviceInput:
         self.capacity = capacity
         self.error = error
         self._activation: Any = None
+        self._padded: dict[tuple[frozenset[str], frozenset[str]], Any] = {}
 
     def activation(self) -> Any:
         """The variables as a cel-expr-python ``Activation`` (built once)."""
         if self._activation is None:
             self._activation = new_activation(self.variables)
         return self._activation
+
+    def padded_activation(self, attributes: frozenset[str], capacity: frozenset[str]) -> Any:
+        """The activation with an empty map for each of these missing domains (kept)."""
+        key = (attributes, capacity)
+        activation = self._padded.get(key)
+        if activation is None:
+            view = dict(self.variables["device"])
+            view["attributes"] = {**self.attributes, **{name: {} for name in attributes}}
+            view["capacity"] = {**self.capacity, **{name: {} for name in capacity}}
+            activation = self._padded[key] = new_activation({"device": view})
+        return activation
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:

@@ -84,19 +84,19 @@ def _semver_of(text: str) -> Semver:
 
 def decode_quantity(value: Any) -> Quantity | None:
     """The quantity a CEL value encodes, or None."""
-    if isinstance(value, Mapping) and len(value) == 2:
+    if type(value) is dict and len(value) == 2:
         text = value.get(QUANTITY_KEY)
         whole = value.get(_WHOLE_KEY)
-        if isinstance(text, str) and isinstance(whole, int | float):
-            return Quantity(_fraction_of(text), isinstance(whole, int))
+        if type(text) is str and (type(whole) is int or type(whole) is float):
+            return Quantity(_fraction_of(text), type(whole) is int)
     return None
 
 
 def decode_semver(value: Any) -> Semver | None:
     """The version a CEL value encodes, or None."""
-    if isinstance(value, Mapping) and len(value) == 1:
+    if type(value) is dict and len(value) == 1:
         text = value.get(SEMVER_KEY)
-        if isinstance(text, str):
+        if type(text) is str:
             return _semver_of(text)
     return None
 
@@ -236,13 +236,15 @@ def _patch(value: Any) -> int:
 
 
 def _compare(function: str, value: Any, other: Any) -> int:
-    q = decode_quantity(value)
-    if q is not None:
-        return q.compare(_quantity_arg(function, other, value, other))
-    v = decode_semver(value)
-    if v is not None:
-        w = decode_semver(other)
-        if w is not None:
+    # The per-device path of every capacity comparison: exact, on integers.
+    if type(value) is dict and type(other) is dict:
+        a, b = value.get(QUANTITY_KEY), other.get(QUANTITY_KEY)
+        if type(a) is str and type(b) is str:
+            x, y = _fraction_of(a), _fraction_of(b)
+            left, right = x.numerator * y.denominator, y.numerator * x.denominator
+            return (left > right) - (left < right)
+        v, w = decode_semver(value), decode_semver(other)
+        if v is not None and w is not None:
             return v.compare(w)
     raise _no_overload(function, value, other)
 

@@ -19,7 +19,6 @@ from wasmsched.api.cel.environment import (
     ENVIRONMENT_VERSION,
     Compiled,
     compile_expression,
-    new_activation,
 )
 from wasmsched.api.cel.errors import CELError
 from wasmsched.api.cel.library import value_type_name
@@ -36,6 +35,7 @@ _GO_WORDING = (
     ("No matching overloads found : ", "no such overload: "),
     ("divide by zero", "division by zero"),
 )
+_NONE: frozenset[str] = frozenset()
 _KEY_NOT_FOUND = "Key not found in map : "
 _INDEX_ERROR = re.compile(r"Index error: index=(-?[0-9]+) size=[0-9]+")
 # cel-go's ConvertToNative(bool) error of each result type (DeviceMatches wraps it).
@@ -98,23 +98,19 @@ class DeviceSelector:
     def _activation(self, device: DeviceInput) -> Any:
         """The device's activation, with an empty map for each missing literal domain."""
         compiled = self._compiled
-        attributes, capacity = device.attributes, device.capacity
         missing_attributes = (
-            compiled.attribute_domains.difference(attributes)
+            compiled.attribute_domains.difference(device.attributes)
             if compiled.attribute_domains
-            else None
+            else _NONE
         )
         missing_capacity = (
-            compiled.capacity_domains.difference(capacity) if compiled.capacity_domains else None
+            compiled.capacity_domains.difference(device.capacity)
+            if compiled.capacity_domains
+            else _NONE
         )
         if not missing_attributes and not missing_capacity:
             return device.activation()
-        view = dict(device.variables["device"])
-        if missing_attributes:
-            view["attributes"] = {**attributes, **{key: {} for key in missing_attributes}}
-        if missing_capacity:
-            view["capacity"] = {**capacity, **{key: {} for key in missing_capacity}}
-        return new_activation({"device": view})
+        return device.padded_activation(missing_attributes, missing_capacity)
 
     def _not_a_bool(self, result: Any, value: Any) -> bool:
         if result.type().name() == "ERROR":
