@@ -674,6 +674,41 @@ def test_errors_are_one_line_and_name_the_expression() -> None:
     assert isinstance(compile_error.value, InputError)
 
 
+@pytest.mark.parametrize(
+    ("expression", "issues"),
+    [
+        # kube's issues, source order; the undefined field is found in the text here.
+        (
+            "device.foo == 1 && x",
+            [
+                "ERROR: <input>:1:7: undefined field 'foo'",
+                "ERROR: <input>:1:20: undeclared reference to 'x' (in container '')",
+            ],
+        ),
+        (
+            "y && device.foo == 1",
+            [
+                "ERROR: <input>:1:1: undeclared reference to 'y' (in container '')",
+                "ERROR: <input>:1:12: undefined field 'foo'",
+            ],
+        ),
+        # After a syntax error cel-go checks nothing.
+        (
+            "device.foo ?!",
+            [
+                "ERROR: <input>:1:14: Syntax error: extraneous input '<EOF>' expecting {'[', "
+                "'{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, "
+                "NUM_UINT, STRING, BYTES, IDENTIFIER}"
+            ],
+        ),
+    ],
+)
+def test_compile_issues_in_kube_order(expression: str, issues: list[str]) -> None:
+    with pytest.raises(CELError) as err:
+        CACHE.get(expression)
+    assert err.value.problem == "compilation failed: " + "; ".join(issues)
+
+
 def test_length_limit() -> None:
     longest = "true" + " " * (MAX_EXPRESSION_LENGTH - 4)
     assert CACHE.get(longest).matches(NO_DEVICE) is True

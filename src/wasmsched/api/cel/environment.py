@@ -16,6 +16,7 @@ optionals and the strings extension.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -143,16 +144,30 @@ _ENCODED_TYPES = (
 )
 
 
-def _compile_problem(message: str) -> str:
-    """cel-cpp's status text as kube's one-line detail: ``compilation failed: ERROR: ...``."""
+_ISSUE_AT = re.compile(r"ERROR: <input>:([0-9]+):([0-9]+):")
+
+
+def _issue_position(issue: str) -> tuple[int, int]:
+    found = _ISSUE_AT.match(issue)
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def _compile_problem(message: str, extra: list[str]) -> str:
+    """cel-cpp's status text as kube's one-line detail: ``compilation failed: ERROR: ...``.
+
+    ``extra`` are check issues found in the text (an undefined device field); cel-go reports
+    them with the checker's, in source order, but not after a syntax error.
+    """
     issues = []
     for line in message.splitlines():
-        if "ERROR: " not in line:
-            continue
-        issue = line.removeprefix("INVALID_ARGUMENT: ").strip()
+        if "ERROR: " not in line or "<input>:-1:-1:" in line:
+            continue  # cel-cpp's positionless follow-up of a syntax error ("<<nil>> parsetree")
+        issue = line[line.index("ERROR: ") :].strip()
         for encoded, name in _ENCODED_TYPES:
             issue = issue.replace(encoded, name)
         issues.append(issue)
+    if not any("Syntax error" in issue for issue in issues):
+        issues = sorted(issues + extra, key=_issue_position)
     return "compilation failed: " + ("; ".join(issues) if issues else message.strip())
 
 
@@ -165,18 +180,21 @@ def compile_expression(expression: str) -> Compiled:
             runtime=False,
         )
     facts = read_source(expression)
+    extra = []
     if facts.undefined_field is not None:
         field, offset = facts.undefined_field
         line, column = _line_column(expression, offset)
-        problem = f"compilation failed: ERROR: <input>:{line}:{column}: undefined field '{field}'"
-        raise CELError.for_expression(expression, problem, runtime=False)
+        extra.append(f"ERROR: <input>:{line}:{column}: undefined field '{field}'")
     _, env = _environment()
     try:
         program = env.compile(expression)
     except Exception as err:  # cel-expr-python raises RuntimeError with the checker's issues
         raise CELError.for_expression(
-            expression, _compile_problem(str(err)), runtime=False
+            expression, _compile_problem(str(err), extra), runtime=False
         ) from None
+    if extra:
+        problem = "compilation failed: " + "; ".join(extra)
+        raise CELError.for_expression(expression, problem, runtime=False)
     result = program.return_type().name()
     if result not in ("BOOL", "DYN"):
         problem = f"must evaluate to bool or the unknown type, not {go_type_name(result)}"

@@ -12,7 +12,13 @@ version ``{0: "<major.minor.patch-pre>"}`` (``map(int, string)``): distinct stat
 so the checker picks kube's overloads, and maps equal exactly when kube's ``Equal`` says
 so. And its runtime registers one implementation per function name and
 argument *kinds*, so the Quantity and Semver overloads of ``isGreaterThan``/``isLessThan``/
-``compareTo`` (both maps at runtime) share one implementation that dispatches on the map.
+``compareTo`` (both maps at runtime) share one implementation that dispatches on the map,
+and kube's per-element-type overloads of ``isSorted``/``sum``/``min``/``max`` are one
+``list(dyn)`` overload each (so ``["a"].sum()`` fails at run time, not at compile time).
+
+``find``/``findAll`` run Python's ``re``, not Go's RE2 ``regexp``: patterns RE2 and ``re``
+read differently (lookarounds, possessive quantifiers) can differ. ``matches`` is
+cel-cpp's own, on RE2.
 """
 
 from __future__ import annotations

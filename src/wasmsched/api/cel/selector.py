@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NoReturn
 
 from wasmsched.api.cel.device import DeviceInput
 from wasmsched.api.cel.environment import (
@@ -23,7 +23,7 @@ from wasmsched.api.cel.environment import (
 from wasmsched.api.cel.errors import CELError
 from wasmsched.api.cel.library import value_type_name
 
-__all__ = ["DeviceSelector", "SelectorCache", "runtime_problem"]
+__all__ = ["DeviceSelector", "SelectorCache"]
 
 # dynamic-resource-allocation/cel/errors.go EnhanceRuntimeError.
 _NO_SUCH_KEY_HINT = (
@@ -52,7 +52,7 @@ _CONVERSION_ERRORS = {
 _STATUS = re.compile(r"([A-Z][A-Z_]+): (.*?)(?: \[\1\])?", re.DOTALL)
 
 
-def runtime_problem(message: str) -> str:
+def _runtime_problem(message: str) -> str:
     """cel-cpp's runtime error text in cel-go's words, enhanced as kube's allocator does."""
     status = _STATUS.fullmatch(message)
     if status is not None:
@@ -88,12 +88,12 @@ class DeviceSelector:
             result = self._eval(self._activation(device))
         except Exception as err:  # cel-cpp refusing a plan step at run time
             raise CELError.for_expression(
-                self.expression, runtime_problem(str(err)), runtime=True
+                self.expression, _runtime_problem(str(err)), runtime=True
             ) from None
         value = result.value()
         if value is True or value is False:
             return value
-        return self._not_a_bool(result, value)
+        self._not_a_bool(result, value)
 
     def _activation(self, device: DeviceInput) -> Any:
         """The device's activation, with an empty map for each missing literal domain."""
@@ -112,9 +112,9 @@ class DeviceSelector:
             return device.activation()
         return device.padded_activation(missing_attributes, missing_capacity)
 
-    def _not_a_bool(self, result: Any, value: Any) -> bool:
+    def _not_a_bool(self, result: Any, value: Any) -> NoReturn:
         if result.type().name() == "ERROR":
-            problem = runtime_problem(str(value))
+            problem = _runtime_problem(str(value))
         else:
             shown = value_type_name(result.plain_value())
             why = _CONVERSION_ERRORS.get(shown, f"type conversion error from '{shown}' to 'bool'")
