@@ -16,6 +16,23 @@ cel-python is left out of it: its custom functions take another calling conventi
     python benchmarks/bench_cel.py            # needs the three libraries installed
     python benchmarks/bench_cel.py --devices 500
 
+Measured 2026-12-04 on the shared 2-core machine (load average 5-9; two runs, us):
+
+| library                              | compile | eval, input per call | eval, input once |
+|--------------------------------------|---------|----------------------|------------------|
+| cel-expr-python 0.1.3 (cel-cpp)      | 250-375 | 9-14                 | 3.6-5.9          |
+| common-expression-language 0.10.0    | 105-205 | 26-42                | 2.4-4.8          |
+| cel-python 0.5.0                     | 650-680 | 590-670              | -                |
+| wasmsched.api.cel, plain / dra       | 330-500 | -                    | 5.1-6.5 / 12.8-14.5 |
+
+With the input converted once per device the two native libraries cost the same; the
+Rust binding's own per-call conversion is 3x cel-cpp's. The choice is by capability:
+cel-expr-python type-checks as cel-go does (compile errors, not runtime ones), and carries
+cel.bind, optionals, the strings extension, sets, two-variable comprehensions, RE2
+``matches``, overflow errors and code-point ``size()``; the Rust binding has none of the
+first five (and prints Python exceptions of custom functions to stderr); cel-python is
+100x slower. wasmsched.api.cel's activation is built once per device (DeviceInput).
+
 Compile is the mean of 20 compiles of the same text (no cache); eval the mean per device
 over 3 passes, once with the input converted at each evaluation and once with it converted
 once per device (cel-expr-python's ``Activation``, the Rust binding's ``Context``). Results are checked against the expected matches before timing.
