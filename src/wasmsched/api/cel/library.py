@@ -34,6 +34,7 @@ from wasmsched.api.cel.errors import CELError
 from wasmsched.api.cel.values import Quantity, Semver, parse_quantity, parse_semver
 
 __all__ = [
+    "KUBERNETES_FUNCTIONS",
     "QUANTITY_KEY",
     "SEMVER_KEY",
     "FunctionFailure",
@@ -53,6 +54,14 @@ SEMVER_KEY = 0
 
 _INT64_MAX = (1 << 63) - 1
 _INT64_MIN = -(1 << 63)
+
+# The functions of the Kubernetes libraries (not cel-go's standard ones), by name.
+KUBERNETES_FUNCTIONS = (
+    *("quantity", "isQuantity", "sign", "asApproximateFloat", "asInteger", "isInteger"),
+    *("add", "sub", "isGreaterThan", "isLessThan", "compareTo"),
+    *("semver", "isSemver", "major", "minor", "patch"),
+    *("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes", "find", "findAll"),
+)
 
 
 class FunctionFailure(Exception):

@@ -21,7 +21,7 @@ from wasmsched.api.cel.environment import (
     compile_expression,
 )
 from wasmsched.api.cel.errors import CELError
-from wasmsched.api.cel.library import value_type_name
+from wasmsched.api.cel.library import KUBERNETES_FUNCTIONS, value_type_name
 
 __all__ = ["DeviceSelector", "SelectorCache"]
 
@@ -31,10 +31,10 @@ _NO_SUCH_KEY_HINT = (
     " with has() for optional fields"
 )
 # cel-cpp's runtime texts that cel-go words differently.
-_GO_WORDING = (
-    ("No matching overloads found : ", "no such overload: "),
-    ("divide by zero", "division by zero"),
-)
+_GO_WORDING = (("divide by zero", "division by zero"),)
+_NO_OVERLOAD = re.compile(r"No matching overloads found : (.*)", re.DOTALL)
+_KUBERNETES_FUNCTIONS = frozenset(KUBERNETES_FUNCTIONS)
+_MEMBER_CALL = re.compile(r"\(([^()]*)\)\.([A-Za-z_][A-Za-z0-9_.]*)\((.*)\)", re.DOTALL)
 _NONE: frozenset[str] = frozenset()
 _KEY_NOT_FOUND = "Key not found in map : "
 _INDEX_ERROR = re.compile(r"Index error: index=(-?[0-9]+) size=[0-9]+")
@@ -65,9 +65,38 @@ def _runtime_problem(message: str) -> str:
     index = _INDEX_ERROR.fullmatch(message)
     if index is not None:
         return f"index out of bounds: {index.group(1)}"
+    overload = _NO_OVERLOAD.fullmatch(message)
+    if overload is not None:
+        return _no_such_overload(overload.group(1))
     for cpp, go in _GO_WORDING:
         message = message.replace(cpp, go)
     return message
+
+
+def _no_such_overload(call: str) -> str:
+    """cel-go's text for a call cel-cpp could not dispatch (``(int64).size()``).
+
+    cel-go names the function and argument types when a Kubernetes library function got a
+    value of the wrong type (``isGreaterThan(int, kubernetes.Semver)``; a map argument here
+    may be a quantity or a version, so it stays ``map``), just the function for ``size``,
+    and nothing more for the standard library's other functions and operators. A
+    comprehension over a scalar is cel-go's "got 'types.Int', expected iterable type";
+    cel-cpp does not say which type, so neither can we.
+    """
+    if call == "<iter_range>":
+        return "expected iterable type"
+    member = _MEMBER_CALL.fullmatch(call)
+    if member is not None:
+        receiver, function, arguments = member.groups()
+        call = f"{function}({', '.join(filter(None, (receiver, arguments)))})"
+    function = call.partition("(")[0]
+    if function == "size":
+        return "no such overload: size"
+    if function not in _KUBERNETES_FUNCTIONS:
+        return "no such overload"
+    for cpp, go in (("int64", "int"), ("uint64", "uint")):
+        call = re.sub(rf"\b{cpp}\b", go, call)
+    return f"no such overload: {call}"
 
 
 class DeviceSelector:
