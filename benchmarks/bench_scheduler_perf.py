@@ -151,6 +151,9 @@ def run_row(name: str, nodes: int, reference: bool, placements: bool) -> Row:
             row.kube = run_kube(w)
         except WorkloadError as err:
             row.note = f"{err}; {w.note}"
+        except subprocess.CalledProcessError as err:
+            said = (err.stderr or "").strip().splitlines()
+            row.note = f"kube: the reference failed ({said[-1] if said else err}); {w.note}"
         if placements:
             row.placements = placement_check(w, placed)
     return row
