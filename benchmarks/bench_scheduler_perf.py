@@ -100,7 +100,7 @@ def run_ours(w: Workload) -> tuple[float, dict[str, str]]:
     if w.events:
         return _run_replay(w)
     cluster = ClusterObjects(nodes=w.nodes, pods=[*w.running, *w.pending], others=w.others)
-    clock = CycleClock()
+    clock = CycleClock(cpu=False)
     sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
     try:
         result = sim.run(clock)
