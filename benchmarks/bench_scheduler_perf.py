@@ -152,11 +152,20 @@ def run_row(name: str, nodes: int, reference: bool, placements: bool) -> Row:
         except WorkloadError as err:
             row.note = f"{err}; {w.note}"
         except subprocess.CalledProcessError as err:
-            said = (err.stderr or "").strip().splitlines()
-            row.note = f"kube: the reference failed ({said[-1] if said else err}); {w.note}"
+            row.note = f"kube: the reference failed ({_failure(err)}); {w.note}"
         if placements:
             row.placements = placement_check(w, placed)
     return row
+
+
+def _failure(err: subprocess.CalledProcessError) -> str:
+    """The line of the reference's stderr that says what went wrong: a Go panic or fatal
+    error if there is one (the stack trace follows it), else its last line."""
+    lines = [line.strip() for line in (err.stderr or "").splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("panic:", "fatal error:")):
+            return line
+    return lines[-1] if lines else str(err)
 
 
 def _commit() -> str:
