@@ -1,27 +1,30 @@
-"""Batch forms of a wasm plugin's Filter and Score: one call per node, looped in C.
+"""A wasm plugin's vectorized Filter and Score forms: one call per node, looped in C.
 
-``WasmPlugin.filter_batch`` and ``score_batch`` (the framework/batch protocol) answer,
-node by node and in order, exactly what ``filter`` and ``score`` would: the guest export is
-called once per node, as upstream's host does (kube-scheduler-wasm-extension
-scheduler/plugin/plugin.go: Filter, Score), but the loop over the nodes runs in the
-compiled extension (``Caller.each``), which sets the node name, calls the export and
-collects the raw results without returning to Python, except after a call that left
-results to read (a status reason, events, ...) or whose status ends the loop.
+``WasmPlugin.filter_columns`` and ``score_columns`` (framework/node_search runs them over
+node rows) answer, node by node and in order, exactly what ``filter`` and ``score`` would:
+the guest export is called once per node, as upstream's host does
+(kube-scheduler-wasm-extension scheduler/plugin/plugin.go: Filter, Score), but the loop
+over the nodes runs in the compiled extension (``Caller.each``), which sets the node name,
+calls the export and collects the raw results without returning to Python, except after a
+call that left results to read (a status reason, events, ...) or whose status ends the
+loop.
 
 The stop rules are the per-node loops' (kube-scheduler's pkg/scheduler/schedule_one.go:
 findNodesThatPassFilters, pkg/scheduler/framework/runtime/framework.go: RunScorePlugins):
 Filter stops at the first node whose status is neither a success nor a rejection (that
-error ends the cycle, no later node is filtered) and gives that status for every node
-after it, which nothing reads; Score stops at the first failure. A trap fails the node it
-happened on, exactly as in the per-node form (the instance is discarded). Without the
-extension (``WASMSCHED_WASM_NATIVE=0``) the same loops call the per-node forms.
+error ends the cycle, no later node is filtered); Score stops at the first failure. A trap
+fails the node it happened on, exactly as in the per-node form (the instance is
+discarded). Without the extension (``WASMSCHED_WASM_NATIVE=0``) the forms answer None and
+the framework calls the per-node forms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeRows, verdicts
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
 from wasmsched.wasm._fastpath import GuestTrap
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.wasm.plugin import WasmPlugin
 
-__all__ = ["FILTER_GOES_ON", "filter_batch", "install_compiled_calls", "score_batch"]
+__all__ = ["FILTER_GOES_ON", "filter_columns", "install_compiled_calls", "score_columns"]
 
 # Status codes after which the Filter loop goes on: Success, Unschedulable,
 # UnschedulableAndUnresolvable, Pending (framework.Status.IsRejected), as a bit mask.
@@ -124,68 +127,58 @@ def _native_ready(plugin: WasmPlugin, uid: str, export: str) -> bool:
     return (got.filter_each if export == "filter" else got.score_each) is not None
 
 
-def filter_batch(
-    plugin: WasmPlugin, state: CycleState, pod: Any, nodes: Sequence[NodeInfo]
-) -> list[Status | None]:
-    """Every node's Filter status, as ``WasmPlugin.filter`` would give it node by node,
-    up to the first error (repeated for the nodes after it, which are not filtered)."""
-    n = len(nodes)
+def filter_columns(
+    plugin: WasmPlugin, state: CycleState, pod: Any, rows: NodeRows
+) -> tuple[IntArray, list[Status]] | None:
+    """Every row's Filter status, as ``WasmPlugin.filter`` would give it node by node, up
+    to the first error (the rows after it are not filtered); None without the compiled loop
+    (the per-node form answers)."""
+    n = len(rows)
     if not plugin._has_filter or not n:
-        return [None] * n
-    out: list[Status | None] = []
+        return np.zeros(n, np.int64), []
     if not _native_ready(plugin, pod.uid, "filter"):
-        for node_info in nodes:
-            status = plugin.filter(state, pod, node_info)
-            out.append(status)
-            if _ends_filter(status):
-                break
-        return out + [out[-1]] * (n - len(out)) if out else out
-    names = [ni.name for ni in nodes]
+        return None
+    names = [ni.name for ni in rows.infos()]
+    out: list[Status | None] = []
     raw: list[int] = []
     while len(out) < n:
         failed, reason, _ = _run(plugin, "filter", pod, names, raw, _FILTER_ON)
         done = len(raw) - (0 if failed is not None else 1)
         out.extend(None if code == 0 else Status(code) for code in raw[len(out) : done])
-        if failed is not None:
-            status = failed
-        else:
+        status: Status | None = failed
+        if failed is None:
             code = raw[-1]
             status = Status(code, reason or "") if code or reason else None
         out.append(status)
         if failed is not None:
             raw.append(0)  # the failed node's place
         if _ends_filter(status):
-            out.extend([status] * (n - len(out)))
-    return out
+            break
+    return verdicts(n, enumerate(out))
 
 
-def score_batch(
-    plugin: WasmPlugin, state: CycleState, pod: Any, nodes: Sequence[NodeInfo]
-) -> tuple[list[int], Status | None]:
-    """Every node's score, as ``WasmPlugin.score`` would give it node by node, or the
-    status of the first node whose score failed (no node after it is scored)."""
-    if not plugin._has_score or not nodes:
-        return [0] * len(nodes), None
+def score_columns(
+    plugin: WasmPlugin, state: CycleState, pod: Any, rows: NodeRows
+) -> IntArray | Status | None:
+    """Every row's score, as ``WasmPlugin.score`` would give it node by node, or the status
+    of the first node whose score failed (no node after it is scored); None without the
+    compiled loop (the per-node form answers)."""
+    if not plugin._has_score or not len(rows):
+        return np.zeros(len(rows), np.int64)
     if not _native_ready(plugin, pod.uid, "score"):
-        values = []
-        for node_info in nodes:
-            value, status = plugin.score(state, pod, node_info)
-            if status is not None and status.code != Code.SUCCESS:
-                return [], status
-            values.append(value)
-        return values, None
-    names = [ni.name for ni in nodes]
+        return None
+    names = [ni.name for ni in rows.infos()]
     scores: list[int] = []  # the compiled loop appends each score (the high word)
     while len(scores) < len(names):
         failed, reason, last = _run(plugin, "score", pod, names, scores, _SCORE_ON)
         if failed is not None:
-            return [], failed
+            return failed
         code = signed32(last)
         if code or reason:
             status = Status(code, reason or "")
             if status.code != Code.SUCCESS:
-                return [], status
-    return scores, None
+                return status
+    return np.array(scores, dtype=np.int64)
 
 
 def install_compiled_calls(plugin: WasmPlugin) -> None:

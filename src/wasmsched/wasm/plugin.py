@@ -41,7 +41,7 @@ from wasmsched.wasm.config import WasmError, WasmPluginConfig
 from wasmsched.wasm.fetch import fetch_guest
 from wasmsched.wasm.guest import CompiledGuest, Guest, InstantiateError, decorate
 from wasmsched.wasm.host import LogRecord, PluginEnv
-from wasmsched.wasm.nodes import filter_batch, install_compiled_calls, score_batch
+from wasmsched.wasm.nodes import filter_columns, install_compiled_calls, score_columns
 from wasmsched.wasm.pool import GuestPool
 
 if TYPE_CHECKING:
@@ -342,12 +342,12 @@ class WasmPlugin:
                     lock.wake()
             return _status(code, reason)
 
-    # The framework/batch forms: the same calls, looped over the nodes in C (wasm/nodes.py).
-    filter_batch = filter_batch
-    score_batch = score_batch
-    # Filter calls have effects (guest state, logs): the framework shows the batch form
-    # exactly the nodes the per-node search would (framework/batch: filter_batch_ready).
-    filter_batch_effects = True
+    # The vectorized forms: the same calls, looped over the nodes in C (wasm/nodes.py).
+    filter_columns = filter_columns
+    score_columns = score_columns
+    # Filter calls have effects (guest state, logs): the node search shows the guest
+    # exactly the nodes the node-by-node search would (framework/node_search).
+    filter_has_effects = True
 
     def post_filter(
         self, state: CycleState, pod: Any, filtered_node_status: NodeToStatus
