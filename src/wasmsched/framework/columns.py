@@ -1,4 +1,4 @@
-"""A columnar view of the snapshot's nodes, for the plugins' batch Filter/Score forms.
+"""A columnar view of the snapshot's nodes, for the plugins' vectorized Filter/Score forms.
 
 Row ``i`` is the snapshot's ``node_infos[i]`` (node-tree order). The arrays hold what the
 default plugins read for every node (allocatable and requested per resource, pod counts,
@@ -185,7 +185,7 @@ class NodeColumns:
 
 
 class NodeRows:
-    """The nodes a batch form is asked about: rows of the columns, in order."""
+    """The nodes a vectorized form is asked about: rows of the columns, in order."""
 
     __slots__ = ("_infos", "columns", "rows")
 
@@ -237,7 +237,8 @@ def go_div_array(a: IntArray, b: int) -> IntArray:
 
 
 class NodeList(list["NodeInfo"]):
-    """Nodes found feasible, with their rows in the columns (for the batch Score forms)."""
+    """Nodes found feasible, with their rows in the columns (for the vectorized Score
+    forms)."""
 
     __slots__ = ("rows",)
 

@@ -85,38 +85,21 @@ def _run(
     whose call left results or whose status code is not in ``ok``. Returns (the trap or
     instantiation status of the node after ``raw``'s last one, or None; the reason of the
     last call; its raw result). Score results are appended as scores (the high word)."""
-    while True:
-        got = _guest(plugin, pod.uid)
-        if isinstance(got, Status):
-            return got, None, 0
-        guest = got
-        lock = guest.lock
-        free = lock.free
-        try:
-            free.pop()  # CallLock.acquire, inlined
-        except IndexError:
-            lock.wait()
-        try:
-            if guest.dead:
-                continue
-            ctx = guest.ctx
-            each = guest.filter_each if export == "filter" else guest.score_each
-            assert each is not None
-            ctx.pod = pod
-            try:
-                each(ctx, names, raw, len(raw), ok, export == "score")
-            except GuestTrap as trap:
-                return plugin._trapped(guest, export, trap), None, 0
-            finally:
-                ctx.pod = None
-                ctx.node_name = ""
-            last: int = (guest.score if export == "score" else guest.filter).last  # type: ignore[attr-defined]
-            reason = _results(plugin, guest) if ctx.dirty and raw else None
-            return None, reason, last
-        finally:
-            free.append(True)  # CallLock.release, inlined
-            if lock.waiters:
-                lock.wake()
+    score = export == "score"
+
+    def each(guest: Guest) -> int:
+        loop = guest.score_each if score else guest.filter_each
+        assert loop is not None
+        loop(guest.ctx, names, raw, len(raw), ok, score)
+        last: int = (guest.score if score else guest.filter).last  # type: ignore[attr-defined]
+        return last
+
+    r = plugin._scheduling_call(pod, "", each, export, False)
+    if isinstance(r, Status):
+        return r, None, 0
+    if isinstance(r, int):
+        return None, None, r
+    return None, r.reason, r.value
 
 
 def _native_ready(plugin: WasmPlugin, uid: str, export: str) -> bool:
