@@ -84,6 +84,8 @@ class NodeColumns:
         self.size = n
         self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
         self.infos[:] = list(node_infos)
+        self.names: npt.NDArray[Any] = np.empty(n, dtype=object)
+        self.names[:] = [ni.name for ni in node_infos]
         self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
@@ -202,6 +204,11 @@ class NodeRows:
         if self._infos is None:
             self._infos = self.columns.infos[self.rows].tolist()
         return self._infos
+
+    def names(self) -> list[str]:
+        """The node names of the rows, in order."""
+        names: list[str] = self.columns.names[self.rows].tolist()
+        return names
 
     def take(self, positions: npt.NDArray[np.intp]) -> NodeRows:
         """The rows at ``positions`` (indices into this selection)."""

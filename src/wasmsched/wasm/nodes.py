@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wasmsched.framework.columns import IntArray, NodeRows, verdicts
+from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
 from wasmsched.wasm._fastpath import GuestTrap
@@ -121,23 +121,37 @@ def filter_columns(
         return np.zeros(n, np.int64), []
     if not _native_ready(plugin, pod.uid, "filter"):
         return None
-    names = [ni.name for ni in rows.infos()]
-    out: list[Status | None] = []
-    raw: list[int] = []
-    while len(out) < n:
+    names = rows.names()
+    raw: list[int] = []  # each filtered node's status code, in order
+    # The last node of each run of the compiled loop: its status as the per-node form gives
+    # it (a reason, a trap); every other node's is its code alone.
+    last: list[tuple[int, Status | None]] = []
+    while len(raw) < n:
         failed, reason, _ = _run(plugin, "filter", pod, names, raw, _FILTER_ON)
-        done = len(raw) - (0 if failed is not None else 1)
-        out.extend(None if code == 0 else Status(code) for code in raw[len(out) : done])
         status: Status | None = failed
-        if failed is None:
+        if failed is not None:
+            last.append((len(raw), failed))
+            raw.append(0)  # the failed node's place
+        else:
             code = raw[-1]
             status = Status(code, reason or "") if code or reason else None
-        out.append(status)
-        if failed is not None:
-            raw.append(0)  # the failed node's place
+            last.append((len(raw) - 1, status))
         if _ends_filter(status):
-            break
-    return verdicts(n, enumerate(out))
+            break  # the search ends at this node: no later node is filtered
+    codes = np.zeros(n, np.int64)
+    plain = np.array(raw, np.int64)
+    plain[[pos for pos, _ in last]] = 0
+    statuses: list[Status] = []
+    if plain.any():
+        filtered = codes[: len(plain)]
+        for code in np.unique(plain[plain != 0]).tolist():
+            statuses.append(Status(code))
+            filtered[plain == code] = len(statuses)
+    for pos, status in last:
+        if status is not None and status.code != Code.SUCCESS:
+            statuses.append(status)
+            codes[pos] = len(statuses)
+    return codes, statuses
 
 
 def score_columns(
@@ -150,7 +164,7 @@ def score_columns(
         return np.zeros(len(rows), np.int64)
     if not _native_ready(plugin, pod.uid, "score"):
         return None
-    names = [ni.name for ni in rows.infos()]
+    names = rows.names()
     scores: list[int] = []  # the compiled loop appends each score (the high word)
     while len(scores) < len(names):
         failed, reason, last = _run(plugin, "score", pod, names, scores, _SCORE_ON)
