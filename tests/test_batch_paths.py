@@ -523,3 +523,22 @@ def test_columns_follow_the_cache_incrementally(seed: int) -> None:
             assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
         for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
             assert np.array_equal(got, want)
+
+
+def test_plugins_offer_a_per_node_form_and_at_most_one_over_rows() -> None:
+    # framework/node_search runs each plugin in its best form: the per-node one, or the
+    # vectorized one over node rows (filter_columns/score_columns); no third form over a
+    # list of NodeInfos is left to keep in step with the other two.
+    from wasmsched.wasm import WasmPlugin
+
+    cluster = ClusterObjects(nodes=[Node(_random_node(random.Random(0), 0))], pods=[], others=[])
+    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+    sim.run()
+    assert sim.scheduler is not None
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    classes = {type(p) for p in fwk.all_plugins} | {WasmPlugin}
+    assert len(classes) > 10
+    for cls in classes:
+        assert not hasattr(cls, "filter_batch"), cls
+        assert not hasattr(cls, "score_batch"), cls
+    sim.close()
