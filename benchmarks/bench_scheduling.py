@@ -26,10 +26,10 @@ constraint, maxSkew 5) plus a hostname ScheduleAnyway constraint on the same sel
 that both PodTopologySpread halves run; like basic it is timed batch and per node. Its
 clock starts at the first scheduling cycle (loading 5000 init pods is not timed).
 
-The basic workload is run twice in the same process: with the plugins' batch Filter/Score
-forms over the columnar snapshot (the default, framework/batch and framework/columns) and
-with every plugin called per node (``Framework.use_batch = False``, the path before the
-batch forms); both columns and their ratio are printed, and the placements of the two
+The basic workload is run twice in the same process: with the plugins' vectorized
+Filter/Score forms over the columnar snapshot (the default, framework/node_search and
+framework/columns) and with every plugin called per node (``Framework.use_batch = False``,
+the path before the vectorized forms); both columns and their ratio are printed, and the placements of the two
 runs must be identical.
 
     python benchmarks/bench_scheduling.py --scale             # also 15,000 x 50,000

@@ -180,13 +180,6 @@ class NodeAffinity:
             return self._rejected_pod
         return None
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        one = self.filter
-        return [one(state, pod, ni) for ni in nodes]
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]] | None:

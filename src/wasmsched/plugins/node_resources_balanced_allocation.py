@@ -138,44 +138,6 @@ class NodeResourcesBalancedAllocation:
                 requested.append(req)
         return balanced_resource_score(requested, allocatable), None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form); cpu and
-        memory alone take balanced_resource_score's two-fraction case inline, with the same
-        float operations in the same order.
-        """
-        s = state.get(PRE_SCORE_KEY)
-        specs = self.resources
-        if (
-            s is None
-            or len(specs) != 2
-            or specs[0].kind != KIND_CPU
-            or specs[1].kind != KIND_MEMORY
-        ):
-            return [self.score(state, pod, ni)[0] for ni in nodes], None
-        pod_cpu, pod_memory = s.pod_requests
-        top = float(MAX_NODE_SCORE)
-        out: list[int] = []
-        append = out.append
-        for ni in nodes:
-            alloc_res = ni.allocatable
-            alloc_cpu = alloc_res.milli_cpu
-            alloc_memory = alloc_res.memory
-            if alloc_cpu and alloc_memory:
-                requested = ni.requested
-                f0 = float(requested.milli_cpu + pod_cpu) / float(alloc_cpu)
-                if f0 > 1:
-                    f0 = 1.0
-                f1 = float(requested.memory + pod_memory) / float(alloc_memory)
-                if f1 > 1:
-                    f1 = 1.0
-                append(int((1 - abs((f0 - f1) / 2)) * top))
-            else:
-                # At most one fraction: no deviation.
-                append(int((1 - 0.0) * top))
-        return out, None
-
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` of every row over the columns: balanced_resource_score's float
         operations, in the same order, on arrays (None without PreScore's state, or for a

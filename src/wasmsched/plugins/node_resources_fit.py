@@ -319,37 +319,6 @@ class NodeResourcesFit:
             return None
         return self._rejection(found)
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form); a pod
-        that requests cpu, memory and pods only takes an inline fitsRequest loop.
-        """
-        request = state.get(PRE_FILTER_KEY)
-        if request is None:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        if request.empty or request.ephemeral_storage or request.scalars:
-            return [
-                None
-                if (found := insufficient_resources(request, ni)) is None
-                else self._rejection(found)
-                for ni in nodes
-            ]
-        cpu = request.milli_cpu
-        memory = request.memory
-        out: list[Status | None] = []
-        append = out.append
-        for ni in nodes:
-            alloc = ni.allocatable
-            used = ni.requested
-            mask = _PODS if len(ni.pods) + 1 > alloc.allowed_pod_number else 0
-            if cpu and cpu > alloc.milli_cpu - used.milli_cpu:
-                mask |= _CPU
-            if memory and memory > alloc.memory - used.memory:
-                mask |= _MEMORY
-            append(self._rejection((mask, None)) if mask else None)
-        return out
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]] | None:
@@ -436,16 +405,6 @@ class NodeResourcesFit:
             s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
         )
         return self._scorer.score(node_info, pod_requests), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        s = state.get(PRE_SCORE_KEY)
-        pod_requests = (
-            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
-        )
-        return self._scorer.score_many(nodes, pod_requests), None
 
     def score_extensions(self) -> None:
         """ScoreExtensions (fit.go): none."""

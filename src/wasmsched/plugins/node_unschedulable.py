@@ -55,15 +55,6 @@ class NodeUnschedulable:
             return None
         return self._rejected
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        if tolerates_unschedulable(pod.tolerations):
-            return [None] * len(nodes)
-        rejected = self._rejected
-        return [rejected if ni.node.unschedulable else None for ni in nodes]
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]]:

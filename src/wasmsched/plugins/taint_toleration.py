@@ -81,13 +81,6 @@ class TaintToleration:
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_reason(taint.key, taint.value)
         )
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        one = self.filter
-        return [one(state, pod, ni) if ni.node.taints else None for ni in nodes]
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]]:
@@ -124,23 +117,6 @@ class TaintToleration:
         if not taints:
             return 0, None
         return count_intolerable_prefer_no_schedule(taints, s.tolerations), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        s = state.get(PRE_SCORE_KEY)
-        if s is None:
-            if not nodes:
-                return [], None
-            return [], Status(
-                Code.ERROR, f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found'
-            )
-        tolerations = s.tolerations
-        count = count_intolerable_prefer_no_schedule
-        return [
-            count(taints, tolerations) if (taints := ni.node.taints) else 0 for ni in nodes
-        ], None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns: only the tainted rows are counted, per node; None

@@ -22,6 +22,7 @@ from wasmsched.extenders import build_extenders, ignored_resources
 from wasmsched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from wasmsched.framework.interfaces import AsyncBinder, Event, Registry
 from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+from wasmsched.framework.node_search import run_filter_plugins_with_nominated_pods
 from wasmsched.framework.records import CycleRecord
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.status import Status
@@ -36,11 +37,7 @@ from wasmsched.scheduler.binding import BindingCycles
 from wasmsched.scheduler.eventhandlers import EventHandlers, ObjectStore
 from wasmsched.scheduler.failure import SchedulingFailure, handle_scheduling_failure
 from wasmsched.scheduler.profile import ProfileOptions, build_profiles
-from wasmsched.scheduler.schedule_one import (
-    Algorithm,
-    run_filter_plugins_with_nominated_pods,
-    scheduling_cycle,
-)
+from wasmsched.scheduler.schedule_one import Algorithm, scheduling_cycle
 from wasmsched.scheduler.types import UNSCHEDULABLE, AttemptObserver, ClusterWriter, PodOutcome
 
 if TYPE_CHECKING:

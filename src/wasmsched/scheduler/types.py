@@ -26,14 +26,6 @@ class NoNodes(InternalError):
     """The snapshot has no node at all (k8s ErrNoNodesAvailable)."""
 
 
-class CycleError(InternalError):
-    """A plugin or extender error that ends the scheduling cycle with its status."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message)
-        self.status = status
-
-
 @dataclass
 class PodOutcome:
     """Where a pod stands: the result of its last attempt, for the report.

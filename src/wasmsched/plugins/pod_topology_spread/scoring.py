@@ -319,40 +319,6 @@ class Scoring(SpreadBase):
             return 0, None
         return _node_score(s, node_info), None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        s = state.get(PRE_SCORE_KEY)
-        if s is None:
-            return [], _not_found(PRE_SCORE_KEY)
-        ignored = s.ignored
-        if len(s.rows) != 1 or s.rows[0][1] == _HOST:
-            return [0 if ni.name in ignored else _node_score(s, ni) for ni in nodes], None
-        # One constraint whose counts are at hand: the score depends on the count only
-        # (0.0 + cnt * weight + bonus is exactly cnt * weight + bonus), so each distinct
-        # count is scored once.
-        key, mode, _, counts, weight, skew_bonus = s.rows[0]
-        by_name = mode == _HOST_KEPT
-        memo: dict[int, int] = {}
-        out: list[int] = []
-        append = out.append
-        for ni in nodes:
-            name = ni.name
-            if name in ignored:
-                append(0)
-                continue
-            value = ni.node.labels.get(key)
-            if value is None:
-                append(0)
-                continue
-            cnt = counts.get(name if by_name else value, 0)
-            score = memo.get(cnt)
-            if score is None:
-                score = memo[cnt] = round_half_away(cnt * weight + skew_bonus)
-            append(score)
-        return out, None
-
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns (the framework's columnar Score form): each
         constraint's count gathered by the rows' domains (or node names), then the same
