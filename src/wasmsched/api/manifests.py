@@ -1,7 +1,7 @@
 """Loading Nodes, Pods and other Kubernetes objects from YAML or JSON manifests.
 
-Every object of a kind the simulation reads is validated as the Kubernetes v1.33 API server
-would (wasmsched.api.validation): strict schema (unknown fields, wrong types, required
+Every object of a kind the simulation reads is validated as the API server of the chosen
+Kubernetes release would (wasmsched.api.validation): strict schema (unknown fields, wrong types, required
 fields) and the API server's rules (negative quantities, names, enums, ranges). Every
 problem is one line naming the file, the document (when the file has several), the object,
 the field and the value:
@@ -28,6 +28,7 @@ import yaml
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
 from wasmsched.api.validation import validate_object
+from wasmsched.api.versions import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
 from wasmsched.api.workloads import workload_warnings
 from wasmsched.errors import InputError, InternalError
 
@@ -221,6 +222,7 @@ class _Problems:
 
 @dataclass
 class _State:
+    version: KubernetesVersion
     out: ClusterObjects = field(default_factory=ClusterObjects)
     problems: _Problems = field(default_factory=_Problems)
     node_where: dict[str, str] = field(default_factory=dict)
@@ -243,7 +245,11 @@ def _sources(path: str | Path, stdin: TextIO | None) -> list[tuple[str, str, boo
 
 
 def load_manifests(
-    path: str | Path, *, stdin: TextIO | None = None, require_nodes: bool = True
+    path: str | Path,
+    *,
+    stdin: TextIO | None = None,
+    require_nodes: bool = True,
+    kubernetes_version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION,
 ) -> ClusterObjects:
     """Load and validate every Node, Pod and other known object from a file or a directory
     (``"-"``: standard input, read as YAML, which also reads JSON).
@@ -251,10 +257,11 @@ def load_manifests(
     A directory is searched recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files, read
     in sorted order. Files may hold several YAML documents; ``List`` / ``NodeList`` /
     ``PodList`` documents are expanded. Empty documents are skipped. Input without any Node
-    is an error unless ``require_nodes`` is false. Raises ManifestError listing every
-    problem found; warnings are in the result's ``warnings``.
+    is an error unless ``require_nodes`` is false. Objects are validated against the schema
+    of ``kubernetes_version``. Raises ManifestError listing every problem found; warnings are
+    in the result's ``warnings``.
     """
-    state = _State()
+    state = _State(kubernetes_version)
     sources: list[tuple[str, str, bool]] = []
     try:
         sources = _sources(path, stdin)
@@ -300,7 +307,7 @@ def load_manifests(
 def _add(state: _State, kind: str, obj: Mapping[str, Any], where: str, fpath: str) -> None:
     here = f"{where}: {fpath}" if fpath else where
     label = object_label(kind, obj)
-    problems = validate_object(kind, obj)
+    problems = validate_object(kind, obj, state.version)
     if problems:
         for p in problems:
             state.problems.add(f"{here}: {label}: {p}")
