@@ -15,7 +15,7 @@ from wasmsched.api.manifests import ManifestError, load_manifests
 from wasmsched.api.validation import validate_object
 from wasmsched.api.validation.schema import SCHEMA_KINDS
 from wasmsched.api.validation.schema_versions import FIELD_VERSIONS, MODULES, VERSIONS
-from wasmsched.api.versions import (
+from wasmsched.release.version import (
     SUPPORTED_VERSIONS,
     KubernetesVersion,
     VersionError,

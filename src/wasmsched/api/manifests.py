@@ -28,9 +28,9 @@ import yaml
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
 from wasmsched.api.validation import validate_object
-from wasmsched.api.versions import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
 from wasmsched.api.workloads import workload_warnings
 from wasmsched.errors import InputError, InternalError
+from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
 
 __all__ = [
     "KNOWN_KINDS",

@@ -14,7 +14,7 @@ from typing import Any
 from wasmsched.api.validation.problems import Problem
 from wasmsched.api.validation.rules import object_problems
 from wasmsched.api.validation.schema import SCHEMA_KINDS, schema_problems
-from wasmsched.api.versions import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
+from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
 
 __all__ = ["SCHEMA_KINDS", "Problem", "validate_object"]
 

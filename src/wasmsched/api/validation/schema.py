@@ -28,7 +28,7 @@ import msgspec.inspect as mi
 from wasmsched.api.quantity import join_path, quote, type_name
 from wasmsched.api.validation.problems import Problem
 from wasmsched.api.validation.schema_versions import FIELD_VERSIONS, VERSIONS
-from wasmsched.api.versions import KubernetesVersion
+from wasmsched.release.version import KubernetesVersion
 
 __all__ = ["SCHEMA_KINDS", "schema_problems"]
 
