@@ -151,3 +151,65 @@ def test_parse_kubernetes_version_refuses(text: str, expected: str) -> None:
         parse_kubernetes_version(text)
     message = str(info.value)
     assert expected in message and "\n" not in message
+
+
+def snapshot_doc(server: Any) -> dict[str, Any]:
+    return {"apiVersion": "wasmsched.io/v1", "kind": "Snapshot", "serverVersion": server}
+
+
+@pytest.mark.parametrize(
+    ("server", "explicit", "read_as", "warning"),
+    [
+        (None, None, "1.33", None),  # no Snapshot document
+        ("v1.37.2", None, "1.37", None),
+        ("v1.36.3-eks-4b1c3a", None, "1.36", None),
+        ("v1.37.2", "1.35", "1.35", None),  # the caller's choice wins
+        ("v1.38.1", None, "1.37", "the objects of this v1.38.1 server are read as 1.37's"),
+        ("v1.30.0", None, "1.33", "the objects of this v1.30.0 server are read as 1.33's"),
+    ],
+)
+def test_a_snapshot_names_the_release_its_objects_are_read_as(
+    tmp_path: Path, server: str | None, explicit: str | None, read_as: str, warning: str | None
+) -> None:
+    docs: list[Any] = [] if server is None else [snapshot_doc(server)]
+    docs.append(NODE)
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    loaded = load_manifests(path, kubernetes_version=None if explicit is None else V[explicit])
+    assert str(loaded.kubernetes_version) == read_as
+    assert loaded.server_version == server
+    assert [w for w in loaded.warnings if "Snapshot" in w] == (
+        []
+        if warning is None
+        else [
+            f"{path}: document 1: Snapshot: serverVersion: wasmsched "
+            f"models Kubernetes 1.33 to 1.37; {warning}"
+        ]
+    )
+
+
+def test_a_snapshot_of_a_current_server_loads_its_nodes(tmp_path: Path) -> None:
+    node = changed(NODE, "status.declaredFeatures", ["InPlacePodVerticalScaling"])
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([snapshot_doc("v1.37.2"), node]))
+    assert [n.name for n in load_manifests(path).nodes] == ["node-1"]
+
+
+@pytest.mark.parametrize(
+    ("docs", "expected"),
+    [
+        ([snapshot_doc("banana")], 'serverVersion: "banana" is not a Kubernetes version'),
+        ([snapshot_doc(137)], "serverVersion: expected a version string"),
+        ([{**snapshot_doc("v1.37.2"), "extra": 1}], 'Snapshot: extra: unknown field "extra"'),
+        (
+            [snapshot_doc("v1.37.2"), snapshot_doc("v1.36.0")],
+            'serverVersion: "v1.36.0" differs from "v1.37.2" of another Snapshot document',
+        ),
+    ],
+)
+def test_snapshot_problems(tmp_path: Path, docs: list[Any], expected: str) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([*docs, NODE]))
+    with pytest.raises(ManifestError) as info:
+        load_manifests(path)
+    assert len(info.value.lines) == 1 and expected in info.value.lines[0], info.value.lines

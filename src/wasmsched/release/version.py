@@ -18,7 +18,9 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "KubernetesVersion",
     "VersionError",
+    "nearest_supported",
     "parse_kubernetes_version",
+    "read_kubernetes_version",
 ]
 
 
@@ -44,21 +46,34 @@ SUPPORTED_VERSIONS: tuple[KubernetesVersion, ...] = tuple(
 # release until the newer ones' scheduling semantics are in (issue "Current Kubernetes").
 DEFAULT_KUBERNETES_VERSION = SUPPORTED_VERSIONS[0]
 
+_SUPPORTED = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
 # "1.37", "v1.37", "1.37.2", "v1.37.2-eks-4b1c3a", "v1.37.2+k3s1".
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?")
+
+
+def read_kubernetes_version(text: str) -> KubernetesVersion:
+    """The minor release that ``text`` names, modelled or not; VersionError (one line) when
+    it is not a version."""
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        raise VersionError(
+            f"Kubernetes version {text!r} is not a version (expected MAJOR.MINOR, such as "
+            f"{SUPPORTED_VERSIONS[-1]}; supported: {_SUPPORTED})"
+        )
+    return KubernetesVersion(int(match[1]), int(match[2]))
 
 
 def parse_kubernetes_version(text: str) -> KubernetesVersion:
     """The minor release that ``text`` names; VersionError (one line) when it names none
     that wasmsched models."""
-    match = _VERSION.fullmatch(text.strip())
-    supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
-    if match is None:
-        raise VersionError(
-            f"Kubernetes version {text!r} is not a version (expected MAJOR.MINOR, such as "
-            f"{SUPPORTED_VERSIONS[-1]}; supported: {supported})"
-        )
-    version = KubernetesVersion(int(match[1]), int(match[2]))
+    version = read_kubernetes_version(text)
     if version not in SUPPORTED_VERSIONS:
-        raise VersionError(f"Kubernetes version {text!r} is not supported (supported: {supported})")
+        raise VersionError(
+            f"Kubernetes version {text!r} is not supported (supported: {_SUPPORTED})"
+        )
     return version
+
+
+def nearest_supported(version: KubernetesVersion) -> KubernetesVersion:
+    """The modelled release nearest ``version`` (the oldest or the newest)."""
+    return min(SUPPORTED_VERSIONS[-1], max(SUPPORTED_VERSIONS[0], version))
