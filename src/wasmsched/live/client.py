@@ -25,6 +25,7 @@ from lightkube.config.models import User
 from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
 from wasmsched.errors import ExternalError, InputError
+from wasmsched.live.ratelimit import TokenBucket
 
 __all__ = [
     "OPTIONAL_KINDS",
@@ -165,9 +166,16 @@ def load_kube_config(kubeconfig: str | Path | None = None) -> SingleConfig:
 class ApiClient:
     """JSON requests against the API server, thread-safe (one pooled HTTP client)."""
 
-    def __init__(self, config: SingleConfig, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        config: SingleConfig,
+        timeout: float = DEFAULT_TIMEOUT,
+        rate_limit: TokenBucket | None = None,
+    ) -> None:
         self.config = config
         self.timeout = timeout
+        # clientConnection.qps/burst: every request (a watch's too) takes a token first.
+        self.rate_limit = rate_limit
         params = client_adapter.ConnectionParams(
             timeout=httpx2.Timeout(timeout),
             # Many watches plus the binding workers share the pool.
@@ -187,8 +195,10 @@ class ApiClient:
         self.on_request: Callable[[str, float], None] | None = None
 
     @classmethod
-    def from_kubeconfig(cls, kubeconfig: str | Path | None = None) -> ApiClient:
-        return cls(load_kube_config(kubeconfig))
+    def from_kubeconfig(
+        cls, kubeconfig: str | Path | None = None, rate_limit: TokenBucket | None = None
+    ) -> ApiClient:
+        return cls(load_kube_config(kubeconfig), rate_limit=rate_limit)
 
     @property
     def namespace(self) -> str:
@@ -213,6 +223,8 @@ class ApiClient:
         With ``guard``, the request is written only if ``guard()`` is still true once a
         connection is ready (FencedError otherwise): leader fencing as late as possible.
         """
+        if self.rate_limit is not None:
+            self.rate_limit.wait()
         content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
@@ -272,6 +284,8 @@ class ApiClient:
         self, path: str, params: Mapping[str, str], read_timeout: float
     ) -> Iterator[httpx2.Response]:
         """A streaming GET (a watch); raises ApiError for an error answer."""
+        if self.rate_limit is not None:
+            self.rate_limit.wait()
         timeout = httpx2.Timeout(self.timeout, read=read_timeout)
         try:
             with self._http.stream(
