@@ -26,10 +26,10 @@ constraint, maxSkew 5) plus a hostname ScheduleAnyway constraint on the same sel
 that both PodTopologySpread halves run; like basic it is timed batch and per node. Its
 clock starts at the first scheduling cycle (loading 5000 init pods is not timed).
 
-The basic workload is run twice in the same process: with the plugins' batch Filter/Score
-forms over the columnar snapshot (the default, framework/batch and framework/columns) and
-with every plugin called per node (``Framework.use_batch = False``, the path before the
-batch forms); both columns and their ratio are printed, and the placements of the two
+The basic workload is run twice in the same process: with the plugins' vectorized
+Filter/Score forms over the columnar snapshot (the default, framework/node_search and
+framework/columns) and with every plugin called per node (``Framework.use_batch = False``,
+the path before the vectorized forms); both columns and their ratio are printed, and the placements of the two
 runs must be identical.
 
     python benchmarks/bench_scheduling.py --scale             # also 15,000 x 50,000
@@ -41,10 +41,11 @@ part of --quick unless asked (--quick --scale runs 3,000 x 5,000).
 
 Each workload is also run by the reference (kube-scheduler v1.33.4 in process, built by
 scripts/build-reference) in the same run, and wasmsched's pods/s is printed as a ratio
-of kube-scheduler's. The reference runs the default parallelism (16) up to 100 nodes and
-1 above: with node sampling, which nodes a parallel Filter pass processed is racy, so
-the sampled sets would differ from ours. Without the binary the ratio is skipped with a
-note; --no-reference skips it always.
+of kube-scheduler's. The reference runs at its default configuration, parallelism 16, at
+every size (bench_support.py: KUBE_PARALLELISM): its placements may then differ from ours
+(which nodes a parallel Filter pass processed is racy), and this compares throughput, not
+placements. Without the binary the ratio is skipped with a note; --no-reference skips it
+always. benchmarks/bench_scheduler_perf.py runs scheduler_perf's whole workload list.
 """
 
 from __future__ import annotations
@@ -56,121 +57,24 @@ import pstats
 import resource
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-import yaml
+from bench_support import (
+    REFERENCE,
+    REFERENCE_NOTE,
+    CycleClock,
+    make_node,
+    make_pod,
+    reference_pods_per_second,
+)
 
+from wasmsched import Simulation
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
-
-
-def make_node(i: int) -> Node:
-    zone = f"zone-{i % 3}"
-    return Node(
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": f"node-{i}",
-                "labels": {
-                    "kubernetes.io/hostname": f"node-{i}",
-                    "topology.kubernetes.io/zone": zone,
-                },
-            },
-            "status": {
-                "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-            },
-        }
-    )
-
-
-def make_pod(
-    i: int, extra_spec: dict[str, Any] | None = None, labels: dict[str, str] | None = None
-) -> Pod:
-    spec: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "pause",
-                "image": "registry.k8s.io/pause:3.9",
-                "resources": {
-                    "requests": {"cpu": "100m", "memory": "500Mi"},
-                    "limits": {"cpu": "100m", "memory": "500Mi"},
-                },
-            }
-        ]
-    }
-    spec.update(extra_spec or {})
-    return Pod(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"pod-{i}", "namespace": "sched-0", "labels": labels or {}},
-            "spec": spec,
-        }
-    )
-
-
-REFERENCE = Path(__file__).resolve().parent.parent / ".cache" / "reference" / "wasmsched-reference"
-REFERENCE_NOTE = "kube-scheduler reference not built (scripts/build-reference): no ratio"
-
-
-def reference_pods_per_second(cluster: ClusterObjects, pods: int) -> float | None:
-    """kube-scheduler's pods/s on the same cluster (from its first cycle to its last
-    binding), or None when the reference is not built."""
-    if not REFERENCE.is_file():
-        return None
-    items = [n.manifest for n in cluster.nodes] + [p.manifest for p in cluster.pods]
-    items += [dict(o) for o in cluster.others]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "cluster.yaml"
-        path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
-        out = subprocess.run(
-            # --bind-wait 0: the differential suite's wait for in-flight bindings before
-            # each pop (reference/run.go) serializes kube-scheduler's binding goroutines;
-            # a throughput run lets them overlap, as scheduler_perf does.
-            [str(REFERENCE), "--cluster", str(path), "--timeout", "600s", "--bind-wait", "0"],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-    summary = json.loads(out.stdout)["summary"]
-    if summary["scheduled"] != pods:
-        raise SystemExit(f"reference: expected {pods} scheduled, got {summary}")
-    return float(summary["podsPerSecond"])
-
-
-class _Clock:
-    """Wall and CPU time at the first and the last scheduling cycle (the simulation's
-    progress callback runs after each): pods/s with the startup (loading the nodes and
-    pods into the cache and the queue) subtracted, as the issue-11 table measures it."""
-
-    def __init__(self) -> None:
-        self.first: tuple[float, float] | None = None
-        self.last: tuple[float, float] = (0.0, 0.0)
-        self.cycles = 0
-
-    def __call__(self, scheduled: int, total: int) -> None:
-        now = (time.perf_counter(), time.process_time())
-        if self.first is None:
-            self.first = now
-        self.last = now
-        self.cycles += 1
-
-    def rates(self) -> tuple[float, float]:
-        """(pods/s of wall time, pods per CPU second) from the first cycle to the last."""
-        assert self.first is not None
-        wall = self.last[0] - self.first[0]
-        cpu = self.last[1] - self.first[1]
-        n = self.cycles - 1
-        return n / wall if wall > 0 else float("inf"), n / cpu if cpu > 0 else float("inf")
 
 
 def _basic_run(
@@ -179,7 +83,7 @@ def _basic_run(
     """(wall seconds, each pod's node, (pods/s, pods per CPU second) without the startup)
     of one simulation, batch forms on or off."""
     Framework.use_batch = batch
-    clock = _Clock()
+    clock = CycleClock()
     try:
         sim = Simulation(cluster, default_config(), in_tree_registry(), seed=seed)
         started = time.perf_counter()

@@ -20,7 +20,7 @@ our host only, whatever status the plugin returns (printed once before the table
 
 First, the wasm rows of issue 11 (wasm_boundary.py): the compiled path, the ctypes path and
 the public API side by side, per call, per host callback, per node of a cycle (per-node and
-batch forms, and added to a simulated SchedulingBasic), the nodenumber guest's pods/s ratio
+vectorized forms, and added to a simulated SchedulingBasic), the nodenumber guest's pods/s ratio
 and the decoding guest's cycle; ``--boundary`` prints only that table.
 
 Usage: ``python benchmarks/bench_wasm_plugin.py [--quick] [--guests DIR]``

@@ -13,7 +13,8 @@ Rows:
   upstream's BenchmarkPluginFilter/Score time ``Filter``/``Score`` (tight loop, status
   checked once before);
 * Filter+Score per node, 500-node cycle, direct: the per-node methods over 500 nodes, and
-  with the batch forms the framework uses (``filter_batch``, ``score_batch``);
+  with the vectorized forms the framework uses (``filter_columns``, ``score_columns``
+  over node rows, looped in C);
 * Filter+Score per node added to a scheduling cycle: SchedulingBasic (500 nodes, the
   default profile) with the noop-wat plugin added, minus without, per pod, divided by the
   nodes scored per pod (numFeasibleNodesToFind: 230);
@@ -237,8 +238,10 @@ def _nodes(node: Any, count: int) -> list[Any]:
 
 def _plugin_rows(path: str, guests: Path, handle: Any, budget: float) -> dict[str, float]:
     """The per-call and direct-cycle rows of one path."""
+    import numpy as np
     from bench_wasm_plugin import params  # type: ignore[import-not-found]
 
+    from wasmsched.framework.columns import NodeColumns, NodeRows
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import NodeInfo
     from wasmsched.wasm import WasmPlugin, WasmPluginConfig
@@ -270,6 +273,7 @@ def _plugin_rows(path: str, guests: Path, handle: Any, budget: float) -> dict[st
         plugin.score, (state, pod, info), budget
     )
     infos = _nodes(node, CYCLE_NODES)
+    rows = NodeRows(NodeColumns(infos), np.arange(len(infos), dtype=np.intp))
 
     def per_node() -> None:
         filter_, score = plugin.filter, plugin.score
@@ -278,15 +282,15 @@ def _plugin_rows(path: str, guests: Path, handle: Any, budget: float) -> dict[st
             score(state, pod, ni)
 
     def batch() -> None:
-        plugin.filter_batch(state, pod, infos)
-        plugin.score_batch(state, pod, infos)
+        plugin.filter_columns(state, pod, rows)
+        plugin.score_columns(state, pod, rows)
 
     out["Filter+Score per node, 500 nodes, per-node calls"] = (
         _best(per_node, budget) * 1e6 / CYCLE_NODES
     )
-    if hasattr(plugin, "filter_batch"):  # absent before the batch forms (to compare)
+    if hasattr(plugin, "filter_columns"):  # absent before the vectorized forms (to compare)
         per = _best(batch, budget) * 1e6 / CYCLE_NODES
-        out["Filter+Score per node, 500 nodes, batch forms"] = per
+        out["Filter+Score per node, 500 nodes, vectorized forms"] = per
     plugin.close()
 
     pod, node = params()["real"]

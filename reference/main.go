@@ -1,6 +1,8 @@
-// Command wasmsched-reference runs kube-scheduler v1.33.4's scheduler in process on a
-// cluster file and prints what `wasmsched simulate --output json` prints for it (pods:
-// namespace, name, node, result, message, nominatedNode; summary.preemptions).
+// Command wasmsched-reference runs kube-scheduler's scheduler in process on a cluster
+// file and prints what `wasmsched simulate --output json` prints for it (pods:
+// namespace, name, node, result, message, nominatedNode; summary.preemptions). It is
+// kube-scheduler v1.33.4 (go.mod), or v1.37.2 when built with -modfile=go.1.37.mod
+// -tags kube137 (scripts/build-reference --kubernetes-version 1.37).
 //
 //	wasmsched-reference --cluster cluster.yaml [--config config.yaml] [--prefer prefer.json]
 //	wasmsched-reference --cases DIR [--jobs 4]
@@ -45,14 +47,24 @@ func main() {
 	quiet := flag.Duration("quiet", 150*time.Millisecond, "settled: no scheduling activity for this long")
 	timeout := flag.Duration("timeout", 60*time.Second, "per run")
 	bindWait := flag.Duration("bind-wait", 3*time.Second, "before each cycle, wait this long at most for the binding cycles in flight (0: do not wait)")
-	asyncPreemption := flag.Bool("async-preemption", false, "keep the SchedulerAsyncPreemption feature gate (on by default in 1.33)")
+	asyncPreemption := flag.Bool("async-preemption", false, "keep the SchedulerAsyncPreemption feature gate (on by default in 1.33 and 1.37)")
+	featureGates := flag.String("feature-gates", "", "key=value pairs as kube-scheduler's --feature-gates takes them, applied after --async-preemption")
+	showVersion := flag.Bool("version", false, "print the kube-scheduler version this binary runs and exit")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(kubeVersion)
+		return
+	}
 
 	// With asynchronous preemption (pkg/scheduler/framework/preemption: prepareCandidateAsync)
 	// whether the next pods see a victim still running depends on goroutine timing; the
 	// simulator's API calls take no time, which is what the synchronous path does.
-	if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("SchedulerAsyncPreemption=%t", *asyncPreemption)); err != nil {
-		fmt.Fprintln(os.Stderr, "wasmsched-reference:", err)
+	gates := fmt.Sprintf("SchedulerAsyncPreemption=%t", *asyncPreemption)
+	if *featureGates != "" {
+		gates += "," + *featureGates
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.Set(gates); err != nil {
+		fmt.Fprintln(os.Stderr, "wasmsched-reference: --feature-gates:", err)
 		os.Exit(2)
 	}
 

@@ -2,6 +2,8 @@ package main
 
 // Out-of-tree plugins of the reference: the tie-break that lets kube-scheduler follow
 // wasmsched's choice among its equally best nodes, and Go twins of our wasm examples.
+// The framework types are named through compat_133.go / compat_137.go (fwk*), so this
+// file builds against either kube-scheduler.
 
 import (
 	"context"
@@ -11,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
@@ -26,14 +27,14 @@ type tieBreak struct{ prefer map[string]string }
 
 func (t *tieBreak) Name() string { return TieBreakName }
 
-func (t *tieBreak) Score(_ context.Context, _ *framework.CycleState, p *corev1.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+func (t *tieBreak) Score(_ context.Context, _ fwkCycleState, p *corev1.Pod, n fwkNodeInfo) (int64, *fwkStatus) {
 	if t.prefer[key(p)] == n.Node().Name {
 		return 1, nil
 	}
 	return 0, nil
 }
 
-func (t *tieBreak) ScoreExtensions() framework.ScoreExtensions { return nil }
+func (t *tieBreak) ScoreExtensions() fwkScoreExtensions { return nil }
 
 // nodeNumber is the Go twin of sdk/rust/examples/nodenumber.rs: 10 for a node whose
 // name ends with the digit the pod's name ends with, 0 for the others, 10 everywhere
@@ -43,11 +44,11 @@ type nodeNumber struct {
 	reverse bool
 }
 
-const nodeNumberStateKey framework.StateKey = "PreScoreNodeNumberTwin"
+const nodeNumberStateKey fwkStateKey = "PreScoreNodeNumberTwin"
 
 type digitState struct{ digit byte }
 
-func (s *digitState) Clone() framework.StateData { return s }
+func (s *digitState) Clone() fwkStateData { return s }
 
 func lastDigit(s string) (byte, bool) {
 	if s == "" {
@@ -59,14 +60,14 @@ func lastDigit(s string) (byte, bool) {
 
 func (n *nodeNumber) Name() string { return n.name }
 
-func (n *nodeNumber) PreScore(_ context.Context, state *framework.CycleState, p *corev1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (n *nodeNumber) PreScore(_ context.Context, state fwkCycleState, p *corev1.Pod, _ []fwkNodeInfo) *fwkStatus {
 	if d, ok := lastDigit(p.Name); ok {
 		state.Write(nodeNumberStateKey, &digitState{digit: d})
 	}
 	return nil
 }
 
-func (n *nodeNumber) Score(_ context.Context, state *framework.CycleState, p *corev1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+func (n *nodeNumber) Score(_ context.Context, state fwkCycleState, p *corev1.Pod, ni fwkNodeInfo) (int64, *fwkStatus) {
 	matched := true
 	if data, err := state.Read(nodeNumberStateKey); err == nil {
 		d, ok := lastDigit(ni.Node().Name)
@@ -78,10 +79,10 @@ func (n *nodeNumber) Score(_ context.Context, state *framework.CycleState, p *co
 	return 0, nil
 }
 
-func (n *nodeNumber) ScoreExtensions() framework.ScoreExtensions { return nil }
+func (n *nodeNumber) ScoreExtensions() fwkScoreExtensions { return nil }
 
-func (n *nodeNumber) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
-	return []framework.ClusterEventWithHint{{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}}}, nil
+func (n *nodeNumber) EventsToRegister(context.Context) ([]fwkClusterEventWithHint, error) {
+	return []fwkClusterEventWithHint{{Event: fwkClusterEvent{Resource: fwkNode, ActionType: fwkAdd}}}, nil
 }
 
 // wasmTwin is a wasm plugin entry of the config mapped to its Go twin.
@@ -130,14 +131,14 @@ func outOfTreeRegistry(wasm map[string]wasmTwin, prefer map[string]string) (fram
 	reg := frameworkruntime.Registry{}
 	for name, twin := range wasm {
 		name, twin := name, twin
-		if err := reg.Register(name, func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		if err := reg.Register(name, func(context.Context, runtime.Object, fwkHandle) (fwkPlugin, error) {
 			return &nodeNumber{name: name, reverse: twin.reverse}, nil
 		}); err != nil {
 			return nil, err
 		}
 	}
 	if prefer != nil {
-		if err := reg.Register(TieBreakName, func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		if err := reg.Register(TieBreakName, func(context.Context, runtime.Object, fwkHandle) (fwkPlugin, error) {
 			return &tieBreak{prefer: prefer}, nil
 		}); err != nil {
 			return nil, err

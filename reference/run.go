@@ -1,7 +1,8 @@
 package main
 
-// One reference run: kube-scheduler v1.33.4's scheduler (pkg/scheduler: New, Run) in
-// process against client-go's fake clientset, fed a cluster file.
+// One reference run: kube-scheduler's scheduler (pkg/scheduler: New, Run; v1.33.4, or
+// v1.37.2 in the kube137 build) in process against client-go's fake clientset, fed a
+// cluster file.
 
 import (
 	"context"
@@ -27,7 +28,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
 )
 
 // The fake clientset's watchers hold this many events before they block (DefaultChanSize
@@ -75,11 +75,13 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	if reason != "Preempted" {
 		return
 	}
-	victim, ok1 := regarding.(*corev1.Pod)
-	preemptor, ok2 := related.(*corev1.Pod)
-	if ok1 && ok2 {
+	// The preemptor is the *v1.Pod in 1.33, a wrapper embedding it in 1.37
+	// (framework/preemption/executor.go: podExecutorPreemptor): read its metadata.
+	victim, ok := regarding.(*corev1.Pod)
+	preemptor, err := meta.Accessor(related)
+	if ok && err == nil {
 		r.mu.Lock()
-		r.preem[key(victim)] = key(preemptor)
+		r.preem[key(victim)] = preemptor.GetNamespace() + "/" + preemptor.GetName()
 		r.mu.Unlock()
 	}
 }
@@ -167,6 +169,9 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), b.Name, fmt.Errorf("pod %s is already assigned to node %q", b.Name, pod.Spec.NodeName))
 		}
 		pod.Spec.NodeName = b.Target.Name
+		if bindingClearsNomination() {
+			pod.Status.NominatedNodeName = ""
+		}
 		bumpVersion(pod)
 		if err := client.Tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
 			return true, nil, err
@@ -259,9 +264,9 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		// which nodes were processed, hence the next start index, is then racy.
 		parallelism = 1
 	}
-	informerFactory := scheduler.NewInformerFactory(client, 0)
+	informerFactory := newInformerFactory(client)
 	sched, err := scheduler.New(ctx, client, informerFactory, nil,
-		profile.RecorderFactory(func(string) events.EventRecorder { return rec }),
+		recorderFactory(rec),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(parallelism),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
@@ -273,8 +278,8 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		return nil, err
 	}
 	failure := sched.FailureHandler
-	sched.FailureHandler = func(ctx context.Context, fwk framework.Framework, pi *framework.QueuedPodInfo, st *framework.Status, ni *framework.NominatingInfo, start time.Time) {
-		failure(ctx, fwk, pi, st, ni, start)
+	sched.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, st *fwkStatus, ni *fwkNominatingInfo, start time.Time) {
+		failure(ctx, f, pi, st, ni, start)
 		mu.Lock()
 		attempted[key(pi.Pod)] = true
 		mu.Unlock()
@@ -290,14 +295,13 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// preempt the assumed pod before the goroutine ran. The simulator binds at once;
 	// so before each pop, wait (bounded) until the assumed pods are bound and seen
 	// by the cache (cache.go: AddPod confirms an assumed pod) or forgotten.
-	next := sched.NextPod
-	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
+	wrapNextPod(sched, func() {
 		if opts.bindWait > 0 {
 			_ = waitFor(ctx, opts.bindWait, func() bool {
 				return len(sched.Cache.Dump().AssumedPods) == 0
 			})
 		}
-		pi, err := next(l)
+	}, func() {
 		mu.Lock()
 		waiting := unseen
 		unseen = nil
@@ -308,10 +312,15 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 				return err != nil
 			})
 		}
-		return pi, err
-	}
+	})
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
+	// The informers' stores are synced; wait for the scheduler's handlers to have put
+	// the nodes and bound pods into its cache too, as kube-scheduler does before its
+	// first cycle (cmd/kube-scheduler/app/server.go: Run).
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return nil, fmt.Errorf("scheduler event handlers not synced: %w", err)
+	}
 
 	// Every pending pod is in the queue before the first cycle, as in the simulator.
 	podLister := informerFactory.Core().V1().Pods().Lister()

@@ -8,7 +8,7 @@ from typing import Any
 
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
-from wasmsched.config import SchedulerConfig, parse_config
+from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, parse_config
 from wasmsched.framework.interfaces import Registry
 from wasmsched.framework.status import Status
 from wasmsched.simulator import Simulation, SimulationResult
@@ -111,6 +111,27 @@ def config(
         **(extra or {}),
     }
     return parse_config(data, "test.yaml", Path("."), set(known))
+
+
+def default_profile_config(
+    extenders: Iterable[dict[str, Any]] = (),
+    plugin_config: list[dict[str, Any]] | None = None,
+    disabled: list[str] | None = None,
+) -> SchedulerConfig:
+    """One profile with the default plugins (less ``disabled``), its ``pluginConfig``, and
+    the ``extenders``, as loaded from "test.yaml"."""
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if plugin_config:
+        profile["pluginConfig"] = plugin_config
+    if disabled:
+        profile["plugins"] = {"multiPoint": {"disabled": [{"name": n} for n in disabled]}}
+    data = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+        "extenders": list(extenders),
+    }
+    return parse_config(data, "test.yaml", Path("."), {p.name for p in DEFAULT_PLUGINS})
 
 
 def simulate(

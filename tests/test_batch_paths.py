@@ -1,5 +1,5 @@
-"""The framework's batch plugin forms (framework/runtime: run_score_plugins) against the
-per-node path on random clusters: the same seed must give every pod the same node, the same
+"""The plugins' vectorized forms (framework/node_search: each plugin in its best form)
+against the per-node path on random clusters: the same seed must give every pod the same node, the same
 result and the same message, and explain mode must record the same scores."""
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.config.loader import parse_config
 from wasmsched.config.models import SchedulerConfig
-from wasmsched.framework.records import NodePluginScores
 from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.scheduler.host_selection import select_host_index
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.scheduler.schedule_one import select_host, select_host_index
 from wasmsched.simulator import Simulation
 
 IMAGES = ["registry.k8s.io/pause:3.9", "nginx:1.25", "busybox:1.36"]
@@ -411,6 +410,22 @@ def test_columnar_and_per_node_paths_agree_on_sampled_clusters(
     assert columnar == run_with(node_docs, pod_docs, False, seed, config)
 
 
+def select_host(totals: list[tuple[str, int]], rng: random.Random) -> str:
+    """selectHost as kube-scheduler writes it (pkg/scheduler/schedule_one.go): the highest
+    total; ties broken by reservoir sampling with the seeded generator."""
+    best, best_total = totals[0]
+    count = 1
+    for name, total in totals[1:]:
+        if total > best_total:
+            best, best_total = name, total
+            count = 1
+        elif total == best_total:
+            count += 1
+            if rng.randrange(count) == 0:
+                best = name
+    return best
+
+
 def test_select_host_index_draws_as_select_host() -> None:
     # Random totals with many ties (the reservoir's draws): the same index, and the generator
     # left in the same state, as the per-node select_host.
@@ -420,7 +435,7 @@ def test_select_host_index_draws_as_select_host() -> None:
         if trial % 3 == 0:
             values.sort()
         a, b = random.Random(trial), random.Random(trial)
-        name = select_host([NodePluginScores(f"n{i}", [], v) for i, v in enumerate(values)], a)
+        name = select_host([(f"n{i}", v) for i, v in enumerate(values)], a)
         index = select_host_index(np.array(values, dtype=np.int64), b)
         assert name == f"n{index}"
         assert a.random() == b.random()
@@ -508,3 +523,22 @@ def test_columns_follow_the_cache_incrementally(seed: int) -> None:
             assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
         for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
             assert np.array_equal(got, want)
+
+
+def test_plugins_offer_a_per_node_form_and_at_most_one_over_rows() -> None:
+    # framework/node_search runs each plugin in its best form: the per-node one, or the
+    # vectorized one over node rows (filter_columns/score_columns); no third form over a
+    # list of NodeInfos is left to keep in step with the other two.
+    from wasmsched.wasm import WasmPlugin
+
+    cluster = ClusterObjects(nodes=[Node(_random_node(random.Random(0), 0))], pods=[], others=[])
+    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+    sim.run()
+    assert sim.scheduler is not None
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    classes = {type(p) for p in fwk.all_plugins} | {WasmPlugin}
+    assert len(classes) > 10
+    for cls in classes:
+        assert not hasattr(cls, "filter_batch"), cls
+        assert not hasattr(cls, "score_batch"), cls
+    sim.close()

@@ -27,22 +27,20 @@ from extender_server import (
     scores,
 )
 from sched_support import config as bare_config
+from sched_support import default_profile_config as _config
 from sched_support import node, placements, pod, registry, simulate
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import (
-    DEFAULT_PLUGINS,
     ConfigError,
     Extender,
     ManagedResource,
     SchedulerConfig,
-    parse_config,
 )
 from wasmsched.extenders import (
     ExtenderError,
     HTTPExtender,
     Victims,
-    apply_ignored_resources,
     build_extenders,
     ignored_resources,
 )
@@ -341,7 +339,8 @@ def test_build_puts_ignorable_extenders_last() -> None:
     assert build_extenders([]) == []
 
 
-def test_ignored_resources_overwrite_node_resources_fit_args() -> None:
+def test_ignored_resources_are_the_ignored_by_scheduler_ones_in_configuration_order() -> None:
+    # What NodeResourcesFit then ignores: tests/test_profile.py.
     cfg = _config(
         [
             {
@@ -355,28 +354,9 @@ def test_ignored_resources_overwrite_node_resources_fit_args() -> None:
                 "urlPrefix": "http://b",
                 "managedResources": [{"name": "x.io/y", "ignoredByScheduler": True}],
             },
-        ],
-        plugin_config=[{"name": "NodeResourcesFit", "args": {"ignoredResources": ["other.io/z"]}}],
+        ]
     )
     assert ignored_resources(cfg.extenders) == ["example.com/gpu", "x.io/y"]
-    apply_ignored_resources(cfg)
-    args = cfg.profiles[0].plugin_args["NodeResourcesFit"]
-    assert args["ignoredResources"] == ["example.com/gpu", "x.io/y"]
-    assert args["scoringStrategy"]["type"] == "LeastAllocated"
-
-
-def test_ignored_resources_need_node_resources_fit() -> None:
-    cfg = _config(
-        [
-            {
-                "urlPrefix": "http://a",
-                "managedResources": [{"name": "a.io/b", "ignoredByScheduler": True}],
-            }
-        ],
-        disabled=["NodeResourcesFit"],
-    )
-    with pytest.raises(ConfigError, match="can't find NodeResourcesFitArgs"):
-        apply_ignored_resources(cfg)
 
 
 # ---------------------------------------------------------------------------------------
@@ -579,26 +559,6 @@ def _resolve(tls: dict[str, Any] | None, certs: dict[str, Path]) -> dict[str, An
 
 # ---------------------------------------------------------------------------------------
 # Scenarios through the simulator
-
-
-def _config(
-    extenders: list[dict[str, Any]],
-    plugin_config: list[dict[str, Any]] | None = None,
-    disabled: list[str] | None = None,
-) -> SchedulerConfig:
-    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
-    if plugin_config:
-        profile["pluginConfig"] = plugin_config
-    if disabled:
-        profile["plugins"] = {"multiPoint": {"disabled": [{"name": n} for n in disabled]}}
-    data = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [profile],
-        "extenders": extenders,
-    }
-    known = set(in_tree_registry().names()) | {p.name for p in DEFAULT_PLUGINS}
-    return parse_config(data, "test.yaml", Path("."), known)
 
 
 def _simulate(
@@ -809,8 +769,6 @@ def test_ignored_by_scheduler_resources_skip_node_resources_fit(ignored: bool) -
             "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": ignored}],
         }
         cfg = _config([ext])
-        # the scheduler's own wiring does this too; applying it twice changes nothing
-        apply_ignored_resources(cfg)
         result, _ = _simulate([node("node-1"), node("node-2")], [_with_gpu(pod("trainer"))], cfg)
     out = _outcome(result, "trainer")
     if ignored:

@@ -1,5 +1,5 @@
 """The project's own checks: ruff (lint and format), mypy --strict on the package, and
-the size of its modules and classes."""
+the size of its modules and classes, and no dead module."""
 
 from __future__ import annotations
 
@@ -55,3 +55,24 @@ def test_no_module_or_class_is_too_big() -> None:
     # plugin into filtering, scoring and plugin files.
     modules, classes = _sizes()
     assert modules == [] and classes == []
+
+
+# Imported by no module of the package, and rightly so: ``python -m wasmsched``.
+ENTRY_POINTS = frozenset({"wasmsched.__main__"})
+
+
+def test_every_module_is_imported_by_another() -> None:
+    """A module no other module imports is dead code (an old import path kept as a
+    re-export, say); packages count as imported through their modules."""
+    import grimp
+
+    graph = grimp.build_graph("wasmsched", cache_dir=None)
+    src = ROOT / "src"
+    dead = [
+        module
+        for module in sorted(graph.modules)
+        if module not in ENTRY_POINTS
+        and not (src.joinpath(*module.split(".")) / "__init__.py").exists()
+        and not graph.find_modules_that_directly_import(module)
+    ]
+    assert dead == []

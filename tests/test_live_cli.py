@@ -60,6 +60,22 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], expected: str) -
     assert expected in line
 
 
+def stop_at_the_runner(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
+    """`run` ends where it would make its LiveRunner; the (api client, options) it passed
+    are kept in the list returned."""
+    import wasmsched.live as live
+    from wasmsched.errors import InputError
+
+    seen: list[tuple[Any, Any]] = []
+
+    def fake_runner(api: Any, config: object, registry: object, options: object) -> None:
+        seen.append((api, options))
+        raise InputError("stop here")
+
+    monkeypatch.setattr(live, "LiveRunner", fake_runner)
+    return seen
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -74,16 +90,7 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], expected: str) -
 def test_worker_flags_reach_the_runner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], expected: dict[str, int]
 ) -> None:
-    import wasmsched.live as live
-    from wasmsched.errors import InputError
-
-    seen: list[object] = []
-
-    def fake_runner(api: object, config: object, registry: object, options: object) -> None:
-        seen.append(options)
-        raise InputError("stop here")
-
-    monkeypatch.setattr(live, "LiveRunner", fake_runner)
+    seen = stop_at_the_runner(monkeypatch)
     config = tmp_path / "config.yaml"
     config.write_text(CONFIG)
     kubeconfig = tmp_path / "kc"
@@ -97,7 +104,7 @@ def test_worker_flags_reach_the_runner(
     )
     assert result.exit_code == 2, result.output
     assert "stop here" in result.stderr
-    (options,) = seen
+    ((_, options),) = seen
     for name, value in expected.items():
         assert getattr(options, name) == value, name
 
@@ -157,3 +164,43 @@ def test_sigterm_stops_gracefully_and_releases_the_lease(
     assert any(m.startswith("successfully acquired lease") for m in messages)
     assert any(m.startswith("released lease") for m in messages)
     assert messages[-1] == "stopped"
+
+
+@pytest.mark.parametrize(
+    ("connection", "limit", "server"),
+    [
+        ("", (50.0, 100), "http://127.0.0.1:1"),
+        ("clientConnection: {qps: 5, burst: 7}\n", (5.0, 7), "http://127.0.0.1:1"),
+        ("clientConnection: {qps: -1}\n", None, "http://127.0.0.1:1"),
+        # clientConnection.kubeconfig is read when --kubeconfig is not given.
+        ("clientConnection: {kubeconfig: KC}\n", (50.0, 100), "http://127.0.0.1:2"),
+    ],
+)
+def test_client_connection_reaches_the_api_client(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    connection: str,
+    limit: tuple[float, int] | None,
+    server: str,
+) -> None:
+    seen = stop_at_the_runner(monkeypatch)
+    kubeconfigs = {}
+    for port in (1, 2):
+        kubeconfigs[port] = tmp_path / f"kc{port}"
+        kubeconfigs[port].write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+            f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+            "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+            "users: [{name: u, user: {}}]\n"
+        )
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG + connection.replace("KC", str(kubeconfigs[2])))
+    args = ["run", "--config", str(config)]
+    if "kubeconfig" not in connection:
+        args += ["--kubeconfig", str(kubeconfigs[1])]
+    result = cli.invoke(app, args)
+    assert "stop here" in result.stderr, result.output
+    ((api, _),) = seen
+    assert api.server == server
+    got = None if api.rate_limit is None else (api.rate_limit.qps, api.rate_limit.burst)
+    assert got == limit

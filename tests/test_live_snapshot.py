@@ -140,3 +140,18 @@ def test_snapshot_of_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("wasmsched: error: http://127.0.0.1:")
     assert result.stderr.count("\n") == 1
+
+
+def test_snapshot_records_the_server_version_first(srv: ApiServerDouble) -> None:
+    from wasmsched.live import snapshot
+
+    srv.create(node("node-0"))
+    objects = snapshot(api_for(srv))
+    assert objects[0] == {
+        "apiVersion": "wasmsched.io/v1",
+        "kind": "Snapshot",
+        "metadata": {},
+        "serverVersion": "v1.33.0-apiserver-double",
+    }
+    srv.faults.fail_next("GET", "^/version$", status=403)
+    assert "Snapshot" not in {o["kind"] for o in snapshot(api_for(srv))}

@@ -3,6 +3,7 @@ what the page shows, and every symbol of the facade is documented."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import subprocess
@@ -85,6 +86,41 @@ def test_names_resolve_lazily_and_unknown_names_fail() -> None:
     assert wasmsched.Status is wasmsched.__getattr__("Status")
     with pytest.raises(AttributeError, match="NoSuchName"):
         _ = wasmsched.NoSuchName  # type: ignore[attr-defined]
+
+
+def _type_checking_imports() -> dict[str, tuple[str, ...]]:
+    """What the ``if TYPE_CHECKING:`` block of wasmsched/__init__.py imports, by module,
+    each name re-exported as itself ("X as X", which mypy --strict needs)."""
+    tree = ast.parse(Path(wasmsched.__file__).read_text())
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+        if node.test.id == "TYPE_CHECKING"
+    ]
+    imports: dict[str, tuple[str, ...]] = {}
+    for stmt in block.body:
+        assert isinstance(stmt, ast.ImportFrom) and stmt.module, ast.unparse(stmt)
+        for alias in stmt.names:
+            assert alias.asname == alias.name, f"{alias.name}: re-export it as itself"
+            imports[stmt.module] = (*imports.get(stmt.module, ()), alias.name)
+    return imports
+
+
+def test_the_public_names_are_listed_once_and_the_type_checkers_view_agrees() -> None:
+    # _HOMES is the list: __getattr__ and __all__ come from it. Type checkers cannot run
+    # __getattr__, so the TYPE_CHECKING block names the same things again; it must say
+    # exactly what _HOMES says, in the same order.
+    assert _type_checking_imports() == wasmsched._HOMES
+    functions = sorted(
+        name
+        for name, value in vars(wasmsched).items()
+        if inspect.isfunction(value) and value.__module__ == "wasmsched"
+        if not name.startswith("_")
+    )
+    names = [name for names in wasmsched._HOMES.values() for name in names]
+    assert len(set(names)) == len(names)
+    assert wasmsched.__all__ == sorted([*names, *functions])
 
 
 def test_errors_of_bad_inputs_are_wasmsched_errors(tmp_path: Path) -> None:

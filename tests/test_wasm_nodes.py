@@ -1,4 +1,4 @@
-"""wasmsched.wasm.nodes: WasmPlugin.filter_batch / score_batch against the per-node forms,
+"""wasmsched.wasm.nodes: WasmPlugin.filter_columns / score_columns against the per-node forms,
 on both call paths (compiled and ctypes), differentially (hypothesis): the same statuses,
 scores, guest calls, logs and instance fate, with the per-node loops' stop rules.
 
@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wasm_support import Plugins, make_pod, new_state, node_info
+from wasmsched.framework.columns import NodeColumns, NodeRows, verdicts
 from wasmsched.framework.status import Code, Status
 from wasmsched.wasm._fastpath import NATIVE_ENV, native_available
 
@@ -47,6 +49,12 @@ def _key(status: Status | None) -> tuple[int, str] | None:
     return None if status is None else (status.code, status.message)
 
 
+def _passes(status: Status | None) -> Status | None:
+    """A Filter status as the node search reads it: a success passes, whatever its message
+    (the vectorized form's 0)."""
+    return None if status is not None and status.code == Code.SUCCESS else status
+
+
 def _ends(status: Status | None) -> bool:
     return status is not None and status.code != Code.SUCCESS and not status.is_rejected()
 
@@ -64,6 +72,48 @@ def _logs(plugin: Any) -> list[tuple[int, str]]:
     return [(r.severity, r.text) for r in plugin.logs]
 
 
+def _rows(nodes: list[Any]) -> NodeRows:
+    return NodeRows(NodeColumns(nodes), np.arange(len(nodes), dtype=np.intp))
+
+
+def filter_batch(plugin: Any, state: Any, pod: Any, nodes: list[Any]) -> list[Status | None]:
+    """The plugin's Filter of the nodes as the node search runs it (framework/node_search):
+    the vectorized form, else (the ctypes path) the per-node form up to the first error;
+    every status in order, the error repeated for the nodes after it (not filtered)."""
+    answer = plugin.filter_columns(state, pod, _rows(nodes))
+    if answer is None:
+        out: list[Status | None] = []
+        for ni in nodes:
+            out.append(_passes(plugin.filter(state, pod, ni)))
+            if _ends(out[-1]):
+                break
+    else:
+        codes, table = answer
+        out = [table[c - 1] if c else None for c in codes.tolist()]
+        for i, status in enumerate(out):
+            if _ends(status):
+                del out[i + 1 :]
+                break
+    return out + [out[-1]] * (len(nodes) - len(out)) if out else out
+
+
+def score_batch(plugin: Any, state: Any, pod: Any, nodes: list[Any]) -> tuple[list[int], Any]:
+    """The plugin's Score of the nodes as the node search runs it: every score, or the
+    first failure's status."""
+    got = plugin.score_columns(state, pod, _rows(nodes))
+    if isinstance(got, Status):
+        return [], got
+    if got is not None:
+        return got.tolist(), None
+    values = []
+    for ni in nodes:
+        value, status = plugin.score(state, pod, ni)
+        if status is not None and status.code != Code.SUCCESS:
+            return [], status
+        values.append(value)
+    return values, None
+
+
 digits = st.lists(st.integers(0, 9), max_size=40)
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -77,14 +127,14 @@ def test_filter_batch_equals_per_node(pair: tuple[Any, Any], script: list[int], 
     nodes = [node_info(f"n{i}-{d}") for i, d in enumerate(script)]
     pod = make_pod(uid=uid)
     before = (_calls(batch), _calls(single))
-    got = batch.filter_batch(new_state(), pod, nodes)
+    got = filter_batch(batch, new_state(), pod, nodes)
     want: list[Status | None] = []
     for ni in nodes:
         want.append(single.filter(new_state(), pod, ni))
         if _ends(want[-1]):
             break  # kube-scheduler's search ends at the first error
     assert len(got) == len(nodes)
-    assert [_key(s) for s in got[: len(want)]] == [_key(s) for s in want]
+    assert [_key(s) for s in got[: len(want)]] == [_key(_passes(s)) for s in want]
     if want and _ends(want[-1]):
         assert all(s is got[len(want) - 1] for s in got[len(want) :])
     assert _logs(batch) == _logs(single)
@@ -100,7 +150,7 @@ def test_score_batch_equals_per_node(pair: tuple[Any, Any], script: list[int], u
     batch, single = pair
     nodes = [node_info(f"n{i}-{d}") for i, d in enumerate(script)]
     pod = make_pod(uid=uid)
-    values, status = batch.score_batch(new_state(), pod, nodes)
+    values, status = score_batch(batch, new_state(), pod, nodes)
     want_values: list[int] = []
     want_status: Status | None = None
     for ni in nodes:
@@ -122,7 +172,7 @@ def test_score_batch_equals_per_node(pair: tuple[Any, Any], script: list[int], u
     ("script", "want"),
     [
         ([0, 1, 2], [None, (2, ""), (3, "no fit")]),
-        ([9, 7], [(0, "no fit"), (6, "")]),
+        ([9, 7], [None, (6, "")]),  # a success passes, whatever its message
         ([0, 4, 0, 0], [None, (1, ""), (1, ""), (1, "")]),  # after an error: repeated
         ([8, 0], [(5, ""), (5, "")]),
     ],
@@ -130,7 +180,7 @@ def test_score_batch_equals_per_node(pair: tuple[Any, Any], script: list[int], u
 def test_filter_batch_table(pair: tuple[Any, Any], script: list[int], want: list[Any]) -> None:
     batch, _ = pair
     nodes = [node_info(f"n{i}-{d}") for i, d in enumerate(script)]
-    got = batch.filter_batch(new_state(), make_pod(), nodes)
+    got = filter_batch(batch, new_state(), make_pod(), nodes)
     assert [_key(s) for s in got] == want
     assert _calls(batch) == min(
         len(script), 1 + next((i for i, d in enumerate(script) if d in (4, 8)), len(script) - 1)
@@ -142,27 +192,27 @@ def test_filter_batch_trap_fails_that_node_and_discards_the_instance(
 ) -> None:
     batch, _ = pair
     nodes = [node_info(n) for n in ("a-0", "b-5", "c-0")]
-    got = batch.filter_batch(new_state(), make_pod(), nodes)
+    got = filter_batch(batch, new_state(), make_pod(), nodes)
     assert got[0] is None
     assert got[1] is not None and got[1].code == Code.ERROR
     assert got[1].message.startswith("wasm: filter error:")
     assert got[2] is got[1]
     assert _calls(batch) is None  # the trapped instance is gone
     # the next cycle gets a fresh instance, which counts from zero
-    assert batch.filter_batch(new_state(), make_pod(uid="next"), [node_info("d-0")]) == [None]
+    assert filter_batch(batch, new_state(), make_pod(uid="next"), [node_info("d-0")]) == [None]
     assert _calls(batch) == 1
 
 
 def test_score_batch_values(pair: tuple[Any, Any]) -> None:
     batch, _ = pair
     nodes = [node_info(n) for n in ("a-0", "bb-1", "c-2", "d-6", "e-7")]
-    assert batch.score_batch(new_state(), make_pod(), nodes) == ([3, 20, 30, -3, 10], None)
+    assert score_batch(batch, new_state(), make_pod(), nodes) == ([3, 20, 30, -3, 10], None)
     assert _logs(batch) == [(0, "called"), (0, '"called" node="e-7"')]
 
 
 def test_batch_path_is_the_compiled_loop_when_built(pair: tuple[Any, Any]) -> None:
     batch, _ = pair
-    batch.filter_batch(new_state(), make_pod(), [node_info("a-0")])
+    filter_batch(batch, new_state(), make_pod(), [node_info("a-0")])
     guest = batch.pool.scheduled
     compiled = native_available() and guest.inst._native is not None
     assert (guest.filter_each is not None) == compiled
@@ -278,10 +328,10 @@ def test_compiled_loop_never_falls_back_to_per_node_calls(
         monkeypatch.setattr(plugin, "score", per_node)
         monkeypatch.setattr(plugin, "filter", per_node)
         nodes = [node_info(f"n{i}-0") for i in range(3)]
-        values, status = plugin.score_batch(new_state(), make_pod(), nodes)
+        values, status = score_batch(plugin, new_state(), make_pod(), nodes)
         assert status is None and len(values) == 3
         if "filter" in plugin.exports:
-            assert plugin.filter_batch(new_state(), make_pod(), nodes) == [None] * 3
+            assert filter_batch(plugin, new_state(), make_pod(), nodes) == [None] * 3
     finally:
         plugins.close()
 
@@ -328,15 +378,17 @@ def test_compiled_forms_installed_on_the_compiled_path_only(
 
 
 class _ErrorsOnE:
-    """A Python Filter plugin with a batch form: Error on nodes whose name ends in "e"."""
+    """A Python Filter plugin with a vectorized form: Error on nodes whose name ends in "e"."""
 
     name = "ErrorsOnE"
 
     def filter(self, state: Any, pod: Any, node_info: Any) -> Status | None:
         return Status(Code.ERROR, "e node") if node_info.name.endswith("e") else None
 
-    def filter_batch(self, state: Any, pod: Any, nodes: Any) -> list[Status | None]:
-        return [self.filter(state, pod, ni) for ni in nodes]
+    def filter_columns(self, state: Any, pod: Any, rows: NodeRows) -> Any:
+        return verdicts(
+            len(rows), ((i, self.filter(state, pod, ni)) for i, ni in enumerate(rows.infos()))
+        )
 
 
 CONFIG_WITH_ERRORS = """apiVersion: kubescheduler.config.k8s.io/v1
@@ -363,8 +415,8 @@ profiles:
 def test_no_filter_sees_nodes_after_an_earlier_plugins_error(
     script: list[int], error_at: int
 ) -> None:
-    """framework/batch: run_filter_plugins_batch drops the nodes after an error from the
-    later plugins, so the wasm plugin (filtered after ErrorsOnE) logs the same nodes as in
+    """framework/node_search: the plugin-by-plugin Filter drops the nodes after an error from
+    the later plugins, so the wasm plugin (filtered after ErrorsOnE) logs the same nodes as in
     the per-node search, which ends at the error."""
     import tempfile
 
@@ -446,7 +498,7 @@ def test_batch_deadline_is_per_call(path: str, tmp_path: Path) -> None:
         loop.write_text(_LOOP_WAT)
         stuck = plugins.load(loop, call_timeout_ms=100)
         start = time.monotonic()
-        got = stuck.filter_batch(new_state(), make_pod(), [node_info("a-0"), node_info("a-1")])
+        got = filter_batch(stuck, new_state(), make_pod(), [node_info("a-0"), node_info("a-1")])
         assert time.monotonic() - start < 2.0
         assert got[0] is not None and got[0].code == Code.ERROR
         assert "deadline of 100 ms exceeded" in got[0].message
@@ -461,7 +513,7 @@ def test_batch_deadline_is_per_call(path: str, tmp_path: Path) -> None:
         nodes = [node_info(f"b-{i}") for i in range(int(timeout_ms / 1000 / one * 2.5) + 2)]
         plugin = plugins.load(busy, call_timeout_ms=timeout_ms)
         start = time.monotonic()
-        assert plugin.filter_batch(new_state(), make_pod(), nodes) == [None] * len(nodes)
+        assert filter_batch(plugin, new_state(), make_pod(), nodes) == [None] * len(nodes)
         assert time.monotonic() - start > timeout_ms / 1000  # longer than one deadline
     finally:
         plugins.close()

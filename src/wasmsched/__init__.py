@@ -29,108 +29,117 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from wasmsched.api.manifests import ClusterObjects, ManifestError
-    from wasmsched.api.objects import Node, Pod
-    from wasmsched.config.models import ConfigError, SchedulerConfig
-    from wasmsched.errors import ExternalError, InputError, InternalError, WasmschedError
-    from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.interfaces import (
-        MAX_NODE_SCORE,
-        MIN_NODE_SCORE,
-        BindPlugin,
-        EnqueueExtensions,
-        FilterPlugin,
-        Handle,
-        NodeScore,
-        NodeToStatus,
-        PermitPlugin,
-        Plugin,
-        PluginFactory,
-        PostBindPlugin,
-        PostFilterPlugin,
-        PostFilterResult,
-        PreBindPlugin,
-        PreEnqueuePlugin,
-        PreFilterPlugin,
-        PreFilterResult,
-        PreScorePlugin,
-        QueueSortPlugin,
-        Registry,
-        ReservePlugin,
-        ScoreExtensions,
-        ScorePlugin,
-    )
-    from wasmsched.framework.node_info import NodeInfo, PodInfo
-    from wasmsched.framework.records import CycleRecord
-    from wasmsched.framework.status import Code, Status
-    from wasmsched.framework.types import (
-        ActionType,
-        ClusterEvent,
-        ClusterEventWithHint,
-        QueueingHint,
-    )
-    from wasmsched.scheduler.types import PodOutcome
-    from wasmsched.simulator import Simulation, SimulationResult
+    # For type checkers, which cannot follow __getattr__: the names of _HOMES below, each
+    # re-exported explicitly ("X as X"). tests/test_python_api.py checks that the two say
+    # the same.
+    from wasmsched.api.manifests import ClusterObjects as ClusterObjects
+    from wasmsched.api.manifests import ManifestError as ManifestError
+    from wasmsched.api.objects import Node as Node
+    from wasmsched.api.objects import Pod as Pod
+    from wasmsched.config.models import ConfigError as ConfigError
+    from wasmsched.config.models import SchedulerConfig as SchedulerConfig
+    from wasmsched.errors import ExternalError as ExternalError
+    from wasmsched.errors import InputError as InputError
+    from wasmsched.errors import InternalError as InternalError
+    from wasmsched.errors import WasmschedError as WasmschedError
+    from wasmsched.framework.cycle_state import CycleState as CycleState
+    from wasmsched.framework.interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
+    from wasmsched.framework.interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
+    from wasmsched.framework.interfaces import BindPlugin as BindPlugin
+    from wasmsched.framework.interfaces import EnqueueExtensions as EnqueueExtensions
+    from wasmsched.framework.interfaces import FilterPlugin as FilterPlugin
+    from wasmsched.framework.interfaces import Handle as Handle
+    from wasmsched.framework.interfaces import NodeScore as NodeScore
+    from wasmsched.framework.interfaces import NodeToStatus as NodeToStatus
+    from wasmsched.framework.interfaces import PermitPlugin as PermitPlugin
+    from wasmsched.framework.interfaces import Plugin as Plugin
+    from wasmsched.framework.interfaces import PluginFactory as PluginFactory
+    from wasmsched.framework.interfaces import PostBindPlugin as PostBindPlugin
+    from wasmsched.framework.interfaces import PostFilterPlugin as PostFilterPlugin
+    from wasmsched.framework.interfaces import PostFilterResult as PostFilterResult
+    from wasmsched.framework.interfaces import PreBindPlugin as PreBindPlugin
+    from wasmsched.framework.interfaces import PreEnqueuePlugin as PreEnqueuePlugin
+    from wasmsched.framework.interfaces import PreFilterPlugin as PreFilterPlugin
+    from wasmsched.framework.interfaces import PreFilterResult as PreFilterResult
+    from wasmsched.framework.interfaces import PreScorePlugin as PreScorePlugin
+    from wasmsched.framework.interfaces import QueueSortPlugin as QueueSortPlugin
+    from wasmsched.framework.interfaces import Registry as Registry
+    from wasmsched.framework.interfaces import ReservePlugin as ReservePlugin
+    from wasmsched.framework.interfaces import ScoreExtensions as ScoreExtensions
+    from wasmsched.framework.interfaces import ScorePlugin as ScorePlugin
+    from wasmsched.framework.node_info import NodeInfo as NodeInfo
+    from wasmsched.framework.node_info import PodInfo as PodInfo
+    from wasmsched.framework.records import CycleRecord as CycleRecord
+    from wasmsched.framework.status import Code as Code
+    from wasmsched.framework.status import Status as Status
+    from wasmsched.framework.types import ActionType as ActionType
+    from wasmsched.framework.types import ClusterEvent as ClusterEvent
+    from wasmsched.framework.types import ClusterEventWithHint as ClusterEventWithHint
+    from wasmsched.framework.types import QueueingHint as QueueingHint
+    from wasmsched.scheduler.types import PodOutcome as PodOutcome
+    from wasmsched.simulator import Simulation as Simulation
+    from wasmsched.simulator import SimulationResult as SimulationResult
 
-# Public name -> the private module that defines it.
-_HOMES: dict[str, str] = {
-    "ClusterObjects": "wasmsched.api.manifests",
-    "ManifestError": "wasmsched.api.manifests",
-    "Node": "wasmsched.api.objects",
-    "Pod": "wasmsched.api.objects",
-    "ConfigError": "wasmsched.config.models",
-    "SchedulerConfig": "wasmsched.config.models",
-    "ExternalError": "wasmsched.errors",
-    "InputError": "wasmsched.errors",
-    "InternalError": "wasmsched.errors",
-    "WasmschedError": "wasmsched.errors",
-    "CycleState": "wasmsched.framework.cycle_state",
-    "NodeInfo": "wasmsched.framework.node_info",
-    "PodInfo": "wasmsched.framework.node_info",
-    "CycleRecord": "wasmsched.framework.records",
-    "Code": "wasmsched.framework.status",
-    "Status": "wasmsched.framework.status",
-    "ActionType": "wasmsched.framework.types",
-    "ClusterEvent": "wasmsched.framework.types",
-    "ClusterEventWithHint": "wasmsched.framework.types",
-    "QueueingHint": "wasmsched.framework.types",
-    "PodOutcome": "wasmsched.scheduler.types",
-    "Simulation": "wasmsched.simulator",
-    "SimulationResult": "wasmsched.simulator",
-    **{
-        name: "wasmsched.framework.interfaces"
-        for name in (
-            "MAX_NODE_SCORE",
-            "MIN_NODE_SCORE",
-            "BindPlugin",
-            "EnqueueExtensions",
-            "FilterPlugin",
-            "Handle",
-            "NodeScore",
-            "NodeToStatus",
-            "PermitPlugin",
-            "Plugin",
-            "PluginFactory",
-            "PostBindPlugin",
-            "PostFilterPlugin",
-            "PostFilterResult",
-            "PreBindPlugin",
-            "PreEnqueuePlugin",
-            "PreFilterPlugin",
-            "PreFilterResult",
-            "PreScorePlugin",
-            "QueueSortPlugin",
-            "Registry",
-            "ReservePlugin",
-            "ScoreExtensions",
-            "ScorePlugin",
-        )
-    },
+# The public names, by the private module that defines them: the one list of them.
+# __getattr__ imports each from its home on first use, and __all__ is these names and
+# the functions defined below.
+_HOMES: dict[str, tuple[str, ...]] = {
+    "wasmsched.api.manifests": ("ClusterObjects", "ManifestError"),
+    "wasmsched.api.objects": ("Node", "Pod"),
+    "wasmsched.config.models": ("ConfigError", "SchedulerConfig"),
+    "wasmsched.errors": ("ExternalError", "InputError", "InternalError", "WasmschedError"),
+    "wasmsched.framework.cycle_state": ("CycleState",),
+    "wasmsched.framework.interfaces": (
+        "MAX_NODE_SCORE",
+        "MIN_NODE_SCORE",
+        "BindPlugin",
+        "EnqueueExtensions",
+        "FilterPlugin",
+        "Handle",
+        "NodeScore",
+        "NodeToStatus",
+        "PermitPlugin",
+        "Plugin",
+        "PluginFactory",
+        "PostBindPlugin",
+        "PostFilterPlugin",
+        "PostFilterResult",
+        "PreBindPlugin",
+        "PreEnqueuePlugin",
+        "PreFilterPlugin",
+        "PreFilterResult",
+        "PreScorePlugin",
+        "QueueSortPlugin",
+        "Registry",
+        "ReservePlugin",
+        "ScoreExtensions",
+        "ScorePlugin",
+    ),
+    "wasmsched.framework.node_info": ("NodeInfo", "PodInfo"),
+    "wasmsched.framework.records": ("CycleRecord",),
+    "wasmsched.framework.status": ("Code", "Status"),
+    "wasmsched.framework.types": (
+        "ActionType",
+        "ClusterEvent",
+        "ClusterEventWithHint",
+        "QueueingHint",
+    ),
+    "wasmsched.scheduler.types": ("PodOutcome",),
+    "wasmsched.simulator": ("Simulation", "SimulationResult"),
 }
+_HOME_OF: dict[str, str] = {name: home for home, names in _HOMES.items() for name in names}
+_FUNCTIONS = (
+    "default_configuration",
+    "default_registry",
+    "load_cluster",
+    "load_configuration",
+    "simulate",
+)
+__all__ = sorted([*_HOME_OF, *_FUNCTIONS])
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
+    home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'wasmsched' has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
@@ -222,59 +231,3 @@ def simulate(
         return sim.run()
     finally:
         sim.close()
-
-
-__all__ = [
-    "MAX_NODE_SCORE",
-    "MIN_NODE_SCORE",
-    "ActionType",
-    "BindPlugin",
-    "ClusterEvent",
-    "ClusterEventWithHint",
-    "ClusterObjects",
-    "Code",
-    "ConfigError",
-    "CycleRecord",
-    "CycleState",
-    "EnqueueExtensions",
-    "ExternalError",
-    "FilterPlugin",
-    "Handle",
-    "InputError",
-    "InternalError",
-    "ManifestError",
-    "Node",
-    "NodeInfo",
-    "NodeScore",
-    "NodeToStatus",
-    "PermitPlugin",
-    "Plugin",
-    "PluginFactory",
-    "Pod",
-    "PodInfo",
-    "PodOutcome",
-    "PostBindPlugin",
-    "PostFilterPlugin",
-    "PostFilterResult",
-    "PreBindPlugin",
-    "PreEnqueuePlugin",
-    "PreFilterPlugin",
-    "PreFilterResult",
-    "PreScorePlugin",
-    "QueueSortPlugin",
-    "QueueingHint",
-    "Registry",
-    "ReservePlugin",
-    "SchedulerConfig",
-    "ScoreExtensions",
-    "ScorePlugin",
-    "Simulation",
-    "SimulationResult",
-    "Status",
-    "WasmschedError",
-    "default_configuration",
-    "default_registry",
-    "load_cluster",
-    "load_configuration",
-    "simulate",
-]

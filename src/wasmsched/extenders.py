@@ -39,10 +39,9 @@ from wasmsched.framework.status import Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
-    from wasmsched.config import Extender, SchedulerConfig
+    from wasmsched.config import Extender
     from wasmsched.framework.node_info import NodeInfo
 
-NODE_RESOURCES_FIT = "NodeResourcesFit"
 
 _HEADERS: Final = {"Content-Type": "application/json", "Accept": "application/json"}
 # Go's http.Client reports a timeout this way; the message is what users see in events.
@@ -625,28 +624,6 @@ def ignored_resources(configs: Sequence[Extender]) -> list[str]:
     return [r.name for cfg in configs for r in cfg.managed_resources if r.ignored_by_scheduler]
 
 
-def apply_ignored_resources(config: SchedulerConfig) -> None:
-    """Makes NodeResourcesFit ignore the extenders' ignoredByScheduler resources.
-
-    kube-scheduler overwrites ``ignoredResources`` of every profile's NodeResourcesFit args
-    with them (the extenders take precedence) and refuses a profile without those args.
-    Call before the frameworks are built.
-    """
-    names = ignored_resources(config.extenders)
-    if not names:
-        return
-    for i, profile in enumerate(config.profiles):
-        args = profile.plugin_args.get(NODE_RESOURCES_FIT)
-        if args is None:
-            raise ConfigError(
-                config.source,
-                f"profiles[{i}]",
-                "can't find NodeResourcesFitArgs in plugin config (extenders have "
-                "managedResources with ignoredByScheduler)",
-            )
-        profile.plugin_args[NODE_RESOURCES_FIT] = {**args, "ignoredResources": list(names)}
-
-
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
     "ExtenderError",
@@ -654,7 +631,6 @@ __all__ = [
     "NodeLookup",
     "Status",
     "Victims",
-    "apply_ignored_resources",
     "build_extenders",
     "ignored_resources",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from affinity_support import term, weighted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from incremental_support import HOST, RACK, ZONE, CacheHandle, Step, apply, cach
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
+from wasmsched.framework.columns import NodeRows
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.node_info import Snapshot
@@ -93,24 +95,32 @@ def verdict(status: Status | None) -> tuple[Any, ...] | None:
 
 
 def view(plugin: InterPodAffinity, pod: Pod, snap: Snapshot, mask: int) -> list[Any]:
-    """PreFilter, Filter (per node and batch), PreScore over a subset, Score and Normalize."""
+    """PreFilter, Filter (per node and over rows), PreScore over a subset, Score (per node
+    and over rows) and Normalize."""
     out: list[Any] = []
     state = CycleState()
     _, status = plugin.pre_filter(state, pod, snap.node_infos)
     out.append(verdict(status))
     if state.get(PRE_FILTER_KEY) is not None:
         per_node = [verdict(plugin.filter(state, pod, ni)) for ni in snap.node_infos]
-        batch = plugin.filter_batch(state, pod, snap.node_infos)
-        assert [verdict(x) for x in batch] == per_node
+        columns = snap.columns
+        assert columns is not None
+        answer = plugin.filter_columns(state, pod, NodeRows(columns, columns.all_rows))
+        assert answer is not None
+        codes, table = answer
+        assert [verdict(table[c - 1]) if c else None for c in codes.tolist()] == per_node
         out.append(per_node)
     candidates = [ni for i, ni in enumerate(snap.node_infos) if (mask >> (i % 16)) & 1]
     state = CycleState()
     out.append(verdict(plugin.pre_score(state, pod, candidates)))
     if state.get(PRE_SCORE_KEY) is not None:
         raw = [plugin.score(state, pod, ni)[0] for ni in candidates]
-        batch_scores, status = plugin.score_batch(state, pod, candidates)
-        assert status is None
-        assert batch_scores == raw
+        columns = snap.columns
+        assert columns is not None
+        rows = np.array([columns.row_of[ni.name] for ni in candidates], np.intp)
+        batch_scores = plugin.score_columns(state, pod, NodeRows(columns, rows))
+        assert batch_scores is not None
+        assert batch_scores.tolist() == raw
         scores = [NodeScore(ni.name, v) for ni, v in zip(candidates, raw, strict=True)]
         assert plugin.normalize_score(state, pod, scores) is None
         out.append((raw, [x.score for x in scores]))

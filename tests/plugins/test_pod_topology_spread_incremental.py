@@ -135,7 +135,7 @@ def verdict(status: Status | None) -> tuple[Any, ...] | None:
 
 
 def filter_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot) -> list[Any]:
-    """PreFilter's status and state, then every node's Filter verdict per node and batch."""
+    """PreFilter's status and state, then every node's Filter verdict per node and over rows."""
     state = CycleState()
     _, status = plugin.pre_filter(state, pod, snap.node_infos)
     out: list[Any] = [verdict(status)]
@@ -145,7 +145,6 @@ def filter_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot) -> list[Any
     out.append([list(d.items()) for d in s.counts])
     out.append([p.as_tuple() for p in s.paths])
     per_node = [verdict(plugin.filter(state, pod, ni)) for ni in snap.node_infos]
-    assert [verdict(x) for x in plugin.filter_batch(state, pod, snap.node_infos)] == per_node
     columns = snap.columns
     assert columns is not None
     answer = plugin.filter_columns(state, pod, NodeRows(columns, columns.all_rows))
@@ -181,7 +180,7 @@ def add_remove_view(
 
 
 def score_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot, mask: int) -> list[Any]:
-    """PreScore over a subset of the nodes, then raw (per node and batch) and normalized."""
+    """PreScore over a subset of the nodes, then raw (per node and over rows) and normalized."""
     candidates = [ni for i, ni in enumerate(snap.node_infos) if (mask >> (i % 16)) & 1]
     state = CycleState()
     status = plugin.pre_score(state, pod, candidates)
@@ -205,9 +204,6 @@ def score_view(plugin: PodTopologySpread, pod: Pod, snap: Snapshot, mask: int) -
         value, st_ = plugin.score(state, pod, ni)
         assert st_ is None
         raw.append(value)
-    batch, st_ = plugin.score_batch(state, pod, candidates)
-    assert st_ is None
-    assert batch == raw
     scores = [NodeScore(ni.name, v) for ni, v in zip(candidates, raw, strict=True)]
     assert plugin.normalize_score(state, pod, scores) is None
     by_columns = plugin.score_columns(state, pod, rows)

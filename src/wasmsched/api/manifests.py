@@ -1,7 +1,7 @@
 """Loading Nodes, Pods and other Kubernetes objects from YAML or JSON manifests.
 
-Every object of a kind the simulation reads is validated as the Kubernetes v1.33 API server
-would (wasmsched.api.validation): strict schema (unknown fields, wrong types, required
+Every object of a kind the simulation reads is validated as the API server of the chosen
+Kubernetes release would (wasmsched.api.validation): strict schema (unknown fields, wrong types, required
 fields) and the API server's rules (negative quantities, names, enums, ranges). Every
 problem is one line naming the file, the document (when the file has several), the object,
 the field and the value:
@@ -30,10 +30,20 @@ from wasmsched.api.quantity import quote, type_name
 from wasmsched.api.validation import validate_object
 from wasmsched.api.workloads import workload_warnings
 from wasmsched.errors import InputError, InternalError
+from wasmsched.release.version import (
+    DEFAULT_KUBERNETES_VERSION,
+    SUPPORTED_VERSIONS,
+    KubernetesVersion,
+    VersionError,
+    nearest_supported,
+    read_kubernetes_version,
+)
 
 __all__ = [
     "KNOWN_KINDS",
     "MAX_ERRORS",
+    "SNAPSHOT_API_VERSION",
+    "SNAPSHOT_KIND",
     "STDIN",
     "ClusterObjects",
     "ManifestError",
@@ -68,6 +78,10 @@ _CLUSTER_SCOPED = frozenset(
     {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "RuntimeClass"}
     | {"Namespace"}
 )
+# What ``wasmsched snapshot`` writes first: the server version the objects came from
+# (``/version``'s gitVersion), so that they are read as that release's objects.
+SNAPSHOT_API_VERSION = "wasmsched.io/v1"
+SNAPSHOT_KIND = "Snapshot"
 _EXTENSIONS = (".yaml", ".yml", ".json")
 MAX_ERRORS = 20
 STDIN = "-"
@@ -98,12 +112,17 @@ class ManifestError(InputError):
 
 @dataclass
 class ClusterObjects:
-    """The objects of a set of manifests, in file order, and the loader's warnings."""
+    """The objects of a set of manifests, in file order, and the loader's warnings.
+
+    ``kubernetes_version`` is the release the objects were read as; ``server_version`` the
+    version a snapshot recorded (None when the input has no Snapshot document)."""
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    kubernetes_version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION
+    server_version: str | None = None
 
 
 def _files(root: Path) -> list[Path]:
@@ -168,6 +187,9 @@ def _items(doc: Any, path: str) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
                 # Items of a typed list (PodList from the API) often omit their kind.
                 item = {**item, "kind": item_kind}
             yield from _items(item, ipath)
+        return
+    if kind == SNAPSHOT_KIND and doc.get("apiVersion") == SNAPSHOT_API_VERSION:
+        yield path, kind, doc
         return
     if kind not in KNOWN_KINDS:
         raise _Located(
@@ -243,7 +265,11 @@ def _sources(path: str | Path, stdin: TextIO | None) -> list[tuple[str, str, boo
 
 
 def load_manifests(
-    path: str | Path, *, stdin: TextIO | None = None, require_nodes: bool = True
+    path: str | Path,
+    *,
+    stdin: TextIO | None = None,
+    require_nodes: bool = True,
+    kubernetes_version: KubernetesVersion | None = None,
 ) -> ClusterObjects:
     """Load and validate every Node, Pod and other known object from a file or a directory
     (``"-"``: standard input, read as YAML, which also reads JSON).
@@ -251,8 +277,10 @@ def load_manifests(
     A directory is searched recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files, read
     in sorted order. Files may hold several YAML documents; ``List`` / ``NodeList`` /
     ``PodList`` documents are expanded. Empty documents are skipped. Input without any Node
-    is an error unless ``require_nodes`` is false. Raises ManifestError listing every
-    problem found; warnings are in the result's ``warnings``.
+    is an error unless ``require_nodes`` is false. Objects are validated against the schema
+    of ``kubernetes_version``; without one, of the server version a Snapshot document
+    records (``wasmsched snapshot`` writes it), else of DEFAULT_KUBERNETES_VERSION. Raises
+    ManifestError listing every problem found; warnings are in the result's ``warnings``.
     """
     state = _State()
     sources: list[tuple[str, str, bool]] = []
@@ -261,6 +289,9 @@ def load_manifests(
     except ManifestError as e:
         for line in e.lines:
             state.problems.add(line)
+    # (where, field path, kind, object) of every object, in file order: the version they
+    # are read as may come from any of them (a Snapshot document).
+    found: list[tuple[str, str, str, Mapping[str, Any]]] = []
     for name, text, as_json in sources:
         try:
             docs = _parse(name, text, as_json)
@@ -275,11 +306,17 @@ def load_manifests(
             where = f"{name}: document {index}" if multi else name
             try:
                 for fpath, kind, obj in _items(doc, ""):
-                    _add(state, kind, obj, where, fpath)
+                    found.append((where, fpath, kind, obj))
             except _Located as e:
                 prefix = f"{where}: {e.path}" if e.path else where
                 state.problems.add(f"{prefix}: {e.problem}")
     out = state.out
+    _read_snapshots(state, [(w, p, o) for w, p, k, o in found if k == SNAPSHOT_KIND])
+    if kubernetes_version is not None:
+        out.kubernetes_version = kubernetes_version
+    for where, fpath, kind, obj in found:
+        if kind != SNAPSHOT_KIND:
+            _add(state, kind, obj, where, fpath)
     if require_nodes and not out.nodes and not state.problems.lines:
         state.problems.add(
             f"{path if str(path) != STDIN else '<stdin>'}: no Node objects: "
@@ -297,10 +334,52 @@ def load_manifests(
     return out
 
 
+def _read_snapshots(state: _State, found: list[tuple[str, str, Mapping[str, Any]]]) -> None:
+    """The server version of the input's Snapshot documents (all must agree): recorded, and
+    the release the input is read as. A release wasmsched does not model is read as the
+    nearest one that it does, with a warning."""
+    out = state.out
+    for where, fpath, doc in found:
+        here = f"{where}: {fpath}" if fpath else where
+        extra = sorted(set(doc) - {"apiVersion", "kind", "metadata", "serverVersion"})
+        if extra:
+            state.problems.add(f"{here}: Snapshot: {extra[0]}: unknown field {quote(extra[0])}")
+            continue
+        server = doc.get("serverVersion")
+        if not isinstance(server, str) or not server:
+            state.problems.add(
+                f"{here}: Snapshot: serverVersion: expected a version string such as "
+                f'"v1.37.2", got {type_name(server)}: {quote(server)}'
+            )
+            continue
+        if out.server_version is not None and server != out.server_version:
+            state.problems.add(
+                f"{here}: Snapshot: serverVersion: {quote(server)} differs from "
+                f"{quote(out.server_version)} of another Snapshot document"
+            )
+            continue
+        try:
+            version = read_kubernetes_version(server)
+        except VersionError:
+            state.problems.add(
+                f"{here}: Snapshot: serverVersion: {quote(server)} is not a Kubernetes "
+                'version (expected one such as "v1.37.2")'
+            )
+            continue
+        out.server_version = server
+        out.kubernetes_version = nearest_supported(version)
+        if out.kubernetes_version != version:
+            out.warnings.append(
+                f"{here}: Snapshot: serverVersion: wasmsched models Kubernetes "
+                f"{SUPPORTED_VERSIONS[0]} to {SUPPORTED_VERSIONS[-1]}; the objects of this "
+                f"{server} server are read as {out.kubernetes_version}'s"
+            )
+
+
 def _add(state: _State, kind: str, obj: Mapping[str, Any], where: str, fpath: str) -> None:
     here = f"{where}: {fpath}" if fpath else where
     label = object_label(kind, obj)
-    problems = validate_object(kind, obj)
+    problems = validate_object(kind, obj, state.out.kubernetes_version)
     if problems:
         for p in problems:
             state.problems.add(f"{here}: {label}: {p}")

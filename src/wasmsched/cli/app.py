@@ -444,6 +444,7 @@ def run(
     from wasmsched.live import ApiClient, LiveRunner
     from wasmsched.live.ops import configure_logging
     from wasmsched.live.options import LeaderElectionFlags, leader_election_options
+    from wasmsched.live.ratelimit import TokenBucket
     from wasmsched.scheduler.registry import default_registry
 
     configure_logging(log_format.value, log_level.value)
@@ -461,7 +462,14 @@ def run(
                 resource_namespace,
             ),
         )
-        api = ApiClient.from_kubeconfig(kubeconfig)
+        connection = sched_config.client_connection
+        # --kubeconfig wins over clientConnection.kubeconfig, as in kube-scheduler.
+        api = ApiClient.from_kubeconfig(
+            kubeconfig or connection.kubeconfig or None,
+            rate_limit=TokenBucket(connection.qps, connection.burst)
+            if connection.qps > 0
+            else None,
+        )
     except (WasmschedError, ValueError) as err:
         # ValueError: live.options' duration and lease checks (not yet InputErrors).
         _fail(str(err))

@@ -28,15 +28,20 @@ from .defaults import (
 )
 from .models import (
     API_VERSION,
+    DEFAULT_BURST,
+    DEFAULT_CONTENT_TYPE,
+    DEFAULT_QPS,
     DEFAULT_SCHEDULER_NAME,
     KIND,
     SECTIONS,
+    ClientConnection,
     ConfigError,
     Extender,
     ManagedResource,
     PluginRef,
     PluginSet,
     Profile,
+    RawClientConnection,
     RawConfig,
     RawExtender,
     RawPluginConfig,
@@ -180,6 +185,7 @@ def parse_config(
             maximum,
         )
 
+    client_connection = _client_connection(raw.client_connection, source)
     extenders = _parse_extenders(raw.extenders or [], source)
 
     raw_profiles = list(raw.profiles or [RawProfile()])
@@ -203,6 +209,7 @@ def parse_config(
 
     return SchedulerConfig(
         profiles=profiles,
+        client_connection=client_connection,
         parallelism=parallelism,
         percentage_of_nodes_to_score=percentage,
         pod_initial_backoff_seconds=initial,
@@ -251,6 +258,21 @@ _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _QUALIFIED_NAME = re.compile(
     rf"^(?P<prefix>{_DNS_LABEL}(\.{_DNS_LABEL})*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
 )
+
+
+def _client_connection(raw: RawClientConnection | None, source: str) -> ClientConnection:
+    """clientConnection defaulted as kube-scheduler does (0 qps or burst: 50 and 100; no
+    contentType: protobuf) and validated as component-base does (burst non-negative)."""
+    raw = raw or RawClientConnection()
+    if raw.burst < 0:
+        raise ConfigError(source, "clientConnection.burst", "must be non-negative", raw.burst)
+    return ClientConnection(
+        qps=raw.qps or DEFAULT_QPS,
+        burst=raw.burst or DEFAULT_BURST,
+        kubeconfig=raw.kubeconfig,
+        content_type=raw.content_type or DEFAULT_CONTENT_TYPE,
+        accept_content_types=raw.accept_content_types,
+    )
 
 
 def parse_duration(text: str) -> float | None:

@@ -149,11 +149,31 @@ class Extender:
     tls_config: dict[str, Any] | None = None
 
 
+# kube-scheduler's defaults (pkg/scheduler/apis/config/v1/defaults.go:
+# SetDefaults_KubeSchedulerConfiguration), its own rather than client-go's 5 and 10.
+DEFAULT_QPS = 50.0
+DEFAULT_BURST = 100
+DEFAULT_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+
+
+@dataclass(frozen=True)
+class ClientConnection:
+    """clientConnection: how the live scheduler talks to the API server. ``qps`` below 0
+    means no client-side rate limit (client-go: rest.RESTClientFor makes none)."""
+
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
+    kubeconfig: str = ""
+    content_type: str = DEFAULT_CONTENT_TYPE
+    accept_content_types: str = ""
+
+
 @dataclass
 class SchedulerConfig:
     """A validated KubeSchedulerConfiguration."""
 
     profiles: list[Profile]
+    client_connection: ClientConnection = field(default_factory=ClientConnection)
     parallelism: int = 16
     percentage_of_nodes_to_score: int = 0  # 0 = adaptive
     pod_initial_backoff_seconds: int = 1
@@ -266,6 +286,16 @@ class RawExtender(RawModel):
     ignorable: bool = False
 
 
+class RawClientConnection(RawModel):
+    """componentbaseconfig ClientConnectionConfiguration."""
+
+    kubeconfig: str = ""
+    accept_content_types: str = ""
+    content_type: str = ""
+    qps: float = 0.0
+    burst: Int32 = 0
+
+
 class RawConfig(RawModel):
     """The top level; apiVersion and kind are checked before this model runs."""
 
@@ -273,7 +303,7 @@ class RawConfig(RawModel):
     kind: str
     parallelism: Int32 | None = None
     leader_election: dict[str, Any] | None = None
-    client_connection: dict[str, Any] | None = None
+    client_connection: RawClientConnection | None = None
     healthz_bind_address: str | None = None
     metrics_bind_address: str | None = None
     enable_profiling: bool | None = None

@@ -1,4 +1,4 @@
-"""A columnar view of the snapshot's nodes, for the plugins' batch Filter/Score forms.
+"""A columnar view of the snapshot's nodes, for the plugins' vectorized Filter/Score forms.
 
 Row ``i`` is the snapshot's ``node_infos[i]`` (node-tree order). The arrays hold what the
 default plugins read for every node (allocatable and requested per resource, pod counts,
@@ -84,6 +84,8 @@ class NodeColumns:
         self.size = n
         self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
         self.infos[:] = list(node_infos)
+        self.names: npt.NDArray[Any] = np.empty(n, dtype=object)
+        self.names[:] = [ni.name for ni in node_infos]
         self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
@@ -185,7 +187,7 @@ class NodeColumns:
 
 
 class NodeRows:
-    """The nodes a batch form is asked about: rows of the columns, in order."""
+    """The nodes a vectorized form is asked about: rows of the columns, in order."""
 
     __slots__ = ("_infos", "columns", "rows")
 
@@ -202,6 +204,11 @@ class NodeRows:
         if self._infos is None:
             self._infos = self.columns.infos[self.rows].tolist()
         return self._infos
+
+    def names(self) -> list[str]:
+        """The node names of the rows, in order."""
+        names: list[str] = self.columns.names[self.rows].tolist()
+        return names
 
     def take(self, positions: npt.NDArray[np.intp]) -> NodeRows:
         """The rows at ``positions`` (indices into this selection)."""
@@ -237,7 +244,8 @@ def go_div_array(a: IntArray, b: int) -> IntArray:
 
 
 class NodeList(list["NodeInfo"]):
-    """Nodes found feasible, with their rows in the columns (for the batch Score forms)."""
+    """Nodes found feasible, with their rows in the columns (for the vectorized Score
+    forms)."""
 
     __slots__ = ("rows",)
 

@@ -1,4 +1,5 @@
-"""FitError and Diagnosis: why a pod fits no node, in kube-scheduler's message format."""
+"""FitError and Diagnosis: why a pod fits no node, in kube-scheduler's message format; the
+CycleError that ends a scheduling cycle on a plugin's or an extender's error."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from wasmsched.errors import WasmschedError
+from wasmsched.errors import InternalError, WasmschedError
 from wasmsched.framework.interfaces import NodeToStatus, NominatingInfo
 from wasmsched.framework.status import Code, Status
 
@@ -63,6 +64,14 @@ class Diagnosis:
             self.pending_plugins.add(plugin)
         elif code in _UNSCHEDULABLE:
             self.unschedulable_plugins.add(plugin)
+
+
+class CycleError(InternalError):
+    """A plugin or extender error that ends the scheduling cycle with its status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
 
 
 class FitError(WasmschedError):

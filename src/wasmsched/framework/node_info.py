@@ -194,7 +194,7 @@ class Snapshot:
         self.with_affinity: list[NodeInfo] = []
         self.with_required_anti_affinity: list[NodeInfo] = []
         # The columnar view (framework/columns), kept up to date by the scheduler cache;
-        # None for a snapshot built elsewhere, whose batch forms then run per node.
+        # None for a snapshot built elsewhere, whose plugins then run per node.
         self.columns: NodeColumns | None = None
         self.refresh_affinity_lists()
 

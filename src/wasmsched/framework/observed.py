@@ -1,62 +1,22 @@
-"""What the framework's runners iterate: the plugins, or timed stand-ins for an observer.
+"""Timed stand-ins of plugins, which the framework's runners iterate for an observer.
 
 kube-scheduler times plugin calls only in sampled cycles (pkg/scheduler/framework/
 runtime/framework.go: runFilterPlugin and the others check ``state.ShouldRecordPluginMetrics``);
 here a sampled cycle's CycleState carries the observer and the runners switch to stand-ins
-built once per observer, so unsampled cycles pay nothing.
+that Framework builds once per observer (framework/runtime: Framework._run_tuples), so
+unsampled cycles pay nothing.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from wasmsched.framework.records import BindingPending, PluginObserver
 from wasmsched.framework.status import Status, code_name
 
-if TYPE_CHECKING:
-    from wasmsched.framework.runtime import Framework
-
-# pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
-# post_bind: what the runners iterate.
-RunTuples = tuple[tuple[Any, ...], ...]
-
-
-def run_tuples(fwk: Framework, observer: PluginObserver | None = None) -> RunTuples:
-    """The runners' tuples over the plugins, or over timed stand-ins reporting to observer."""
-    if observer is None:
-
-        def wrap(plugin: Any) -> Any:
-            return plugin
-
-    else:
-        stand_ins: dict[int, _Observed] = {}
-
-        def wrap(plugin: Any) -> Any:
-            found = stand_ins.get(id(plugin))
-            if found is None:
-                found = stand_ins[id(plugin)] = _Observed(plugin, plugin.name, observer)
-            return found
-
-    def each(plugins: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(wrap(p) for p in plugins)
-
-    return (
-        each(fwk.pre_filter_plugins),
-        tuple((p.name, wrap(p).filter) for p in fwk.filter_plugins),
-        each(fwk.post_filter_plugins),
-        each(fwk.pre_score_plugins),
-        tuple(
-            (p.name, wrap(p).score, weight, wrap(p).score_extensions())
-            for p, weight in fwk.score_plugins
-        ),
-        each(fwk.reserve_plugins),
-        each(fwk.permit_plugins),
-        each(fwk.pre_bind_plugins),
-        each(fwk.bind_plugins),
-        each(fwk.post_bind_plugins),
-    )
+__all__ = ["ObservedPlugin", "code_of"]
 
 
 def code_of(status: Status | None) -> str:
@@ -80,7 +40,7 @@ def _nothing(r: Any) -> None:
     return None
 
 
-class _Observed:
+class ObservedPlugin:
     """A plugin (or its extensions) stand-in that times each call and reports it."""
 
     __slots__ = ("_observer", "_plugin", "name")
@@ -142,11 +102,11 @@ class _Observed:
 
     def pre_filter_extensions(self) -> Any:
         ext = self._plugin.pre_filter_extensions()
-        return None if ext is None else _Observed(ext, self.name, self._observer)
+        return None if ext is None else ObservedPlugin(ext, self.name, self._observer)
 
     def score_extensions(self) -> Any:
         ext = self._plugin.score_extensions()
-        return None if ext is None else _Observed(ext, self.name, self._observer)
+        return None if ext is None else ObservedPlugin(ext, self.name, self._observer)
 
     def add_pod(self, *args: Any) -> Any:
         return self._call("PreFilterExtensionAddPod", self._plugin.add_pod, _same, *args)

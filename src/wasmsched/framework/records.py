@@ -1,8 +1,7 @@
-"""Values the framework's runners produce: scores, explain records, observer calls.
+"""Values the framework's runners produce: explain records, observer calls.
 
-kube-scheduler's counterparts are framework.NodePluginScores and framework.PluginScore
-(pkg/scheduler/framework/interface.go); the explain record follows
-kube-scheduler-simulator's per-extension-point result annotations.
+The explain record follows kube-scheduler-simulator's per-extension-point result
+annotations.
 """
 
 from __future__ import annotations
@@ -37,63 +36,6 @@ def verdict(status: Status | None) -> str:
         return "passed"
     msg = status.message
     return f"{code_name(status.code)}: {msg}" if msg else code_name(status.code)
-
-
-@dataclass(slots=True)
-class PluginScore:
-    """One plugin's weighted score of a node."""
-
-    name: str
-    score: int  # weighted
-
-
-class NodePluginScores:
-    """A node's scores from every Score plugin (and extender), and their total.
-
-    ``columns`` keeps the per-plugin scores as the framework's columns and builds the
-    PluginScore list only when read: selectHost needs the totals alone, and a 5000-node
-    cycle would otherwise build millions of PluginScores that nothing reads.
-    """
-
-    __slots__ = ("_columns", "_scores", "name", "total_score")
-
-    def __init__(
-        self,
-        name: str,
-        scores: list[PluginScore],
-        total_score: int,
-        columns: tuple[list[str], list[list[int]], int] | None = None,
-    ) -> None:
-        """``columns``: (plugin names, weighted score columns, this node's index), the
-        scores still to add to ``scores`` when read."""
-        self.name = name
-        self._scores = scores
-        self.total_score = total_score
-        self._columns = columns
-
-    @property
-    def scores(self) -> list[PluginScore]:
-        """Each plugin's weighted score of the node, in plugin order."""
-        if self._columns is not None:
-            names, columns, i = self._columns
-            self._scores[:0] = [PluginScore(n, c[i]) for n, c in zip(names, columns, strict=True)]
-            self._columns = None
-        return self._scores
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, NodePluginScores):
-            return NotImplemented
-        return (self.name, self.scores, self.total_score) == (
-            other.name,
-            other.scores,
-            other.total_score,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"NodePluginScores(name={self.name!r}, scores={self.scores!r}, "
-            f"total_score={self.total_score!r})"
-        )
 
 
 @dataclass
@@ -162,4 +104,4 @@ class CycleRecord:
         }
 
 
-__all__ = ["BindingPending", "CycleRecord", "NodePluginScores", "PluginObserver", "PluginScore"]
+__all__ = ["BindingPending", "CycleRecord", "PluginObserver"]

@@ -12,29 +12,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 from wasmsched.errors import WasmschedError
 from wasmsched.framework import interfaces as fi
-from wasmsched.framework.batch import (
-    FilterBatch,
-    ScoreBatch,
-    batch_forms,
-    columnar_forms,
-    out_of_range,
-    plugin_scores,
-    score_totals,
-)
+from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import (
-    NodeScore,
     NodeToStatus,
     PostFilterResult,
     PreFilterResult,
 )
-from wasmsched.framework.observed import RunTuples, code_of, run_tuples
+from wasmsched.framework.observed import ObservedPlugin, code_of
 from wasmsched.framework.records import (
     BindingPending,
     CycleRecord,
-    NodePluginScores,
     PluginObserver,
-    PluginScore,
 )
 from wasmsched.framework.records import (
     verdict as _verdict,
@@ -53,12 +42,29 @@ __all__ = [
     "CycleRecord",
     "Framework",
     "FrameworkError",
-    "NodePluginScores",
     "PluginObserver",
-    "PluginScore",
 ]
 
 log = logging.getLogger("wasmsched.framework")
+
+
+# pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
+# post_bind: what the runners iterate.
+RunTuples = tuple[tuple[Any, ...], ...]
+# A Score plugin as the runners call it: (name, score, weight, score extensions or None).
+ScoreCall = tuple[str, Callable[..., tuple[int, Status | None]], int, Any]
+# A plugin's vectorized Filter form (framework/columns): per row, 0 when it passes, else k
+# for ``statuses[k - 1]``; None when it cannot answer over rows (the per-node form answers).
+FilterColumns = Callable[[CycleState, "Pod", NodeRows], "tuple[IntArray, Sequence[Status]] | None"]
+# A plugin's vectorized Score form: every row's raw score; None when it cannot answer over
+# rows (the per-node form answers); a status when a node's Score failed (the first one,
+# as the per-node form would have failed).
+ScoreColumns = Callable[[CycleState, "Pod", NodeRows], "IntArray | Status | None"]
+
+
+def _forms(plugins: Sequence[Any], attr: str) -> dict[str, Any]:
+    """Plugin name -> its bound form ``attr``, for the plugins that offer one."""
+    return {p.name: form for p in plugins if (form := getattr(p, attr, None)) is not None}
 
 
 class FrameworkError(WasmschedError):
@@ -78,7 +84,8 @@ class Framework:
     ``CycleState.SetRecordPluginMetrics`` does (pkg/scheduler/framework/cycle_state.go).
     """
 
-    # False runs every plugin per node (framework/batch; tests and benchmark compare both).
+    # False runs every plugin per node, never in its vectorized form (framework/node_search;
+    # tests and benchmarks compare both).
     use_batch: bool = True
 
     def __init__(
@@ -121,30 +128,32 @@ class Framework:
             raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
         self.enqueue_extensions: tuple[fi.Plugin, ...] = tuple(enqueue_extensions)
         self.waiting_pods = waiting_pods
-        # What the runners iterate: (name, bound filter) pairs and the like, so that the
-        # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
-        self._plain = run_tuples(self)
-        self._filters = self._plain[1]
-        # The (name, filter) pairs unobserved cycles run, for the batch Filter runner.
-        self.filter_calls = self._filters
-        # The stand-ins of the last observer seen (one observer serves every sampled cycle).
-        self._observed: tuple[PluginObserver, RunTuples] | None = None
         seen: dict[int, fi.Plugin] = {}
         for point_plugins in points.values():
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
         self.all_plugins: tuple[fi.Plugin, ...] = tuple(seen.values())
-        # The batch forms the plugins offer (score_batch over the candidate nodes); wasm
-        # guests, extenders and out-of-tree plugins without one keep the per-node calls.
-        self.score_batches: dict[str, ScoreBatch] = batch_forms(
-            [p for p, _ in self.score_plugins], "score_batch"
+        # What the runners iterate: (name, bound filter) pairs and the like, so that the
+        # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
+        self._plain = self._run_tuples(None)
+        self._filters = self._plain[1]
+        # The (name, filter) pairs unobserved cycles run (framework/node_search).
+        self.filter_calls: tuple[tuple[str, Any], ...] = self._filters
+        # The stand-ins of the last observer seen (one observer serves every sampled cycle).
+        self._observed: tuple[PluginObserver, RunTuples] | None = None
+        # The vectorized forms the plugins offer over node rows (framework/columns), used
+        # by framework/node_search; plugins without one are called per node.
+        self.filter_columns: dict[str, FilterColumns] = _forms(
+            self.filter_plugins, "filter_columns"
         )
-        self.filter_batches: dict[str, FilterBatch] = batch_forms(
-            self.filter_plugins, "filter_batch"
+        self.score_columns: dict[str, ScoreColumns] = _forms(
+            [p for p, _ in self.score_plugins], "score_columns"
         )
-        # Columnar forms (framework/columns) and the Score tuples the columnar runner uses.
-        self.filter_columns, self.score_columns = columnar_forms(self)
-        self.score_calls = self._plain[4]
+        # Filter plugins whose calls have effects (a wasm guest's logs and state): the node
+        # search shows them exactly the nodes the node-by-node search would.
+        self.filter_effects: frozenset[str] = frozenset(
+            p.name for p in self.filter_plugins if getattr(p, "filter_has_effects", False)
+        )
 
     # --- observation ------------------------------------------------------------------
 
@@ -156,9 +165,47 @@ class Framework:
         cached = self._observed
         if cached is not None and cached[0] is observer:
             return cached[1]
-        tuples = run_tuples(self, observer)
+        tuples = self._run_tuples(observer)
         self._observed = (observer, tuples)
         return tuples
+
+    def _run_tuples(self, observer: PluginObserver | None) -> RunTuples:
+        """The runners' tuples over the plugins, or over timed stand-ins reporting to
+        ``observer`` (framework/observed), one per plugin."""
+        stand_ins: dict[int, Any] = {}
+
+        def wrap(plugin: Any) -> Any:
+            if observer is None:
+                return plugin
+            found = stand_ins.get(id(plugin))
+            if found is None:
+                found = stand_ins[id(plugin)] = ObservedPlugin(plugin, plugin.name, observer)
+            return found
+
+        def each(plugins: Sequence[Any]) -> tuple[Any, ...]:
+            return tuple(wrap(p) for p in plugins)
+
+        return (
+            each(self.pre_filter_plugins),
+            tuple((p.name, wrap(p).filter) for p in self.filter_plugins),
+            each(self.post_filter_plugins),
+            each(self.pre_score_plugins),
+            tuple(
+                (p.name, wrap(p).score, weight, wrap(p).score_extensions())
+                for p, weight in self.score_plugins
+            ),
+            each(self.reserve_plugins),
+            each(self.permit_plugins),
+            each(self.pre_bind_plugins),
+            each(self.bind_plugins),
+            each(self.post_bind_plugins),
+        )
+
+    def score_calls_of(self, state: CycleState) -> tuple[ScoreCall, ...]:
+        """The (name, score, weight, score extensions) of every Score plugin, as this cycle
+        calls them (timed stand-ins in an observed cycle)."""
+        calls: tuple[ScoreCall, ...] = self._run(state)[4]
+        return calls
 
     def observe(
         self, state: CycleState, point: str, plugin: str, status: Status | None, seconds: float
@@ -393,50 +440,6 @@ class Framework:
                 )
         state.skip_score_plugins = frozenset(skip)
         return None
-
-    def run_score_plugins(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[NodePluginScores], Status | None]:
-        """Score (batch form when offered, see framework/batch), NormalizeScore, range check
-        and weights; returns per-node totals. Observed cycles call per node, to time each."""
-        skip = state.skip_score_plugins
-        active = [s for s in self._run(state)[4] if s[0] not in skip]
-        if not active:
-            return [NodePluginScores(ni.name, [], 0) for ni in nodes], None
-        names: list[str] = []
-        columns: list[list[int]] = []
-        rec = state.recorder
-        batches = self.score_batches if state.observer is None and self.use_batch else {}
-        for name, score_fn, weight, extensions in active:
-            values, status = plugin_scores(batches.get(name), score_fn, state, pod, nodes)
-            if status is not None:
-                return [], _with_plugin(
-                    Status(Code.ERROR, f"running Score plugin {name!r}: {status.message}"), name
-                )
-            raw = list(values) if rec is not None else None
-            if extensions is not None:
-                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values, strict=True)]
-                try:
-                    status = extensions.normalize_score(state, pod, scores)
-                except Exception as err:
-                    status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-                if status is not None and status.code != Code.SUCCESS:
-                    return [], _with_plugin(
-                        Status(
-                            Code.ERROR,
-                            f"running Normalize on Score plugin {name!r}: {status.message}",
-                        ),
-                        name,
-                    )
-                values = [s.score for s in scores]
-            invalid = out_of_range(name, values)
-            if invalid is not None:
-                return [], _with_plugin(invalid, name)
-            names.append(name)
-            columns.append(values if weight == 1 else [v * weight for v in values])
-            if rec is not None and raw is not None:
-                rec.score_rows.append((name, weight, [ni.name for ni in nodes], raw, values))
-        return score_totals(nodes, names, columns), None
 
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str

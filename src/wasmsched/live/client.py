@@ -26,6 +26,7 @@ from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
 from wasmsched.errors import ExternalError
 from wasmsched.live.kubeconfig import KubeConfigError, read_kubeconfig
+from wasmsched.live.ratelimit import TokenBucket
 
 __all__ = [
     "OPTIONAL_KINDS",
@@ -164,9 +165,16 @@ def load_kube_config(kubeconfig: str | Path | None = None) -> SingleConfig:
 class ApiClient:
     """JSON requests against the API server, thread-safe (one pooled HTTP client)."""
 
-    def __init__(self, config: SingleConfig, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        config: SingleConfig,
+        timeout: float = DEFAULT_TIMEOUT,
+        rate_limit: TokenBucket | None = None,
+    ) -> None:
         self.config = config
         self.timeout = timeout
+        # clientConnection.qps/burst: every request (a watch's too) takes a token first.
+        self.rate_limit = rate_limit
         params = client_adapter.ConnectionParams(
             timeout=httpx2.Timeout(timeout),
             # Many watches plus the binding workers share the pool.
@@ -186,10 +194,12 @@ class ApiClient:
         self.on_request: Callable[[str, float], None] | None = None
 
     @classmethod
-    def from_kubeconfig(cls, kubeconfig: str | Path | None = None) -> ApiClient:
+    def from_kubeconfig(
+        cls, kubeconfig: str | Path | None = None, rate_limit: TokenBucket | None = None
+    ) -> ApiClient:
         config = load_kube_config(kubeconfig)
         try:
-            return cls(config)
+            return cls(config, rate_limit=rate_limit)
         except (LightkubeConfigError, OSError, ValueError, httpx2.InvalidURL) as err:
             # read_kubeconfig checked what the client uses; this is the last word.
             raise KubeConfigError(
@@ -221,6 +231,8 @@ class ApiClient:
         With ``guard``, the request is written only if ``guard()`` is still true once a
         connection is ready (FencedError otherwise): leader fencing as late as possible.
         """
+        if self.rate_limit is not None:
+            self.rate_limit.wait()
         content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
@@ -280,6 +292,8 @@ class ApiClient:
         self, path: str, params: Mapping[str, str], read_timeout: float
     ) -> Iterator[httpx2.Response]:
         """A streaming GET (a watch); raises ApiError for an error answer."""
+        if self.rate_limit is not None:
+            self.rate_limit.wait()
         timeout = httpx2.Timeout(self.timeout, read=read_timeout)
         try:
             with self._http.stream(

@@ -1,8 +1,10 @@
 """``wasmsched snapshot``: the cluster as manifests that ``simulate --cluster`` reads.
 
-Nodes, non-terminal pods (what the live scheduler sees) and the other kinds the scheduler
-consults, without server bookkeeping: managedFields, resourceVersion, generation, selfLink
-and the last-applied annotation. uids are kept: they identify pods in the simulator too.
+First a Snapshot document with the server's version (``/version``), so that the objects are
+read as that release's; then Nodes, non-terminal pods (what the live scheduler sees) and the
+other kinds the scheduler consults, without server bookkeeping: managedFields,
+resourceVersion, generation, selfLink and the last-applied annotation. uids are kept: they
+identify pods in the simulator too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from wasmsched.api.manifests import SNAPSHOT_API_VERSION, SNAPSHOT_KIND
 from wasmsched.live.client import OPTIONAL_KINDS, RESOURCES, ApiClient, ApiError
 
 log = logging.getLogger("wasmsched.live.snapshot")
@@ -56,8 +59,25 @@ def clean(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def snapshot(api: ApiClient, kinds: Iterable[str] = SNAPSHOT_KINDS) -> list[dict[str, Any]]:
-    """Lists every kind; an optional kind the server refuses (403/404) is left out."""
+    """The Snapshot document, then every kind listed; an optional kind the server refuses
+    (403/404) is left out, and so is the Snapshot document when ``/version`` is refused."""
     objects: list[dict[str, Any]] = []
+    try:
+        version = api.request("GET", "/version").get("gitVersion")
+    except ApiError as err:
+        if err.status not in (403, 404):
+            raise
+        log.warning("no server version error=%r", str(err))
+        version = None
+    if isinstance(version, str) and version:
+        objects.append(
+            {
+                "apiVersion": SNAPSHOT_API_VERSION,
+                "kind": SNAPSHOT_KIND,
+                "metadata": {},
+                "serverVersion": version,
+            }
+        )
     for kind in kinds:
         resource = RESOURCES[kind]
         try:

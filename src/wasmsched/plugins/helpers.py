@@ -5,17 +5,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from wasmsched.framework.types import WILDCARD, ActionType, ClusterEvent, ClusterEventWithHint
+from wasmsched.framework.types import (
+    NODE,
+    POD,
+    WILDCARD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
 
 if TYPE_CHECKING:
     from wasmsched.framework.interfaces import NodeScore
     from wasmsched.framework.status import Status
+    from wasmsched.framework.types import QueueingHintFn
 
 # What kube-scheduler registers for a plugin that does not implement EnqueueExtensions
 # (framework.defaultEnqueueExtension): every event, no hint.
 ALL_EVENTS: tuple[ClusterEventWithHint, ...] = (
     ClusterEventWithHint(ClusterEvent(WILDCARD, ActionType.ALL)),
 )
+
+
+def taint_and_toleration_events(
+    node_hint: QueueingHintFn, toleration_hint: QueueingHintFn
+) -> list[ClusterEventWithHint]:
+    """Node Add/UpdateNodeTaint and the pod's own toleration updates, each with its
+    queueing hint: what the two plugins about taints register, NodeUnschedulable and
+    TaintToleration (node_unschedulable.go and taint_toleration.go: EventsToRegister, the
+    queueing-hint registration, default since v1.32); each brings its own hints."""
+    return [
+        ClusterEventWithHint(
+            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), node_hint
+        ),
+        ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION), toleration_hint),
+    ]
 
 
 def default_normalize_score(

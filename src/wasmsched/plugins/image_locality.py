@@ -7,7 +7,6 @@ size scaled by how widely it has spread (``size * numNodes / totalNodes``), clam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -101,30 +100,6 @@ class ImageLocality:
                 if image_state is not None:
                     total_score += scaled_image_score(image_state, total)
         return calculate_priority(total_score, count), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        images, count = pod_images(pod)
-        if count == 0:
-            return [0] * len(nodes), None
-        total = len(self.handle.snapshot())
-        floor = calculate_priority(0, count)
-        out: list[int] = []
-        append = out.append
-        for ni in nodes:
-            states = ni.image_states
-            if not states or not total:
-                append(floor)
-                continue
-            total_score = 0
-            for image in images:
-                image_state = states.get(image)
-                if image_state is not None:
-                    total_score += scaled_image_score(image_state, total)
-            append(calculate_priority(total_score, count))
-        return out, None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns: each of the pod's images adds its scaled score (the

@@ -77,13 +77,16 @@ class _PreFilterState:
         return self
 
 
-class _PreScoreState:
+class _PreferredTerms:
+    """NodeAffinity's PreScore state (node_affinity.go ``preScoreState``): the pod's
+    preferred node affinity terms, parsed once (None: the pod has none)."""
+
     __slots__ = ("preferred",)
 
     def __init__(self, preferred: PreferredSchedulingTerms | None) -> None:
         self.preferred = preferred
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _PreferredTerms:
         return self
 
 
@@ -177,13 +180,6 @@ class NodeAffinity:
             return self._rejected_pod
         return None
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        one = self.filter
-        return [one(state, pod, ni) for ni in nodes]
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]] | None:
@@ -219,7 +215,7 @@ class NodeAffinity:
             return status
         if preferred is None and self.added_pref_terms is None:
             return self._skip
-        state.write(PRE_SCORE_KEY, _PreScoreState(preferred))
+        state.write(PRE_SCORE_KEY, _PreferredTerms(preferred))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:

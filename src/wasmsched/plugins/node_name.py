@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,16 +50,6 @@ class NodeName:
         if not wanted or wanted == node_info.name:
             return None
         return self._rejected
-
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        wanted = pod.node_name
-        if not wanted:
-            return [None] * len(nodes)
-        rejected = self._rejected
-        return [None if ni.name == wanted else rejected for ni in nodes]
 
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows

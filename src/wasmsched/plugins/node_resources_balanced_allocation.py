@@ -21,6 +21,7 @@ from wasmsched.plugins.resource_allocation import (
     KIND_CPU,
     KIND_EPHEMERAL,
     KIND_MEMORY,
+    PodRequests,
     ResourceSpec,
     allocatable_requested,
     parse_resource_specs,
@@ -94,16 +95,6 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-class _PreScoreState:
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests: list[int]) -> None:
-        self.pod_requests = pod_requests
-
-    def clone(self) -> _PreScoreState:
-        return self
-
-
 class NodeResourcesBalancedAllocation:
     """The NodeResourcesBalancedAllocation Score plugin
     (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go: BalancedAllocation).
@@ -124,7 +115,7 @@ class NodeResourcesBalancedAllocation:
         if not any(pod_requests):
             # Best-effort pods would otherwise all pile onto the same node (k8s #129138).
             return self._skip
-        state.write(PRE_SCORE_KEY, _PreScoreState(pod_requests))
+        state.write(PRE_SCORE_KEY, PodRequests(pod_requests))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -146,44 +137,6 @@ class NodeResourcesBalancedAllocation:
                 allocatable.append(alloc)
                 requested.append(req)
         return balanced_resource_score(requested, allocatable), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form); cpu and
-        memory alone take balanced_resource_score's two-fraction case inline, with the same
-        float operations in the same order.
-        """
-        s = state.get(PRE_SCORE_KEY)
-        specs = self.resources
-        if (
-            s is None
-            or len(specs) != 2
-            or specs[0].kind != KIND_CPU
-            or specs[1].kind != KIND_MEMORY
-        ):
-            return [self.score(state, pod, ni)[0] for ni in nodes], None
-        pod_cpu, pod_memory = s.pod_requests
-        top = float(MAX_NODE_SCORE)
-        out: list[int] = []
-        append = out.append
-        for ni in nodes:
-            alloc_res = ni.allocatable
-            alloc_cpu = alloc_res.milli_cpu
-            alloc_memory = alloc_res.memory
-            if alloc_cpu and alloc_memory:
-                requested = ni.requested
-                f0 = float(requested.milli_cpu + pod_cpu) / float(alloc_cpu)
-                if f0 > 1:
-                    f0 = 1.0
-                f1 = float(requested.memory + pod_memory) / float(alloc_memory)
-                if f1 > 1:
-                    f1 = 1.0
-                append(int((1 - abs((f0 - f1) / 2)) * top))
-            else:
-                # At most one fraction: no deviation.
-                append(int((1 - 0.0) * top))
-        return out, None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` of every row over the columns: balanced_resource_score's float

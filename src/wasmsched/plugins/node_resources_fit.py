@@ -28,6 +28,7 @@ from wasmsched.plugins.helpers import is_extended_resource_name
 from wasmsched.plugins.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     MAX_UTILIZATION,
+    PodRequests,
     least_requested_score,
     most_requested_score,
     parse_resource_specs,
@@ -153,16 +154,6 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[str]:
     if extra:
         reasons.extend(extra)
     return reasons
-
-
-class _PreScoreState:
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests: list[int]) -> None:
-        self.pod_requests = pod_requests
-
-    def clone(self) -> _PreScoreState:
-        return self
 
 
 class FitArgs:
@@ -328,37 +319,6 @@ class NodeResourcesFit:
             return None
         return self._rejection(found)
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form); a pod
-        that requests cpu, memory and pods only takes an inline fitsRequest loop.
-        """
-        request = state.get(PRE_FILTER_KEY)
-        if request is None:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        if request.empty or request.ephemeral_storage or request.scalars:
-            return [
-                None
-                if (found := insufficient_resources(request, ni)) is None
-                else self._rejection(found)
-                for ni in nodes
-            ]
-        cpu = request.milli_cpu
-        memory = request.memory
-        out: list[Status | None] = []
-        append = out.append
-        for ni in nodes:
-            alloc = ni.allocatable
-            used = ni.requested
-            mask = _PODS if len(ni.pods) + 1 > alloc.allowed_pod_number else 0
-            if cpu and cpu > alloc.milli_cpu - used.milli_cpu:
-                mask |= _CPU
-            if memory and memory > alloc.memory - used.memory:
-                mask |= _MEMORY
-            append(self._rejection((mask, None)) if mask else None)
-        return out
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]] | None:
@@ -433,7 +393,7 @@ class NodeResourcesFit:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (fit.go: Fit.PreScore): the pod's requests of the scored resources."""
-        state.write(PRE_SCORE_KEY, _PreScoreState(pod_request_list(pod, self.resources, False)))
+        state.write(PRE_SCORE_KEY, PodRequests(pod_request_list(pod, self.resources, False)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -445,16 +405,6 @@ class NodeResourcesFit:
             s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
         )
         return self._scorer.score(node_info, pod_requests), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        s = state.get(PRE_SCORE_KEY)
-        pod_requests = (
-            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
-        )
-        return self._scorer.score_many(nodes, pod_requests), None
 
     def score_extensions(self) -> None:
         """ScoreExtensions (fit.go): none."""

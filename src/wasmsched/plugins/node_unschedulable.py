@@ -13,14 +13,8 @@ import numpy as np
 from wasmsched.api.taints import Taint, tolerates
 from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.status import Code, Status
-from wasmsched.framework.types import (
-    NODE,
-    POD,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
-)
+from wasmsched.framework.types import ClusterEventWithHint, QueueingHint
+from wasmsched.plugins.helpers import taint_and_toleration_events
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -61,15 +55,6 @@ class NodeUnschedulable:
             return None
         return self._rejected
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        if tolerates_unschedulable(pod.tolerations):
-            return [None] * len(nodes)
-        rejected = self._rejected
-        return [rejected if ni.node.unschedulable else None for ni in nodes]
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]]:
@@ -80,19 +65,10 @@ class NodeUnschedulable:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_unschedulable.go): Node Add/UpdateNodeTaint and the pod's own
-        toleration updates, each with its queueing hint.
-        """
-        # The queueing-hint registration (default since v1.32).
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                is_schedulable_after_node_change,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
-                is_schedulable_after_pod_toleration_change,
-            ),
-        ]
+        toleration updates, with this plugin's queueing hints."""
+        return taint_and_toleration_events(
+            is_schedulable_after_node_change, is_schedulable_after_pod_toleration_change
+        )
 
 
 def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:

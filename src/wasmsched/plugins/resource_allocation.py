@@ -72,6 +72,21 @@ def parse_resource_specs(raw: Any, field: str) -> list[ResourceSpec]:
     return specs
 
 
+class PodRequests:
+    """The pod's request of each scored resource, computed once at PreScore: the PreScore
+    state of NodeResourcesFit and of BalancedAllocation alike (fit.go ``preScoreState``,
+    balanced_allocation.go ``balancedAllocationPreScoreState``: both ``podRequests``)."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> PodRequests:
+        """Itself: read-only once written (framework.StateData.Clone)."""
+        return self
+
+
 def pod_request_list(pod: Pod, specs: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
     """The pod's request for each spec; cpu/memory non-zero unless ``use_requested``.
 
@@ -263,62 +278,6 @@ class Scorer:
         if rtcr:
             return go_round(node_score / weight_sum)
         return node_score // weight_sum
-
-    def score_many(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> list[int]:
-        """``score`` of every node, in order; cpu and memory alone (the default resources)
-        take a loop without the per-resource dispatch, with the same integer arithmetic.
-        """
-        specs = self.resources
-        if (
-            self.rtcr
-            or len(specs) != 2
-            or specs[0].kind != KIND_CPU
-            or specs[1].kind != KIND_MEMORY
-        ):
-            return [self.score(ni, pod_requests) for ni in nodes]
-        resource_score = self.resource_score
-        cpu_weight, memory_weight = specs[0].weight, specs[1].weight
-        pod_cpu, pod_memory = pod_requests
-        out: list[int] = []
-        append = out.append
-        if resource_score is least_requested_score:
-            # leastRequestedScore inline: (capacity - requested) * 100 / capacity, or 0.
-            for ni in nodes:
-                alloc_res = ni.allocatable
-                alloc_cpu = alloc_res.milli_cpu
-                alloc_memory = alloc_res.memory
-                node_score = 0
-                weight_sum = 0
-                if alloc_cpu:
-                    req = ni.non_zero_cpu + pod_cpu
-                    if req <= alloc_cpu:
-                        node_score = (alloc_cpu - req) * MAX_NODE_SCORE // alloc_cpu * cpu_weight
-                    weight_sum = cpu_weight
-                if alloc_memory:
-                    req = ni.non_zero_memory + pod_memory
-                    if req <= alloc_memory:
-                        node_score += (
-                            (alloc_memory - req) * MAX_NODE_SCORE // alloc_memory * memory_weight
-                        )
-                    weight_sum += memory_weight
-                append(node_score // weight_sum if weight_sum else 0)
-            return out
-        for ni in nodes:
-            alloc_res = ni.allocatable
-            alloc_cpu = alloc_res.milli_cpu
-            alloc_memory = alloc_res.memory
-            node_score = 0
-            weight_sum = 0
-            if alloc_cpu:
-                node_score = resource_score(ni.non_zero_cpu + pod_cpu, alloc_cpu) * cpu_weight
-                weight_sum = cpu_weight
-            if alloc_memory:
-                node_score += (
-                    resource_score(ni.non_zero_memory + pod_memory, alloc_memory) * memory_weight
-                )
-                weight_sum += memory_weight
-            append(node_score // weight_sum if weight_sum else 0)
-        return out
 
 
 def least_requested_score(requested: int, capacity: int) -> int:

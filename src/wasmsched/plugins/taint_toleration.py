@@ -14,15 +14,8 @@ from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_unto
 from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns, verdicts
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
-from wasmsched.framework.types import (
-    NODE,
-    POD,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
-)
-from wasmsched.plugins.helpers import default_normalize_score
+from wasmsched.framework.types import ClusterEventWithHint, QueueingHint
+from wasmsched.plugins.helpers import default_normalize_score, taint_and_toleration_events
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -43,13 +36,17 @@ def untolerated_reason(key: str, value: str) -> str:
     return f"node(s) had untolerated taint {{{key}: {value}}}"
 
 
-class _PreScoreState:
+class _PreferNoScheduleTolerations:
+    """TaintToleration's PreScore state (taint_toleration.go ``preScoreState``): the pod's
+    tolerations that Score holds PreferNoSchedule taints against
+    (``prefer_no_schedule_tolerations``)."""
+
     __slots__ = ("tolerations",)
 
     def __init__(self, tolerations: tuple[Toleration, ...]) -> None:
         self.tolerations = tolerations
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _PreferNoScheduleTolerations:
         return self
 
 
@@ -84,13 +81,6 @@ class TaintToleration:
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_reason(taint.key, taint.value)
         )
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
-        one = self.filter
-        return [one(state, pod, ni) if ni.node.taints else None for ni in nodes]
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]]:
@@ -108,7 +98,10 @@ class TaintToleration:
         """PreScore (taint_toleration.go: TaintToleration.PreScore): the pod's tolerations
         of PreferNoSchedule taints.
         """
-        state.write(PRE_SCORE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
+        state.write(
+            PRE_SCORE_KEY,
+            _PreferNoScheduleTolerations(prefer_no_schedule_tolerations(pod.tolerations)),
+        )
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -124,23 +117,6 @@ class TaintToleration:
         if not taints:
             return 0, None
         return count_intolerable_prefer_no_schedule(taints, s.tolerations), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        s = state.get(PRE_SCORE_KEY)
-        if s is None:
-            if not nodes:
-                return [], None
-            return [], Status(
-                Code.ERROR, f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found'
-            )
-        tolerations = s.tolerations
-        count = count_intolerable_prefer_no_schedule
-        return [
-            count(taints, tolerations) if (taints := ni.node.taints) else 0 for ni in nodes
-        ], None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns: only the tainted rows are counted, per node; None
@@ -174,19 +150,10 @@ class TaintToleration:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (taint_toleration.go): Node Add/UpdateNodeTaint and the pod's own
-        toleration updates, each with its queueing hint.
-        """
-        # The queueing-hint registration (default since v1.32).
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                is_schedulable_after_node_change,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
-                is_schedulable_after_pod_toleration_change,
-            ),
-        ]
+        toleration updates, with this plugin's queueing hints."""
+        return taint_and_toleration_events(
+            is_schedulable_after_node_change, is_schedulable_after_pod_toleration_change
+        )
 
 
 def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:

@@ -1,6 +1,11 @@
 """The binding cycle and bindings in flight (pkg/scheduler/schedule_one.go: bindingCycle,
 handleBindingCycleError).
 
+``Scheduler.schedule_one`` starts a binding cycle with the pod a scheduling cycle assumed.
+A pod that Permit plugins asked to wait binds once it is allowed, rejected or timed out
+(WaitOnPermit, here a timer on the scheduler's clock). A failed binding cycle ends in the
+failure handler (failure.py), as a failed scheduling cycle does.
+
 A Bind plugin may answer ``BindingPending``: the binding goes on elsewhere (the live
 mode's API call on a worker) and ``complete_binding`` finishes the cycle when its answer
 arrives, on the scheduling thread, while the pod stays assumed in the cache.
@@ -14,19 +19,17 @@ from typing import TYPE_CHECKING
 
 from wasmsched.framework import types as ev
 from wasmsched.framework.extender import ExtenderError
-from wasmsched.framework.interfaces import MODE_OVERRIDE, NominatingInfo
 from wasmsched.framework.records import BindingPending
 from wasmsched.framework.status import Code, Status
-from wasmsched.scheduler.schedule_one import handle_failure, rejection
-from wasmsched.scheduler.types import ERROR, SCHEDULED, PodOutcome, pod_event
+from wasmsched.framework.waiting_pods import WaitingPod
+from wasmsched.scheduler.failure import SchedulingFailure, handle_scheduling_failure, rejection
+from wasmsched.scheduler.types import ERROR, SCHEDULED, AssumedPod, PodOutcome, pod_event
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.diagnosis import Diagnosis
     from wasmsched.framework.runtime import Framework
     from wasmsched.framework.types import QueuedPodInfo
-    from wasmsched.framework.waiting_pods import WaitingPod
     from wasmsched.scheduler.scheduler import Scheduler
 
 
@@ -52,6 +55,41 @@ class BindingCycles:
         self._sched = sched
         self.in_flight: dict[str, BindingInFlight] = {}
 
+    def start(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        scheduled: AssumedPod,
+        outcome: PodOutcome,
+        pods_to_activate: dict[str, Pod],
+    ) -> None:
+        """Starts the binding cycle of a pod its scheduling cycle assumed (k8s ScheduleOne's
+        ``go bindingCycle``): now, or once the pod stops waiting at Permit."""
+        assumed, host = scheduled.pod, scheduled.host
+        if not scheduled.waits:
+            self.binding_cycle(fwk, state, info, assumed, host, outcome, None, pods_to_activate)
+            return
+        sched = self._sched
+        now = sched.now()
+        deadlines = {plugin: now + timeout for plugin, timeout in scheduled.waits.items()}
+        waited = dict(scheduled.waits)
+
+        def decided(wp: WaitingPod) -> None:
+            sched.waiting_pods.remove(wp.pod.uid)
+            sched.run_soon(
+                lambda: self.binding_cycle(
+                    fwk, state, info, assumed, host, outcome, wp, pods_to_activate
+                )
+            )
+
+        wp = WaitingPod(assumed, host, deadlines, decided)
+        sched.waiting_pods.add(wp)
+        sched.add_timer(
+            min(deadlines.values()),
+            lambda: wp.expire(sched.now(), lambda p: waited.get(p, 0.0)),
+        )
+
     def binding_cycle(
         self,
         fwk: Framework,
@@ -65,8 +103,8 @@ class BindingCycles:
     ) -> None:
         """k8s bindingCycle: WaitOnPermit's verdict, PreBind, extenders' or plugins' Bind."""
         if wp is not None and wp.status is not None and wp.status.code != Code.SUCCESS:
-            failure, diagnosis = rejection(host, wp.status)
-            self.binding_failure(fwk, state, info, assumed, host, failure, diagnosis, outcome)
+            failure = rejection(host, wp.status)
+            self.binding_failure(fwk, state, info, assumed, host, failure, outcome)
             return
         status = fwk.run_pre_bind_plugins(state, assumed, host)
         if status is None:
@@ -90,7 +128,9 @@ class BindingCycles:
             if status is not None and status.code == Code.SKIP:
                 status = Status(Code.ERROR, "no bind plugin bound the pod (all returned Skip)")
         if status is not None:
-            self.binding_failure(fwk, state, info, assumed, host, status, None, outcome)
+            self.binding_failure(
+                fwk, state, info, assumed, host, SchedulingFailure(status), outcome
+            )
             return
         self.bound(fwk, state, assumed, host, outcome, pods_to_activate)
 
@@ -135,7 +175,9 @@ class BindingCycles:
                 f"running Bind plugin {p.plugin!r}: {status.message}",
                 plugin=p.plugin,
             )
-            self.binding_failure(fwk, state, p.info, assumed, host, failure, None, p.outcome)
+            self.binding_failure(
+                fwk, state, p.info, assumed, host, SchedulingFailure(failure), p.outcome
+            )
         return True
 
     def bound(
@@ -197,25 +239,22 @@ class BindingCycles:
         info: QueuedPodInfo,
         assumed: Pod,
         host: str,
-        status: Status,
-        diagnosis: Diagnosis | None,
+        failure: SchedulingFailure,
         outcome: PodOutcome,
     ) -> None:
         """k8s handleBindingCycleError: Unreserve, forget, wake pods that waited for the
-        room, requeue."""
+        room, then the failure handler (requeue)."""
         sched = self._sched
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
         fwk.forget_pod(assumed.uid)
         # No cluster generation change: the pod was only assumed, never bound.
         uid = assumed.uid
-        if status.is_rejected():
+        if failure.status.is_rejected():
             sched.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid)
         else:
             sched.queue.on_event(ev.ASSIGNED_POD_DELETE, assumed, None)
-        handle_failure(
-            sched, fwk, info, status, diagnosis, NominatingInfo("", MODE_OVERRIDE), outcome
-        )
+        handle_scheduling_failure(sched, fwk, info, failure, outcome)
 
 
 __all__ = ["BindingCycles", "BindingInFlight"]

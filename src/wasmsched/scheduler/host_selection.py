@@ -1,6 +1,6 @@
-"""selectHost over an array of totals (pkg/scheduler/schedule_one.go: selectHost), for the
-columnar Score path: the same node, and the same draws from the seeded generator, as the
-reservoir sampling of ``schedule_one.select_host`` over NodePluginScores.
+"""selectHost over an array of totals (pkg/scheduler/schedule_one.go: selectHost): the
+node with the highest total, ties broken by reservoir sampling with the seeded generator,
+with the same draws as selectHost's loop over the nodes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ __all__ = ["select_host_index"]
 
 
 def select_host_index(totals: IntArray, rng: random.Random) -> int:
-    """``select_host`` over an array of totals: the index it would pick, with the same
+    """selectHost over an array of totals: the index its loop would pick, with the same
     draws from ``rng`` (the seeded choice stays identical).
 
     The reservoir draws ``randrange(count)`` for each node that ties the best so far (count

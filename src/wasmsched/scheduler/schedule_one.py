@@ -1,57 +1,40 @@
 """The scheduling algorithm and the scheduling cycle (pkg/scheduler/schedule_one.go).
 
-The algorithm is a set of functions over a framework, a snapshot and the extenders:
-``schedule_pod`` finds the nodes that fit (``find_nodes_that_fit``), scores them
-(``prioritize_nodes``) and picks one (``select_host``). ``scheduling_cycle`` runs it for
-one pod, then Reserve and Permit, and hands over to the binding cycle; ``handle_failure``
-is kube-scheduler's handleSchedulingFailure.
+``schedule_pod`` finds the nodes that fit and scores them (framework/node_search:
+``find_nodes_that_fit``, ``prioritize_nodes``), then picks one (host_selection:
+``select_host_index``). ``scheduling_cycle`` runs it for one pod, then Reserve and
+Permit, and returns the assumed pod for the binding cycle (binding.py) or the failure
+for the failure handler (failure.py).
 """
 
 from __future__ import annotations
 
 import logging
-import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from wasmsched.framework.batch import (
-    columns_ready,
-    filter_batch_ready,
-    filter_columns_ready,
-    run_score_plugins_columns,
-)
-from wasmsched.framework.columns import IntArray, NodeList, NodeRows
 from wasmsched.framework.diagnosis import (
     NO_NODES_AVAILABLE,
+    CycleError,
     Diagnosis,
     FailureMemo,
     FitError,
     RememberedFailure,
 )
-from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
-from wasmsched.framework.interfaces import MAX_NODE_SCORE, MODE_OVERRIDE, NominatingInfo
-from wasmsched.framework.records import NodePluginScores, PluginScore
+from wasmsched.framework.extender import Extender
+from wasmsched.framework.interfaces import NominatingInfo
+from wasmsched.framework.node_search import find_nodes_that_fit, prioritize_nodes
 from wasmsched.framework.status import Code, Status
-from wasmsched.framework.waiting_pods import WaitingPod
-from wasmsched.scheduler.filter_search import pass_filters_batch, pass_filters_columns
+from wasmsched.scheduler.failure import SchedulingFailure, rejection
 from wasmsched.scheduler.host_selection import select_host_index
-from wasmsched.scheduler.types import (
-    ERROR,
-    UNSCHEDULABLE,
-    CycleError,
-    NoNodes,
-    PodOutcome,
-    pod_event,
-)
+from wasmsched.scheduler.types import AssumedPod, NoNodes
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo, Snapshot
+    from wasmsched.framework.node_info import Snapshot
     from wasmsched.framework.runtime import Framework
     from wasmsched.framework.types import QueuedPodInfo
     from wasmsched.queue.nominator import Nominator
@@ -59,27 +42,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wasmsched.scheduler")
 
-_NAME = operator.attrgetter("name")
-
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
-    """How many feasible nodes to look for before scoring (k8s numFeasibleNodesToFind)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    num = num_all_nodes * percentage // 100
-    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
-
 
 @dataclass
 class Algorithm:
     """What the algorithm uses besides the framework and the snapshot: the extenders, the
     nominator, the tie-breaking generator, and where the next node search starts
-    (schedule_one.go's ``sched.nextStartNodeIndex``)."""
+    (schedule_one.go's ``sched.nextStartNodeIndex``); the node search's SearchState."""
 
     extenders: Sequence[Extender]
     nominator: Nominator
@@ -97,7 +65,6 @@ class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
-    top: list[NodePluginScores] = field(default_factory=list)
 
 
 # --- the algorithm -----------------------------------------------------------------------
@@ -115,288 +82,9 @@ def schedule_pod(
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    rows = _rows_of(fwk, state, feasible, snapshot)
-    if (
-        rows is not None
-        and columns_ready(fwk, state, rows)
-        and not any(e.has_prioritize for e in alg.extenders)
-    ):
-        totals = prioritize_nodes_columns(fwk, state, pod, feasible, rows)
-        host = feasible[select_host_index(totals, alg.rng)].name
-    else:
-        priorities = prioritize_nodes(alg.extenders, fwk, state, pod, feasible)
-        host = select_host(priorities, alg.rng)
+    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
+    host = feasible[select_host_index(totals, alg.rng)].name
     return ScheduleResult(host, evaluated, len(feasible))
-
-
-def _rows_of(
-    fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo], snapshot: Snapshot
-) -> NodeRows | None:
-    """The nodes' rows in the snapshot's columns, or None when the cycle takes the per-node
-    path (see framework/batch: columns_ready) or they are not the snapshot's own NodeInfos
-    (or it has no columns)."""
-    columns = snapshot.columns
-    if (
-        columns is None
-        or not columns.usable
-        or not fwk.use_batch
-        or state.observer is not None
-        or state.recorder is not None
-    ):
-        return None
-    if isinstance(nodes, NodeList):
-        return NodeRows(columns, nodes.rows)
-    if nodes is snapshot.node_infos:
-        return NodeRows(columns, columns.all_rows)
-    # By name, then by identity (a clone with a nominated pod is not the snapshot's row).
-    try:
-        rows = np.fromiter(map(columns.row_of.__getitem__, map(_NAME, nodes)), np.intp, len(nodes))
-    except KeyError:
-        return None
-    given = np.empty(len(nodes), dtype=object)
-    given[:] = list(nodes)
-    return NodeRows(columns, rows) if (columns.infos[rows] == given).all() else None
-
-
-def find_nodes_that_fit(
-    alg: Algorithm, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
-) -> tuple[list[NodeInfo], Diagnosis]:
-    """k8s findNodesThatFitPod: PreFilter, the nominated node first, Filter, extenders."""
-    diagnosis = Diagnosis()
-    all_nodes = snapshot.node_infos
-    pre_result, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
-    diagnosis.unschedulable_plugins = set(plugins)
-    if status is not None and status.code != Code.SUCCESS:
-        if not status.is_rejected():
-            raise CycleError(status)
-        diagnosis.node_to_status.absent_nodes_status = status
-        diagnosis.pre_filter_msg = status.message
-        diagnosis.add_plugin_status(status)
-        return [], diagnosis
-
-    nominated = pod.nominated_node_name
-    if nominated:
-        # schedule_one.go: evaluateNominatedNode. It leaves nextStartNodeIndex alone, but
-        # a failure is written to the shared NodeToStatus and so counts below.
-        node_info = snapshot.get(nominated)
-        if node_info is not None:
-            feasible = find_nodes_that_pass_filters(alg, fwk, state, pod, diagnosis, [node_info])
-            if alg.extenders and feasible:
-                feasible = find_nodes_that_pass_extenders(alg.extenders, pod, feasible, diagnosis)
-            if feasible:
-                return feasible, diagnosis
-
-    nodes: Sequence[NodeInfo] = all_nodes
-    if pre_result is not None and pre_result.node_names is not None:
-        names = pre_result.node_names
-        nodes = [ni for ni in all_nodes if ni.name in names]
-        diagnosis.node_to_status.absent_nodes_status = Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
-        )
-    try:
-        feasible = find_nodes_that_pass_filters(
-            alg, fwk, state, pod, diagnosis, nodes, _rows_of(fwk, state, nodes, snapshot)
-        )
-    finally:
-        # findNodesThatFitPod: processedNodes = len(feasibleNodes) + NodeToStatus.Len(),
-        # updated even on an error, modulo the number of all nodes.
-        processed = diagnosis.evaluated_nodes
-        alg.next_start_node_index = (alg.next_start_node_index + processed) % len(all_nodes)
-    if alg.extenders and feasible:
-        feasible = find_nodes_that_pass_extenders(alg.extenders, pod, feasible, diagnosis)
-    return feasible, diagnosis
-
-
-def find_nodes_that_pass_extenders(
-    extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
-) -> list[NodeInfo]:
-    """k8s findNodesThatPassExtenders: extenders filter in turn; unresolvable wins."""
-    nts = diagnosis.node_to_status
-    for extender in extenders:
-        if not feasible:
-            break
-        if not extender.has_filter or not extender.is_interested(pod):
-            continue
-        try:
-            feasible, failed, unresolvable = extender.filter(pod, feasible)
-        except ExtenderError as err:
-            if extender.ignorable:
-                log.info("skipping ignorable extender %s: %s", extender.name, err)
-                continue
-            raise CycleError(Status(Code.ERROR, str(err))) from None
-        for node_name, msg in unresolvable.items():
-            nts.set(node_name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg))
-        for node_name, msg in failed.items():
-            if node_name not in unresolvable:
-                nts.set(node_name, Status(Code.UNSCHEDULABLE, msg))
-    return feasible
-
-
-def find_nodes_that_pass_filters(
-    alg: Algorithm,
-    fwk: Framework,
-    state: CycleState,
-    pod: Pod,
-    diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo],
-    rows: NodeRows | None = None,
-) -> list[NodeInfo]:
-    """k8s findNodesThatPassFilters: from nextStartNodeIndex round-robin, until enough.
-
-    As kube-scheduler at parallelism 1: its checkNode cancels the search when it finds
-    one feasible node more than it needs (that node is dropped), so the nodes rejected
-    before it are recorded too. ``diagnosis.evaluated_nodes`` becomes
-    len(feasible) + NodeToStatus.Len(), what findNodesThatFitPod advances the start by.
-    """
-    num_nodes = len(nodes)
-    percentage = fwk.percentage_of_nodes_to_score
-    if percentage is None:
-        percentage = alg.percentage_of_nodes_to_score
-    to_find = num_feasible_nodes_to_find(percentage, num_nodes)
-    if not fwk.has_score_plugins and not any(
-        e.has_filter or e.has_prioritize for e in alg.extenders
-    ):
-        to_find = min(to_find, 1) if num_nodes else 0
-    start = alg.next_start_node_index
-    nts = diagnosis.node_to_status
-    if not fwk.has_filter_plugins:
-        chosen = [nodes[(start + i) % num_nodes] for i in range(min(to_find, num_nodes))]
-        diagnosis.evaluated_nodes = len(chosen) + len(nts)
-        return chosen
-    feasible: list[NodeInfo] = []
-    if not alg.nominator:
-        if columns_ready(fwk, state, rows) and filter_columns_ready(fwk, state):
-            assert rows is not None
-            return pass_filters_columns(fwk, state, pod, diagnosis, rows, to_find, start)
-        if filter_batch_ready(fwk, state):
-            return pass_filters_batch(fwk, state, pod, diagnosis, nodes, to_find, start)
-    run_filters = fwk.run_filter_plugins
-    nominator = alg.nominator
-    try:
-        for i in range(num_nodes):
-            node_info = nodes[(start + i) % num_nodes]
-            if nominator:
-                status = run_filter_plugins_with_nominated_pods(
-                    nominator, fwk, state, pod, node_info
-                )
-            else:
-                status = run_filters(state, pod, node_info)
-            if status is None:
-                if len(feasible) >= to_find:
-                    break  # the context is cancelled: this node is not kept
-                feasible.append(node_info)
-                continue
-            if not status.is_rejected():
-                raise CycleError(status)
-            nts.set(node_info.name, status)
-            diagnosis.add_plugin_status(status)
-    finally:
-        diagnosis.evaluated_nodes = len(feasible) + len(nts)
-    return feasible
-
-
-def run_filter_plugins_with_nominated_pods(
-    nominator: Nominator, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
-) -> Status | None:
-    """k8s RunFilterPluginsWithNominatedPods: filter with and without nominated pods."""
-    nominated = [
-        pi
-        for pi in nominator.pods_for_node(node_info.name)
-        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
-    ]
-    if not nominated:
-        return fwk.run_filter_plugins(state, pod, node_info)
-    state_with = state.clone()
-    info_with = node_info.clone()
-    for pi in nominated:
-        info_with.add_pod_info(pi)
-        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
-        if status is not None:
-            return status
-    status = fwk.run_filter_plugins(state_with, pod, info_with)
-    if status is not None:
-        return status
-    return fwk.run_filter_plugins(state, pod, node_info)
-
-
-def prioritize_nodes(
-    extenders: Sequence[Extender],
-    fwk: Framework,
-    state: CycleState,
-    pod: Pod,
-    nodes: list[NodeInfo],
-) -> list[NodePluginScores]:
-    """k8s prioritizeNodes: PreScore, Score (normalized, weighted), extender scores."""
-    prioritizers = [e for e in extenders if e.has_prioritize]
-    if not fwk.has_score_plugins and not prioritizers:
-        return [NodePluginScores(ni.name, [], 1) for ni in nodes]
-    status = fwk.run_pre_score_plugins(state, pod, nodes)
-    if status is not None:
-        raise CycleError(status)
-    scores, status = fwk.run_score_plugins(state, pod, nodes)
-    if status is not None:
-        raise CycleError(status)
-    if prioritizers:
-        add_extender_scores(prioritizers, pod, nodes, scores)
-    return scores
-
-
-def add_extender_scores(
-    extenders: Sequence[Extender],
-    pod: Pod,
-    nodes: list[NodeInfo],
-    scores: list[NodePluginScores],
-) -> None:
-    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10)."""
-    by_name = {entry.name: entry for entry in scores}
-    for extender in extenders:
-        if not extender.is_interested(pod):
-            continue
-        try:
-            priorities = extender.prioritize(pod, nodes)
-        except ExtenderError as err:
-            # kube-scheduler ignores prioritization errors: other scores decide.
-            log.info("extender %s prioritize failed: %s", extender.name, err)
-            continue
-        for node_name, score in priorities:
-            entry = by_name.get(node_name)
-            if entry is None:
-                continue
-            final = score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
-            entry.scores.append(PluginScore(extender.name, final))
-            entry.total_score += final
-
-
-def prioritize_nodes_columns(
-    fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], rows: NodeRows
-) -> IntArray:
-    """``prioritize_nodes`` without extender scores, totals only, by the columnar Score
-    runner (framework/batch: run_score_plugins_columns)."""
-    if not fwk.has_score_plugins:
-        return np.ones(len(nodes), np.int64)
-    status = fwk.run_pre_score_plugins(state, pod, nodes)
-    if status is not None:
-        raise CycleError(status)
-    totals, status = run_score_plugins_columns(fwk, state, pod, rows)
-    if status is not None:
-        raise CycleError(status)
-    return totals
-
-
-def select_host(scores: list[NodePluginScores], rng: random.Random) -> str:
-    """The highest total; ties broken by reservoir sampling with the seeded generator."""
-    best = scores[0]
-    count = 1
-    for entry in scores[1:]:
-        if entry.total_score > best.total_score:
-            best = entry
-            count = 1
-        elif entry.total_score == best.total_score:
-            count += 1
-            if rng.randrange(count) == 0:
-                best = entry
-    return best.name
 
 
 # --- the scheduling cycle ---------------------------------------------------------------
@@ -407,13 +95,13 @@ def scheduling_cycle(
     fwk: Framework,
     state: CycleState,
     info: QueuedPodInfo,
-    outcome: PodOutcome,
     pods_to_activate: dict[str, Pod],
-) -> None:
-    """k8s schedulingCycle: the algorithm (PostFilter on a FitError), Reserve, Permit;
-    then the binding cycle, now or once the pod stops waiting at Permit."""
+) -> AssumedPod | SchedulingFailure:
+    """k8s schedulingCycle: the algorithm (PostFilter on a FitError), Reserve, Permit.
+
+    Returns the pod assumed on its node, for the binding cycle, or why it failed, for the
+    failure handler; ``Scheduler.schedule_one`` runs the one or the other."""
     pod = info.pod
-    override = NominatingInfo("", MODE_OVERRIDE)
     alg = sched.algorithm
     memo = alg.failure_memo
     signature = memo.signature(
@@ -428,8 +116,7 @@ def scheduling_cycle(
             # The same pod shape failed on this very cluster state: same outcome.
             alg.next_start_node_index = (start + known.start_advance) % len(snapshot)
             failure = Status(Code.UNSCHEDULABLE, known.message)
-            handle_failure(sched, fwk, info, failure, known.diagnosis, known.nominating, outcome)
-            return
+            return SchedulingFailure(failure, known.diagnosis, known.nominating)
         result = schedule_pod(alg, fwk, state, pod, snapshot)
     except FitError as fit:
         nominating: NominatingInfo | None = None
@@ -449,133 +136,30 @@ def scheduling_cycle(
             remembered = RememberedFailure(failure.message, fit.diagnosis, nominating, advance)
             after = (sched.cache.generation, sched.cluster_generation)
             memo.remember(cluster, after, signature, remembered, pf_status)
-        handle_failure(sched, fwk, info, failure, fit.diagnosis, nominating, outcome)
-        return
+        return SchedulingFailure(failure, fit.diagnosis, nominating)
     except NoNodes:
         no_nodes = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE)
-        handle_failure(sched, fwk, info, no_nodes, Diagnosis(), override, outcome)
-        return
+        return SchedulingFailure(no_nodes, Diagnosis())
     except CycleError as err:
-        handle_failure(sched, fwk, info, err.status, None, override, outcome)
-        return
+        return SchedulingFailure(err.status)
 
     host = result.suggested_host
     if state.recorder is not None:
         state.recorder.selected_node = host
     assumed = sched.cache.assume_pod(pod, host)
+    waits: dict[str, float] = {}
     status = fwk.run_reserve_plugins_reserve(state, assumed, host)
     if status is None:
         status, waits = fwk.run_permit_plugins(state, assumed, host)
         if status is not None and status.code == Code.WAIT:
-            if pods_to_activate:
-                sched.queue.activate(pods_to_activate.values())
-                pods_to_activate.clear()
-            _wait_at_permit(
-                sched, fwk, state, info, assumed, host, outcome, waits, pods_to_activate
-            )
-            return
+            status = None  # the binding cycle waits on Permit (WaitOnPermit)
     if status is not None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         sched.cache.forget_pod(assumed)
         fwk.forget_pod(assumed.uid)
-        failure, diagnosis = rejection(host, status)
-        handle_failure(sched, fwk, info, failure, diagnosis, override, outcome)
-        return
+        return rejection(host, status)
+    # At the end of a successful scheduling cycle, the pods its plugins asked for move up.
     if pods_to_activate:
         sched.queue.activate(pods_to_activate.values())
         pods_to_activate.clear()
-    sched.binding.binding_cycle(fwk, state, info, assumed, host, outcome, None, pods_to_activate)
-
-
-def _wait_at_permit(
-    sched: Scheduler,
-    fwk: Framework,
-    state: CycleState,
-    info: QueuedPodInfo,
-    assumed: Pod,
-    host: str,
-    outcome: PodOutcome,
-    waits: dict[str, float],
-    pods_to_activate: dict[str, Pod],
-) -> None:
-    """The pod waits at Permit: its binding cycle runs once it is allowed, rejected or
-    timed out (k8s WaitOnPermit, here a timer on the scheduler's clock)."""
-    now = sched.now()
-    deadlines = {plugin: now + timeout for plugin, timeout in waits.items()}
-    waited = dict(waits)
-
-    def decided(wp: WaitingPod) -> None:
-        sched.waiting_pods.remove(wp.pod.uid)
-        sched.run_soon(
-            lambda: sched.binding.binding_cycle(
-                fwk, state, info, assumed, host, outcome, wp, pods_to_activate
-            )
-        )
-
-    wp = WaitingPod(assumed, host, deadlines, decided)
-    sched.waiting_pods.add(wp)
-    sched.add_timer(
-        min(deadlines.values()),
-        lambda: wp.expire(sched.now(), lambda p: waited.get(p, 0.0)),
-    )
-
-
-def rejection(host: str, status: Status) -> tuple[Status, Diagnosis | None]:
-    """A rejection on the chosen node becomes a one-node FitError, as in kube-scheduler."""
-    if not status.is_rejected():
-        return status, None
-    diagnosis = Diagnosis()
-    diagnosis.node_to_status.set(host, status)
-    diagnosis.add_plugin_status(status)
-    return Status(status.code, str(FitError(1, diagnosis)), plugin=status.plugin), diagnosis
-
-
-def handle_failure(
-    sched: Scheduler,
-    fwk: Framework,
-    info: QueuedPodInfo,
-    status: Status,
-    diagnosis: Diagnosis | None,
-    nominating: NominatingInfo | None,
-    outcome: PodOutcome,
-) -> None:
-    """k8s handleSchedulingFailure: requeue (as the cluster has the pod now), nominate,
-    record the FailedScheduling event and the PodScheduled condition."""
-    pod = info.pod
-    rejected = status.is_rejected()
-    latest = sched.writer.current_pod(pod.uid)
-    if latest is None or latest.node_name:
-        # A pod gone meanwhile, or bound (by another replica, an extender), is not
-        # requeued, and nothing is written about it.
-        fwk.forget_pod(pod.uid)
-        outcome.result = UNSCHEDULABLE if rejected else ERROR
-        outcome.node = None
-        outcome.message = status.message
-        sched.queue.done(pod.uid)
-        sched.attempt_ended(fwk, pod, outcome)
-        return
-    # Requeued as the cluster has it now (its latest labels, nomination...).
-    info.pod = pod = latest
-    if diagnosis is not None and rejected:
-        info.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
-        info.pending_plugins = set(diagnosis.pending_plugins)
-    else:
-        info.unschedulable_plugins = set()
-        info.pending_plugins = set()
-    message = status.message
-    fwk.forget_pod(pod.uid)
-    outcome.rejected_by = diagnosis.rejections_by_plugin() if diagnosis and rejected else {}
-    outcome.result = UNSCHEDULABLE if rejected else ERROR
-    outcome.node = None
-    outcome.message = message
-    sched.queue.add_unschedulable(info)
-    if nominating is not None and nominating.mode == MODE_OVERRIDE:
-        sched.nominator.add(pod, nominating.nominated_node_name)
-        if nominating.nominated_node_name or outcome.nominated_node:
-            outcome.nominated_node = nominating.nominated_node_name or None
-            sched.writer.set_nominated_node(pod, nominating.nominated_node_name)
-    sched.writer.record_event(
-        pod_event(sched.now(), pod, "Warning", "FailedScheduling", "Scheduling", message)
-    )
-    sched.writer.set_unschedulable(pod, "Unschedulable" if rejected else "SchedulerError", message)
-    sched.attempt_ended(fwk, pod, outcome)
+    return AssumedPod(assumed, host, waits)

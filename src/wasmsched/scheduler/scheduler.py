@@ -17,13 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.cluster.cache import Cache
-from wasmsched.config import ConfigError, SchedulerConfig, expand_extension_points
-from wasmsched.errors import InputError
-from wasmsched.extenders import apply_ignored_resources, build_extenders
-from wasmsched.framework import interfaces as fi
+from wasmsched.config import SchedulerConfig
+from wasmsched.extenders import build_extenders, ignored_resources
 from wasmsched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from wasmsched.framework.interfaces import AsyncBinder, Event, Registry
 from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+from wasmsched.framework.node_search import run_filter_plugins_with_nominated_pods
 from wasmsched.framework.records import CycleRecord
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.status import Status
@@ -36,16 +35,13 @@ from wasmsched.queue.scheduling_queue import (
 )
 from wasmsched.scheduler.binding import BindingCycles
 from wasmsched.scheduler.eventhandlers import EventHandlers, ObjectStore
-from wasmsched.scheduler.schedule_one import (
-    Algorithm,
-    run_filter_plugins_with_nominated_pods,
-    scheduling_cycle,
-)
+from wasmsched.scheduler.failure import SchedulingFailure, handle_scheduling_failure
+from wasmsched.scheduler.profile import ProfileOptions, build_profiles
+from wasmsched.scheduler.schedule_one import Algorithm, scheduling_cycle
 from wasmsched.scheduler.types import UNSCHEDULABLE, AttemptObserver, ClusterWriter, PodOutcome
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
-    from wasmsched.config.models import Profile
     from wasmsched.framework.extender import Extender
 
 
@@ -158,13 +154,20 @@ class Scheduler:
         self.handle = SchedulerHandle(self)
         self.outcomes: dict[str, PodOutcome] = {}
         self.objects = ObjectStore()
-        self.skipped_defaults: dict[str, list[str]] = {}
-        # Extenders come first: their ignoredByScheduler resources change NodeResourcesFit's args.
-        apply_ignored_resources(config)
+        # As kube's scheduler.New: the extenders, then the profiles (their ignoredByScheduler
+        # resources change NodeResourcesFit's args).
         self.extenders: list[Extender] = build_extenders(config.extenders, config.source)
-        self.frameworks: dict[str, Framework] = {}
-        for profile in config.profiles:
-            self.frameworks[profile.scheduler_name] = self._build_framework(profile, registry)
+        options = ProfileOptions(
+            registry,
+            self.handle,
+            self.waiting_pods,
+            ignored_resources=tuple(ignored_resources(config.extenders)),
+            source=config.source,
+        )
+        profiles = build_profiles(config, options)
+        self.frameworks: dict[str, Framework] = {n: p.framework for n, p in profiles.items()}
+        # Per profile: the plugins it enables that the registry does not have.
+        self.skipped_defaults = {n: p.skipped_plugins for n, p in profiles.items()}
         self.queue = SchedulingQueue(
             now,
             self.frameworks,
@@ -189,51 +192,6 @@ class Scheduler:
     def rng(self) -> random.Random:
         """The seeded generator that breaks score ties."""
         return self.algorithm.rng
-
-    # --- construction ---------------------------------------------------------------
-
-    def _build_framework(self, profile: Profile, registry: Registry) -> Framework:
-        plugins: dict[str, fi.Plugin] = {}
-
-        def instance(name: str) -> fi.Plugin | None:
-            if name not in plugins:
-                # the shared registry, then the profile's own (out-of-tree plugins of its
-                # config, e.g. wasm guests)
-                factory = registry.factories.get(name) or profile.plugin_factories.get(name)
-                if factory is None:
-                    return None
-                try:
-                    plugins[name] = factory(dict(profile.plugin_args.get(name, {})), self.handle)
-                except ConfigError:
-                    raise
-                except InputError as exc:  # e.g. a wasm guest that cannot load
-                    raise ConfigError(profile.source, f'plugin "{name}"', str(exc)) from None
-            return plugins[name]
-
-        skipped: list[str] = []
-
-        def implements(name: str, point: str) -> bool:
-            plugin = instance(name)
-            if plugin is None:
-                if name not in skipped:
-                    skipped.append(name)
-                return False
-            return fi.implements(plugin, point)
-
-        points = expand_extension_points(profile, implements)
-        resolved = {
-            point: [(plugins[name], weight) for name, weight in entries if name in plugins]
-            for point, entries in points.items()
-        }
-        self.skipped_defaults[profile.scheduler_name] = skipped
-        enqueue = [p for p in plugins.values() if fi.has_enqueue_extensions(p)]
-        return Framework(
-            profile.scheduler_name,
-            resolved,
-            profile.percentage_of_nodes_to_score,
-            enqueue,
-            self.waiting_pods,
-        )
 
     # --- cluster event handlers (informers) -----------------------------------------------
 
@@ -276,7 +234,8 @@ class Scheduler:
     # --- the loop -------------------------------------------------------------------------
 
     def schedule_one(self) -> bool:
-        """One scheduling cycle (and its binding cycle unless it waits); False when idle."""
+        """k8s ScheduleOne: one scheduling cycle, then the failure handler or the binding
+        cycle (at once unless the pod waits at Permit); False when idle."""
         self.run_ready_bindings()
         info = self.queue.pop()
         if info is None:
@@ -299,7 +258,11 @@ class Scheduler:
         state = CycleState(record, observer)
         pods_to_activate: dict[str, Pod] = {}
         state.write(PODS_TO_ACTIVATE_KEY, pods_to_activate)
-        scheduling_cycle(self, fwk, state, info, outcome, pods_to_activate)
+        result = scheduling_cycle(self, fwk, state, info, pods_to_activate)
+        if isinstance(result, SchedulingFailure):
+            handle_scheduling_failure(self, fwk, info, result, outcome)
+        else:
+            self.binding.start(fwk, state, info, result, outcome, pods_to_activate)
         self.run_ready_bindings()
         return True
 

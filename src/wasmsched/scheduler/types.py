@@ -26,14 +26,6 @@ class NoNodes(InternalError):
     """The snapshot has no node at all (k8s ErrNoNodesAvailable)."""
 
 
-class CycleError(InternalError):
-    """A plugin or extender error that ends the scheduling cycle with its status."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message)
-        self.status = status
-
-
 @dataclass
 class PodOutcome:
     """Where a pod stands: the result of its last attempt, for the report.
@@ -54,6 +46,17 @@ class PodOutcome:
     cycles: list[CycleRecord] = field(default_factory=list)
     # After a rejection: how many nodes each plugin rejected in the last attempt.
     rejected_by: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AssumedPod:
+    """What a successful scheduling cycle hands the binding cycle (schedule_one.go:
+    ``ScheduleResult`` and ``assumedPodInfo``): the pod assumed on ``host``, and the
+    timeout of each Permit plugin that asked it to wait (empty: bind at once)."""
+
+    pod: Pod
+    host: str
+    waits: dict[str, float] = field(default_factory=dict)
 
 
 class ClusterWriter(Protocol):
@@ -121,6 +124,7 @@ __all__ = [
     "ERROR",
     "SCHEDULED",
     "UNSCHEDULABLE",
+    "AssumedPod",
     "AttemptObserver",
     "ClusterWriter",
     "PodOutcome",

@@ -1,27 +1,30 @@
-"""Batch forms of a wasm plugin's Filter and Score: one call per node, looped in C.
+"""A wasm plugin's vectorized Filter and Score forms: one call per node, looped in C.
 
-``WasmPlugin.filter_batch`` and ``score_batch`` (the framework/batch protocol) answer,
-node by node and in order, exactly what ``filter`` and ``score`` would: the guest export is
-called once per node, as upstream's host does (kube-scheduler-wasm-extension
-scheduler/plugin/plugin.go: Filter, Score), but the loop over the nodes runs in the
-compiled extension (``Caller.each``), which sets the node name, calls the export and
-collects the raw results without returning to Python, except after a call that left
-results to read (a status reason, events, ...) or whose status ends the loop.
+``WasmPlugin.filter_columns`` and ``score_columns`` (framework/node_search runs them over
+node rows) answer, node by node and in order, exactly what ``filter`` and ``score`` would:
+the guest export is called once per node, as upstream's host does
+(kube-scheduler-wasm-extension scheduler/plugin/plugin.go: Filter, Score), but the loop
+over the nodes runs in the compiled extension (``Caller.each``), which sets the node name,
+calls the export and collects the raw results without returning to Python, except after a
+call that left results to read (a status reason, events, ...) or whose status ends the
+loop.
 
 The stop rules are the per-node loops' (kube-scheduler's pkg/scheduler/schedule_one.go:
 findNodesThatPassFilters, pkg/scheduler/framework/runtime/framework.go: RunScorePlugins):
 Filter stops at the first node whose status is neither a success nor a rejection (that
-error ends the cycle, no later node is filtered) and gives that status for every node
-after it, which nothing reads; Score stops at the first failure. A trap fails the node it
-happened on, exactly as in the per-node form (the instance is discarded). Without the
-extension (``WASMSCHED_WASM_NATIVE=0``) the same loops call the per-node forms.
+error ends the cycle, no later node is filtered); Score stops at the first failure. A trap
+fails the node it happened on, exactly as in the per-node form (the instance is
+discarded). Without the extension (``WASMSCHED_WASM_NATIVE=0``) the forms answer None and
+the framework calls the per-node forms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
 from wasmsched.wasm._fastpath import GuestTrap
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.wasm.plugin import WasmPlugin
 
-__all__ = ["FILTER_GOES_ON", "filter_batch", "install_compiled_calls", "score_batch"]
+__all__ = ["FILTER_GOES_ON", "filter_columns", "install_compiled_calls", "score_columns"]
 
 # Status codes after which the Filter loop goes on: Success, Unschedulable,
 # UnschedulableAndUnresolvable, Pending (framework.Status.IsRejected), as a bit mask.
@@ -82,38 +85,21 @@ def _run(
     whose call left results or whose status code is not in ``ok``. Returns (the trap or
     instantiation status of the node after ``raw``'s last one, or None; the reason of the
     last call; its raw result). Score results are appended as scores (the high word)."""
-    while True:
-        got = _guest(plugin, pod.uid)
-        if isinstance(got, Status):
-            return got, None, 0
-        guest = got
-        lock = guest.lock
-        free = lock.free
-        try:
-            free.pop()  # CallLock.acquire, inlined
-        except IndexError:
-            lock.wait()
-        try:
-            if guest.dead:
-                continue
-            ctx = guest.ctx
-            each = guest.filter_each if export == "filter" else guest.score_each
-            assert each is not None
-            ctx.pod = pod
-            try:
-                each(ctx, names, raw, len(raw), ok, export == "score")
-            except GuestTrap as trap:
-                return plugin._trapped(guest, export, trap), None, 0
-            finally:
-                ctx.pod = None
-                ctx.node_name = ""
-            last: int = (guest.score if export == "score" else guest.filter).last  # type: ignore[attr-defined]
-            reason = _results(plugin, guest) if ctx.dirty and raw else None
-            return None, reason, last
-        finally:
-            free.append(True)  # CallLock.release, inlined
-            if lock.waiters:
-                lock.wake()
+    score = export == "score"
+
+    def each(guest: Guest) -> int:
+        loop = guest.score_each if score else guest.filter_each
+        assert loop is not None
+        loop(guest.ctx, names, raw, len(raw), ok, score)
+        last: int = (guest.score if score else guest.filter).last  # type: ignore[attr-defined]
+        return last
+
+    r = plugin._scheduling_call(pod, "", each, export, False)
+    if isinstance(r, Status):
+        return r, None, 0
+    if isinstance(r, int):
+        return None, None, r
+    return None, r.reason, r.value
 
 
 def _native_ready(plugin: WasmPlugin, uid: str, export: str) -> bool:
@@ -124,68 +110,72 @@ def _native_ready(plugin: WasmPlugin, uid: str, export: str) -> bool:
     return (got.filter_each if export == "filter" else got.score_each) is not None
 
 
-def filter_batch(
-    plugin: WasmPlugin, state: CycleState, pod: Any, nodes: Sequence[NodeInfo]
-) -> list[Status | None]:
-    """Every node's Filter status, as ``WasmPlugin.filter`` would give it node by node,
-    up to the first error (repeated for the nodes after it, which are not filtered)."""
-    n = len(nodes)
+def filter_columns(
+    plugin: WasmPlugin, state: CycleState, pod: Any, rows: NodeRows
+) -> tuple[IntArray, list[Status]] | None:
+    """Every row's Filter status, as ``WasmPlugin.filter`` would give it node by node, up
+    to the first error (the rows after it are not filtered); None without the compiled loop
+    (the per-node form answers)."""
+    n = len(rows)
     if not plugin._has_filter or not n:
-        return [None] * n
-    out: list[Status | None] = []
+        return np.zeros(n, np.int64), []
     if not _native_ready(plugin, pod.uid, "filter"):
-        for node_info in nodes:
-            status = plugin.filter(state, pod, node_info)
-            out.append(status)
-            if _ends_filter(status):
-                break
-        return out + [out[-1]] * (n - len(out)) if out else out
-    names = [ni.name for ni in nodes]
-    raw: list[int] = []
-    while len(out) < n:
+        return None
+    names = rows.names()
+    raw: list[int] = []  # each filtered node's status code, in order
+    # The last node of each run of the compiled loop: its status as the per-node form gives
+    # it (a reason, a trap); every other node's is its code alone.
+    last: list[tuple[int, Status | None]] = []
+    while len(raw) < n:
         failed, reason, _ = _run(plugin, "filter", pod, names, raw, _FILTER_ON)
-        done = len(raw) - (0 if failed is not None else 1)
-        out.extend(None if code == 0 else Status(code) for code in raw[len(out) : done])
+        status: Status | None = failed
         if failed is not None:
-            status = failed
+            last.append((len(raw), failed))
+            raw.append(0)  # the failed node's place
         else:
             code = raw[-1]
             status = Status(code, reason or "") if code or reason else None
-        out.append(status)
-        if failed is not None:
-            raw.append(0)  # the failed node's place
+            last.append((len(raw) - 1, status))
         if _ends_filter(status):
-            out.extend([status] * (n - len(out)))
-    return out
+            break  # the search ends at this node: no later node is filtered
+    codes = np.zeros(n, np.int64)
+    plain = np.array(raw, np.int64)
+    plain[[pos for pos, _ in last]] = 0
+    statuses: list[Status] = []
+    if plain.any():
+        filtered = codes[: len(plain)]
+        for code in np.unique(plain[plain != 0]).tolist():
+            statuses.append(Status(code))
+            filtered[plain == code] = len(statuses)
+    for pos, status in last:
+        if status is not None and status.code != Code.SUCCESS:
+            statuses.append(status)
+            codes[pos] = len(statuses)
+    return codes, statuses
 
 
-def score_batch(
-    plugin: WasmPlugin, state: CycleState, pod: Any, nodes: Sequence[NodeInfo]
-) -> tuple[list[int], Status | None]:
-    """Every node's score, as ``WasmPlugin.score`` would give it node by node, or the
-    status of the first node whose score failed (no node after it is scored)."""
-    if not plugin._has_score or not nodes:
-        return [0] * len(nodes), None
+def score_columns(
+    plugin: WasmPlugin, state: CycleState, pod: Any, rows: NodeRows
+) -> IntArray | Status | None:
+    """Every row's score, as ``WasmPlugin.score`` would give it node by node, or the status
+    of the first node whose score failed (no node after it is scored); None without the
+    compiled loop (the per-node form answers)."""
+    if not plugin._has_score or not len(rows):
+        return np.zeros(len(rows), np.int64)
     if not _native_ready(plugin, pod.uid, "score"):
-        values = []
-        for node_info in nodes:
-            value, status = plugin.score(state, pod, node_info)
-            if status is not None and status.code != Code.SUCCESS:
-                return [], status
-            values.append(value)
-        return values, None
-    names = [ni.name for ni in nodes]
+        return None
+    names = rows.names()
     scores: list[int] = []  # the compiled loop appends each score (the high word)
     while len(scores) < len(names):
         failed, reason, last = _run(plugin, "score", pod, names, scores, _SCORE_ON)
         if failed is not None:
-            return [], failed
+            return failed
         code = signed32(last)
         if code or reason:
             status = Status(code, reason or "")
             if status.code != Code.SUCCESS:
-                return [], status
-    return scores, None
+                return status
+    return np.array(scores, dtype=np.int64)
 
 
 def install_compiled_calls(plugin: WasmPlugin) -> None:

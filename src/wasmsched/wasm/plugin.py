@@ -22,7 +22,8 @@ framework should call whenever a pod's scheduling/binding ends (success or failu
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ from wasmsched.wasm.config import WasmError, WasmPluginConfig
 from wasmsched.wasm.fetch import fetch_guest
 from wasmsched.wasm.guest import CompiledGuest, Guest, InstantiateError, decorate
 from wasmsched.wasm.host import LogRecord, PluginEnv
-from wasmsched.wasm.nodes import filter_batch, install_compiled_calls, score_batch
+from wasmsched.wasm.nodes import filter_columns, install_compiled_calls, score_columns
 from wasmsched.wasm.pool import GuestPool
 
 if TYPE_CHECKING:
@@ -64,6 +65,10 @@ class _Result:
     nominated: str = ""
     events: list[Any] | None = None
     normalized: bytes | None = None
+
+
+# PreFilter's export, as ``_scheduling_call`` calls it on an instance.
+_PREFILTER = operator.methodcaller("prefilter")
 
 
 def _status(code: int, reason: str | None) -> Status | None:
@@ -178,6 +183,67 @@ class WasmPlugin:
                 ctx.reset_results()
                 return result
 
+    def _scheduling_call(
+        self, pod: Any, node_name: str, call: Callable[[Guest], int], export: str, first: bool
+    ) -> int | _Result | Status:
+        """A guest call of the scheduling cycle (PreFilter, and the compiled per-node loops
+        of wasm/nodes.py): the pod's scheduling instance, its call lock, the pod and node
+        name set for ``call(guest)`` and cleared after it, a trap turned into ``export``'s
+        error (the instance discarded). A call that left no results gives its raw value;
+        one that did gives a _Result (its reason and PreFilter's node names; its events
+        recorded, the context reset). ``first``: the cycle's first call (PreFilter), which
+        also releases an instance the pod still holds for binding.
+
+        ``pool.scheduling`` is skipped only when it would change nothing: same pod, no stale
+        binding instance to release. The lock's acquire and release are inlined
+        (wasm/guest.py: CallLock).
+
+        Filter and Score, called once per node, keep their own inlined copy of this
+        sequence (``filter``, ``score``), as does their compiled form (native/hot.h: Hot):
+        through this method, an A/B run in one process (noop-wat, best of 25 x 10,000
+        calls, alternating) measured Filter 0.51 against 0.35 us inlined and Score 0.60
+        against 0.41 (ctypes path: 1.03 against 0.85, 1.15 against 0.96). Once per cycle
+        (PreFilter) or per chunk of nodes (the compiled loops) the extra call is noise."""
+        pool = self._pool
+        uid = pod.uid
+        while True:
+            guest = pool.scheduled
+            if guest is None or pool.scheduled_uid != uid or (first and uid in pool.binding):
+                try:
+                    guest = pool.scheduling(uid)
+                except InstantiateError as exc:
+                    return Status(Code.ERROR, str(exc))
+            lock = guest.lock
+            free = lock.free
+            try:
+                free.pop()  # CallLock.acquire, inlined
+            except IndexError:
+                lock.wait()
+            try:
+                if guest.dead:
+                    continue
+                ctx = guest.ctx
+                ctx.pod = pod
+                ctx.node_name = node_name
+                try:
+                    value = call(guest)
+                except GuestTrap as trap:
+                    return self._trapped(guest, export, trap)
+                finally:
+                    ctx.pod = None
+                    ctx.node_name = ""
+                if not ctx.dirty:
+                    return value
+                result = _Result(value, ctx.reason, ctx.node_names)
+                if ctx.recorded:
+                    self._env.record_events(ctx.recorded)
+                ctx.reset_results()
+            finally:
+                free.append(True)  # CallLock.release, inlined
+                if lock.waiters:
+                    lock.wake()
+            return result
+
     def _trapped(self, guest: Guest, export: str, trap: GuestTrap) -> Status:
         ctx = guest.ctx
         message = decorate(export, ctx.take_output(), trap)
@@ -226,55 +292,15 @@ class WasmPlugin:
     def pre_filter(
         self, state: CycleState, pod: Any, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        # ``_invoke`` inlined for the one input PreFilter sets (the others, node name
-        # included, are always clear between calls). ``pool.scheduling`` is skipped only
-        # when it would change nothing: same pod, no stale binding instance to release.
-        # PreFilter, Filter and Score keep three inlined copies of this block on purpose:
-        # folded into one ``_hot(index, pod, node_name)`` method (callers by index in a
-        # tuple on Guest), an A/B run in one process, noop-wat guest, best of 25 x 30,000
-        # calls alternating, measured Filter 1.64/1.80/1.82 us folded against 1.47/1.67/1.57
-        # us inlined (8-16 % slower; PreFilter similar, Score within noise), so the faster
-        # shape stays.
         if not self._has_prefilter:
             return None, None
-        pool = self._pool
-        uid = pod.uid
-        while True:
-            guest = pool.scheduled
-            if guest is None or pool.scheduled_uid != uid or uid in pool.binding:
-                try:
-                    guest = pool.scheduling(uid)
-                except InstantiateError as exc:
-                    return None, Status(Code.ERROR, str(exc))
-            lock = guest.lock
-            free = lock.free
-            try:
-                free.pop()  # CallLock.acquire, inlined
-            except IndexError:
-                lock.wait()
-            try:
-                if guest.dead:
-                    continue
-                ctx = guest.ctx
-                ctx.pod = pod
-                try:
-                    code = guest.prefilter()
-                except GuestTrap as trap:
-                    return None, self._trapped(guest, "prefilter", trap)
-                finally:
-                    ctx.pod = None
-                if not ctx.dirty:
-                    return (None, None) if code == 0 else (None, Status(code))
-                names = ctx.node_names
-                reason = ctx.reason
-                if ctx.recorded:
-                    self._env.record_events(ctx.recorded)
-                ctx.reset_results()
-            finally:
-                free.append(True)  # CallLock.release, inlined
-                if lock.waiters:
-                    lock.wake()
-            return (PreFilterResult(names) if names else None), _status(code, reason)
+        r = self._scheduling_call(pod, "", _PREFILTER, "prefilter", True)
+        if isinstance(r, int):
+            return (None, None) if r == 0 else (None, Status(r))
+        if isinstance(r, Status):
+            return None, r
+        names = r.node_names
+        return (PreFilterResult(names) if names else None), _status(r.value, r.reason)
 
     def pre_filter_extensions(self) -> WasmPlugin | None:
         return self if self._has["addpod"] or self._has["removepod"] else None
@@ -300,6 +326,8 @@ class WasmPlugin:
     # --- Filter, PostFilter -------------------------------------------------------------------
 
     def filter(self, state: CycleState, pod: Any, node_info: NodeInfo) -> Status | None:
+        # ``_scheduling_call`` inlined: once per node, the extra call would cost 40 % (see
+        # there); the compiled form (wasm/nodes.py: install_compiled_calls) runs first.
         if not self._has_filter:
             return None
         pool = self._pool
@@ -342,12 +370,12 @@ class WasmPlugin:
                     lock.wake()
             return _status(code, reason)
 
-    # The framework/batch forms: the same calls, looped over the nodes in C (wasm/nodes.py).
-    filter_batch = filter_batch
-    score_batch = score_batch
-    # Filter calls have effects (guest state, logs): the framework shows the batch form
-    # exactly the nodes the per-node search would (framework/batch: filter_batch_ready).
-    filter_batch_effects = True
+    # The vectorized forms: the same calls, looped over the nodes in C (wasm/nodes.py).
+    filter_columns = filter_columns
+    score_columns = score_columns
+    # Filter calls have effects (guest state, logs): the node search shows the guest
+    # exactly the nodes the node-by-node search would (framework/node_search).
+    filter_has_effects = True
 
     def post_filter(
         self, state: CycleState, pod: Any, filtered_node_status: NodeToStatus
@@ -383,6 +411,7 @@ class WasmPlugin:
         return r if isinstance(r, Status) else _status(r.value, r.reason)
 
     def score(self, state: CycleState, pod: Any, node_info: NodeInfo) -> tuple[int, Status | None]:
+        # ``_scheduling_call`` inlined, as in ``filter``.
         if not self._has_score:
             return 0, None
         pool = self._pool

@@ -1,8 +1,10 @@
-"""Strict structural validation against the Kubernetes v1.33 object schema.
+"""Strict structural validation against one Kubernetes release's object schema.
 
-The schema is the one lightkube-models 1.33 ships (typed models generated from the
-Kubernetes 1.33 OpenAPI document, pinned in pyproject.toml): every field name, its type and
-whether the OpenAPI marks it required. Unknown fields are errors, as the API server's strict
+The schema is the one lightkube-models 1.37 ships (typed models generated from the
+Kubernetes 1.37 OpenAPI document, pinned in pyproject.toml): every field name, its type and
+whether the OpenAPI marks it required. An older release's schema is that one less the fields
+the release lacks, plus the few it had that 1.37 dropped (schema_versions.py, generated from
+each release's lightkube-models). Unknown fields are errors, as the API server's strict
 field validation (``kubectl apply --validate=strict``, k8s.io/apimachinery
 pkg/runtime/serializer/json: strict decoding) reports them; a value of the wrong JSON type
 is an error, as the API server's JSON decoder refuses it.
@@ -25,12 +27,12 @@ import msgspec.inspect as mi
 
 from wasmsched.api.quantity import join_path, quote, type_name
 from wasmsched.api.validation.problems import Problem
+from wasmsched.api.validation.schema_versions import FIELD_VERSIONS, VERSIONS
+from wasmsched.release.version import KubernetesVersion
 
-__all__ = ["KUBERNETES_VERSION", "SCHEMA_KINDS", "schema_problems"]
+__all__ = ["SCHEMA_KINDS", "schema_problems"]
 
-KUBERNETES_VERSION = "1.33"
-
-# kind -> (apiVersion served by Kubernetes 1.33, lightkube-models module, class name)
+# kind -> (apiVersion served by Kubernetes 1.33 to 1.37, lightkube-models module, class name)
 SCHEMA_KINDS: dict[str, tuple[str, str, str]] = {
     "Pod": ("v1", "core_v1", "Pod"),
     "Node": ("v1", "core_v1", "Node"),
@@ -67,6 +69,28 @@ class _Field:
 def _model(kind: str) -> Any:
     _, module, name = SCHEMA_KINDS[kind]
     return getattr(importlib.import_module(f"lightkube.models.{module}"), name)
+
+
+_ANY = _Field(mi.AnyType(), quantity=False, required=False)
+
+
+@cache
+def _fields_at(cls: Any, version: KubernetesVersion) -> dict[str, _Field]:
+    """The fields of model class ``cls`` that ``version`` has: the model's own (1.37) less
+    those the release lacks, plus those it had that 1.37 dropped (untyped: any value)."""
+    fields = dict(_fields(cls))
+    release = str(version)
+    for name, having in _field_versions(cls).items():
+        if release not in having:
+            fields.pop(name, None)
+        elif name not in fields:
+            fields[name] = _ANY
+    return fields
+
+
+def _field_versions(cls: Any) -> dict[str, tuple[str, ...]]:
+    """FIELD_VERSIONS' entry for model class ``cls`` (lightkube.models.MODULE.Class)."""
+    return FIELD_VERSIONS.get(f"{cls.__module__.rpartition('.')[2]}.{cls.__name__}", {})
 
 
 @cache
@@ -132,7 +156,8 @@ def _accepts_scalar(t: Any, value: Any, quantity: bool) -> bool:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, version: KubernetesVersion) -> None:
+        self.version = version
         self.problems: list[Problem] = []
 
     def add(self, path: str, detail: str) -> None:
@@ -176,7 +201,7 @@ class _Walker:
         if not isinstance(value, Mapping):
             self.add(path, f"expected a mapping, got {type_name(value)}: {quote(value)}")
             return
-        fields = _fields(cls)
+        fields = _fields_at(cls, self.version)
         for key, item in value.items():
             if not isinstance(key, str):
                 self.add(path, f"expected a string key, got {type_name(key)}: {quote(key)}")
@@ -185,37 +210,57 @@ class _Walker:
                 continue
             f = fields.get(key)
             if f is None:
-                self.add(join_path(path, key), _unknown(key, fields))
+                self.add(join_path(path, key), self._unknown(cls, key, fields))
                 continue
             self.value(f.type, item, join_path(path, key), f.quantity)
         for key, f in fields.items():
             if f.required and value.get(key) is None:
                 self.add(join_path(path, key), "Required value")
 
+    def _unknown(self, cls: Any, key: str, fields: Mapping[str, _Field]) -> str:
+        having = _field_versions(cls).get(key)
+        if having:
+            # A field of another release: say which, so the input's version can be chosen.
+            return (
+                f"unknown field {quote(key)} (not in the Kubernetes {self.version} schema; "
+                f"Kubernetes {_releases(having)} {'has' if len(having) == 1 else 'have'} it)"
+            )
+        close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.75)
+        hint = (
+            f" (did you mean {quote(close[0])}?)"
+            if close
+            else f" (not in the Kubernetes {self.version} schema)"
+        )
+        return f"unknown field {quote(key)}{hint}"
 
-def _unknown(key: str, fields: Mapping[str, _Field]) -> str:
-    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.75)
-    hint = (
-        f" (did you mean {quote(close[0])}?)"
-        if close
-        else f" (not in the Kubernetes {KUBERNETES_VERSION} schema)"
-    )
-    return f"unknown field {quote(key)}{hint}"
+
+def _releases(having: tuple[str, ...]) -> str:
+    """The releases, oldest first, as ``1.35``, ``1.35 and later``, ``1.34 to 1.36`` or a
+    list."""
+    if len(having) == 1:
+        return having[0]
+    first = VERSIONS.index(having[0])
+    if having != VERSIONS[first : first + len(having)]:
+        return ", ".join(having)
+    if having[-1] == VERSIONS[-1]:
+        return f"{having[0]} and later"
+    return f"{having[0]} to {having[-1]}"
 
 
-def schema_problems(kind: str, manifest: Mapping[str, Any]) -> list[Problem]:
+def schema_problems(
+    kind: str, manifest: Mapping[str, Any], version: KubernetesVersion
+) -> list[Problem]:
     """Every structural problem of ``manifest`` (a ``kind`` from SCHEMA_KINDS) against the
-    Kubernetes 1.33 schema: unknown fields, wrong types, required fields missing, and an
-    apiVersion that 1.33 does not serve for the kind. A missing apiVersion is accepted
-    (hand-written manifests often leave it out)."""
+    schema of Kubernetes ``version``: unknown fields, wrong types, required fields missing,
+    and an apiVersion that the release does not serve for the kind. A missing apiVersion is
+    accepted (hand-written manifests often leave it out)."""
     api_version, _, _ = SCHEMA_KINDS[kind]
-    walker = _Walker()
+    walker = _Walker(version)
     got = manifest.get("apiVersion")
     if got is not None and got != api_version:
         walker.add(
             "apiVersion",
-            f"{kind} is served as {quote(api_version)} by Kubernetes {KUBERNETES_VERSION}, "
-            f"not {quote(got)}",
+            f"{kind} is served as {quote(api_version)} by Kubernetes {version}, not {quote(got)}",
         )
     walker.struct(_model(kind), manifest, "", skip=frozenset({"apiVersion"}))
     return walker.problems

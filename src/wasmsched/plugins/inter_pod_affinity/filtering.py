@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from wasmsched.framework.columns import IntArray, NodeRows, verdicts
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.inter_pod_affinity.common import (
     NAME,
@@ -221,15 +222,36 @@ class Filtering(AffinityBase):
             return _not_found(PRE_FILTER_KEY)
         return self._verdict(s, node_info.node.labels)
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form)."""
+    def filter_columns(
+        self, state: CycleState, pod: Pod, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]] | None:
+        """``filter`` of every row (the framework's vectorized Filter form): a node's verdict
+        depends on its values of the terms' topology keys alone, so it is found once per
+        distinct combination of them. None without PreFilter's state (the per-node form
+        reports the error)."""
         s = state.get(PRE_FILTER_KEY)
         if s is None:
-            return [_not_found(PRE_FILTER_KEY)] * len(nodes)
+            return None
+        keys = list(
+            dict.fromkeys(
+                [t.topology_key for t in s.affinity_terms]
+                + [t.topology_key for t in s.anti_terms]
+                + list(s.existing_anti)
+            )
+        )
         verdict = self._verdict
-        return [verdict(s, ni.node.labels) for ni in nodes]
+        memo: dict[tuple[str | None, ...], Status | None] = {}
+        found: list[tuple[int, Status | None]] = []
+        for pos, ni in enumerate(rows.infos()):
+            labels = ni.node.labels
+            domain = tuple(map(labels.get, keys))
+            if domain in memo:
+                status = memo[domain]
+            else:
+                status = memo[domain] = verdict(s, labels)
+            if status is not None:
+                found.append((pos, status))
+        return verdicts(len(rows), found)
 
     def _verdict(self, s: _PreFilterState, labels: Mapping[str, str]) -> Status | None:
         """Filter's answer for a node with ``labels``."""

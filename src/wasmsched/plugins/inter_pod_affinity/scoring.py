@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.inter_pod_affinity.common import (
@@ -34,13 +37,17 @@ if TYPE_CHECKING:
 PRE_SCORE_KEY = "PreScore" + NAME
 
 
-class _PreScoreState:
+class _TopologyScores:
+    """InterPodAffinity's PreScore state (scoring.go ``preScoreState.topologyScore``):
+    the score each topology pair earns (``{topologyKey: {value: score}}``) from the
+    terms of the pod and of the existing pods."""
+
     __slots__ = ("topology_score",)
 
     def __init__(self, topology_score: Counts) -> None:
         self.topology_score = topology_score
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _TopologyScores:
         return self
 
 
@@ -111,7 +118,7 @@ class Scoring(AffinityBase):
         # k8s skips when no node had a matching term (index == -1).
         if not inc.contributing:
             return self._skip
-        state.write(PRE_SCORE_KEY, _PreScoreState(inc.snapshot(0)))
+        state.write(PRE_SCORE_KEY, _TopologyScores(inc.snapshot(0)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -127,25 +134,30 @@ class Scoring(AffinityBase):
                 total += values.get(value, 0)
         return total, None
 
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` of every row (the framework's vectorized Score form): a node's score
+        depends on its values of the scored topology keys alone, so it is summed once per
+        distinct combination of them. None without PreScore's state (the per-node form
+        reports the error)."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
-            return [], _not_found(PRE_SCORE_KEY)
+            return None
         pairs = list(s.topology_score.items())
+        keys = [key for key, _ in pairs]
+        memo: dict[tuple[str | None, ...], int] = {}
         out: list[int] = []
         append = out.append
-        for ni in nodes:
-            labels = ni.node.labels
-            total = 0
-            for key, values in pairs:
-                value = labels.get(key)
-                if value is not None:
-                    total += values.get(value, 0)
+        for ni in rows.infos():
+            domain = tuple(map(ni.node.labels.get, keys))
+            total = memo.get(domain)
+            if total is None:
+                total = 0
+                for value, (_, values) in zip(domain, pairs, strict=True):
+                    if value is not None:
+                        total += values.get(value, 0)
+                memo[domain] = total
             append(total)
-        return out, None
+        return np.array(out, dtype=np.int64)
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

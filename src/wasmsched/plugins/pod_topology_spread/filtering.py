@@ -319,51 +319,6 @@ class Filtering(SpreadBase):
                 return self._unschedulable
         return None
 
-    def filter_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        """``filter`` of every node in one call (the framework's batch Filter form): each
-        constraint's minimum and budget are read once, then a node costs dict lookups."""
-        s = state.get(PRE_FILTER_KEY)
-        if s is None:
-            return [_not_found(PRE_FILTER_KEY)] * len(nodes)
-        # (key, the largest count a domain may have, counts): as Filter's
-        # matching + selfMatch - minMatch > maxSkew, with selfMatch folded into the budget.
-        limits = [
-            (key, budget + (paths.n0 if len(counts) >= min_domains else 0), counts)
-            for key, budget, min_domains, counts, paths in s.rows
-        ]
-        missing = self._missing_label
-        rejected = self._unschedulable
-        out: list[Status | None] = []
-        append = out.append
-        if len(limits) == 1 and limits[0][1] >= 0:
-            key, limit, counts = limits[0]
-            # The domains over the limit (a domain without matching pods never is).
-            over = {value for value, n in counts.items() if n > limit}
-            if not over:
-                return [None if key in ni.node.labels else missing for ni in nodes]
-            for ni in nodes:
-                value = ni.node.labels.get(key)
-                if value is None:
-                    append(missing)
-                else:
-                    append(rejected if value in over else None)
-            return out
-        for ni in nodes:
-            labels = ni.node.labels
-            status = None
-            for key, limit, counts in limits:
-                value = labels.get(key)
-                if value is None:
-                    status = missing
-                    break
-                if counts.get(value, 0) > limit:
-                    status = rejected
-                    break
-            append(status)
-        return out
-
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]] | None:

@@ -62,7 +62,10 @@ _HOST = 1
 _HOST_KEPT = 2
 
 
-class _PreScoreState:
+class _ScoredConstraints:
+    """PodTopologySpread's PreScore state (scoring.go ``preScoreState``): the pod's soft
+    constraints, their weights, the matching pods per domain, the nodes left out."""
+
     __slots__ = ("constraints", "counts", "ignored", "namespace", "rows", "weights")
 
     def __init__(
@@ -91,11 +94,11 @@ class _PreScoreState:
                 (c.topology_key, mode, c.selector, d, weights[i], float(c.max_skew - 1))
             )
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _ScoredConstraints:
         return self
 
 
-def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
+def _node_score(s: _ScoredConstraints, node_info: NodeInfo) -> int:
     """scoring.go: Score of a node that PreScore did not ignore."""
     labels = node_info.node.labels
     total = 0.0
@@ -118,7 +121,7 @@ def _node_score(s: _PreScoreState, node_info: NodeInfo) -> int:
 _INT_SAFE = 1 << 40
 
 
-def _ignored_rows(s: _PreScoreState, rows: NodeRows) -> BoolArray | None:
+def _ignored_rows(s: _ScoredConstraints, rows: NodeRows) -> BoolArray | None:
     """Which rows PreScore ignored (by node name, as Score), or None when none."""
     if not s.ignored:
         return None
@@ -190,7 +193,7 @@ class Scoring(SpreadBase):
             host_counts = self._kept_counts(pod, constraints, counts, all_nodes, require_all, state)
         state.write(
             PRE_SCORE_KEY,
-            _PreScoreState(constraints, counts, weights, ignored, pod.namespace, host_counts),
+            _ScoredConstraints(constraints, counts, weights, ignored, pod.namespace, host_counts),
         )
         return None
 
@@ -315,40 +318,6 @@ class Scoring(SpreadBase):
         if node_info.name in s.ignored:
             return 0, None
         return _node_score(s, node_info), None
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """``score`` of every node in one call (the framework's batch Score form)."""
-        s = state.get(PRE_SCORE_KEY)
-        if s is None:
-            return [], _not_found(PRE_SCORE_KEY)
-        ignored = s.ignored
-        if len(s.rows) != 1 or s.rows[0][1] == _HOST:
-            return [0 if ni.name in ignored else _node_score(s, ni) for ni in nodes], None
-        # One constraint whose counts are at hand: the score depends on the count only
-        # (0.0 + cnt * weight + bonus is exactly cnt * weight + bonus), so each distinct
-        # count is scored once.
-        key, mode, _, counts, weight, skew_bonus = s.rows[0]
-        by_name = mode == _HOST_KEPT
-        memo: dict[int, int] = {}
-        out: list[int] = []
-        append = out.append
-        for ni in nodes:
-            name = ni.name
-            if name in ignored:
-                append(0)
-                continue
-            value = ni.node.labels.get(key)
-            if value is None:
-                append(0)
-                continue
-            cnt = counts.get(name if by_name else value, 0)
-            score = memo.get(cnt)
-            if score is None:
-                score = memo[cnt] = round_half_away(cnt * weight + skew_bonus)
-            append(score)
-        return out, None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns (the framework's columnar Score form): each

@@ -1,0 +1,623 @@
+"""The node search: which nodes fit a pod, and how they score.
+
+It reads as pkg/scheduler/schedule_one.go does, top to bottom: ``find_nodes_that_fit``
+(findNodesThatFitPod: PreFilter and the nodes it names, the nominated node first, Filter,
+the extenders), ``find_nodes_that_pass_filters`` (findNodesThatPassFilters: from where the
+last search stopped, round robin, until enough nodes are feasible), then
+``prioritize_nodes`` (prioritizeNodes: PreScore, Score, NormalizeScore, the weights, the
+extenders' priorities). ``run_filter_plugins_with_nominated_pods`` and
+``run_score_plugins`` are framework.go's RunFilterPluginsWithNominatedPods and
+RunScorePlugins.
+
+Each plugin runs in the best form it offers. The per-node form (``filter``, ``score``) always
+exists; a plugin may add a vectorized form over node rows (framework/columns:
+``filter_columns``, ``score_columns``) that answers, row by row, exactly what its per-node
+form would, or None, and then the per-node form answers. The vectorized forms run plugin
+by plugin over a chunk of nodes. A cycle runs node by node, as kube-scheduler does, when it
+is explained or observed (both read every per-node call), when nominated pods must be
+added, when a Filter plugin has no vectorized form, or without usable columns. Either way
+one loop keeps the feasible nodes, stops the search and records the rejections.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from wasmsched.framework.columns import IntArray, NodeList, NodeRows, verdicts
+from wasmsched.framework.diagnosis import CycleError, Diagnosis
+from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
+from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
+from wasmsched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+    from wasmsched.framework.runtime import Framework
+
+__all__ = [
+    "NominatedPods",
+    "SearchState",
+    "find_nodes_that_fit",
+    "find_nodes_that_pass_filters",
+    "num_feasible_nodes_to_find",
+    "prioritize_nodes",
+    "run_filter_plugins_with_nominated_pods",
+    "run_score_plugins",
+]
+
+log = logging.getLogger("wasmsched.scheduler")
+
+_NAME = operator.attrgetter("name")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+# Nodes filtered per chunk beyond the ones still needed, when no Filter call of the chunk
+# has effects: a few wasted calls on a chunk's tail cost less than many small chunks.
+_MIN_FILTER_CHUNK = 32
+
+# A chunk's Filter verdicts: per position, 0 when every plugin passes the node, else k for
+# ``statuses[k - 1]``, the status the node's Filter ends with (its plugin named, an error
+# wrapped as RunFilterPlugins wraps it).
+Verdicts = tuple[IntArray, list[Status]]
+
+
+class NominatedPods(Protocol):
+    """The pods nominated to nodes (the scheduling queue's nominator)."""
+
+    def pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name``."""
+        ...
+
+    def __bool__(self) -> bool:
+        """Whether any pod is nominated anywhere."""
+        ...
+
+
+class SearchState(Protocol):
+    """What the search reads, and where it starts (schedule_one.go: the Scheduler's
+    extenders, nominator, percentageOfNodesToScore and nextStartNodeIndex)."""
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """The configured extenders."""
+        ...
+
+    @property
+    def nominator(self) -> NominatedPods:
+        """The pods nominated to nodes."""
+        ...
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int:
+        """The configuration's percentageOfNodesToScore (a profile's own wins)."""
+        ...
+
+    next_start_node_index: int
+
+
+# --- Filter -------------------------------------------------------------------------------
+
+
+def find_nodes_that_fit(
+    search: SearchState, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+) -> tuple[list[NodeInfo], Diagnosis]:
+    """findNodesThatFitPod: PreFilter, the nominated node first, Filter, extenders."""
+    diagnosis = Diagnosis()
+    all_nodes = snapshot.node_infos
+    pre_result, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+    diagnosis.unschedulable_plugins = set(plugins)
+    if status is not None and status.code != Code.SUCCESS:
+        if not status.is_rejected():
+            raise CycleError(status)
+        diagnosis.node_to_status.absent_nodes_status = status
+        diagnosis.pre_filter_msg = status.message
+        diagnosis.add_plugin_status(status)
+        return [], diagnosis
+
+    nominated = pod.nominated_node_name
+    if nominated:
+        # evaluateNominatedNode. It leaves nextStartNodeIndex alone, but a failure is
+        # written to the shared NodeToStatus and so counts below.
+        node_info = snapshot.get(nominated)
+        if node_info is not None:
+            feasible = find_nodes_that_pass_filters(search, fwk, state, pod, diagnosis, [node_info])
+            feasible = find_nodes_that_pass_extenders(search.extenders, pod, feasible, diagnosis)
+            if feasible:
+                return feasible, diagnosis
+
+    nodes: Sequence[NodeInfo] = all_nodes
+    if pre_result is not None and pre_result.node_names is not None:
+        names = pre_result.node_names
+        nodes = [ni for ni in all_nodes if ni.name in names]
+        diagnosis.node_to_status.absent_nodes_status = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
+        )
+    try:
+        feasible = find_nodes_that_pass_filters(
+            search, fwk, state, pod, diagnosis, nodes, rows_of(fwk, state, nodes, snapshot)
+        )
+    finally:
+        # processedNodes = len(feasibleNodes) + NodeToStatus.Len(), updated even on an
+        # error, modulo the number of all nodes.
+        processed = diagnosis.evaluated_nodes
+        search.next_start_node_index = (search.next_start_node_index + processed) % len(all_nodes)
+    feasible = find_nodes_that_pass_extenders(search.extenders, pod, feasible, diagnosis)
+    return feasible, diagnosis
+
+
+def find_nodes_that_pass_filters(
+    search: SearchState,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    diagnosis: Diagnosis,
+    nodes: Sequence[NodeInfo],
+    rows: NodeRows | None = None,
+) -> list[NodeInfo]:
+    """findNodesThatPassFilters: from nextStartNodeIndex round robin, until enough.
+
+    As kube-scheduler at parallelism 1: its checkNode cancels the search when it finds one
+    feasible node more than it needs (that node is dropped), so the nodes rejected before
+    it are recorded too; the first error ends the search. ``diagnosis.evaluated_nodes``
+    becomes len(feasible) + NodeToStatus.Len(), what findNodesThatFitPod advances the start
+    by. ``rows``: the nodes' rows in the snapshot's columns, when the cycle may take the
+    plugins' vectorized forms.
+
+    The nodes go to Filter in chunks, in the round-robin order. A chunk holds the nodes
+    still needed plus the one that cancels the search, so none past the stop is filtered,
+    or, when no Filter call of the chunk has effects, at least a few dozen (growing with the
+    nodes seen): the verdicts past the stop are dropped.
+    """
+    num_nodes = len(nodes)
+    percentage = fwk.percentage_of_nodes_to_score
+    if percentage is None:
+        percentage = search.percentage_of_nodes_to_score
+    to_find = num_feasible_nodes_to_find(percentage, num_nodes)
+    if not fwk.has_score_plugins and not any(
+        e.has_filter or e.has_prioritize for e in search.extenders
+    ):
+        to_find = min(to_find, 1) if num_nodes else 0
+    start = search.next_start_node_index
+    nts = diagnosis.node_to_status
+    if not fwk.has_filter_plugins:
+        chosen = [nodes[(start + i) % num_nodes] for i in range(min(to_find, num_nodes))]
+        diagnosis.evaluated_nodes = len(chosen) + len(nts)
+        return chosen
+    if not num_nodes:
+        diagnosis.evaluated_nodes = len(nts)
+        return []
+    filter_chunk, floor = _filter_chunks(search, fwk, state, pod, nodes, rows)
+    order = np.arange(num_nodes, dtype=np.intp)
+    first = start % num_nodes
+    grow = floor > 1
+    kept: list[np.ndarray[Any, np.dtype[np.intp]]] = []
+    found = 0
+    processed = 0
+    try:
+        while processed < num_nodes:
+            wanted = to_find - found + 1  # the node that cancels the search
+            size = min(max(wanted, floor, processed if grow else 0), num_nodes - processed)
+            lo = first + processed
+            if lo >= num_nodes:
+                lo -= num_nodes
+            hi = lo + size
+            if hi <= num_nodes:
+                chunk = order[lo:hi]
+            else:
+                chunk = np.concatenate((order[lo:], order[: hi - num_nodes]))
+            codes, statuses = filter_chunk(chunk)
+            passed = np.flatnonzero(codes == 0)
+            stop = size
+            if len(passed) >= wanted:
+                stop = int(passed[wanted - 1])  # the context is cancelled: not kept
+                passed = passed[: wanted - 1]
+            for pos in np.flatnonzero(codes[:stop]).tolist():
+                status = statuses[int(codes[pos]) - 1]
+                if not status.is_rejected():
+                    found += int((passed < pos).sum())
+                    raise CycleError(status)
+                nts.set(nodes[chunk[pos]].name, status)
+                diagnosis.add_plugin_status(status)
+            kept.append(chunk[passed])
+            found += len(passed)
+            processed += size
+            if stop < size:
+                break
+    finally:
+        diagnosis.evaluated_nodes = found + len(nts)
+    feasible = np.concatenate(kept) if len(kept) != 1 else kept[0]
+    if rows is None:
+        return [nodes[i] for i in feasible.tolist()]
+    feasible_rows = rows.rows[feasible]
+    return NodeList(rows.columns.infos[feasible_rows].tolist(), feasible_rows)
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (numFeasibleNodesToFind)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def _filter_chunks(
+    search: SearchState,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    rows: NodeRows | None,
+) -> tuple[Callable[[np.ndarray[Any, np.dtype[np.intp]]], Verdicts], int]:
+    """How this cycle filters a chunk (positions in ``nodes``), and the fewest nodes a chunk
+    holds: plugin by plugin over the rows when every Filter plugin of the cycle has a
+    vectorized form and at most the last one's calls have effects (a wasm guest's logs and
+    state: it must see exactly the nodes the node-by-node search shows it); else node by
+    node, with the nominated pods when there are any."""
+    nominator = search.nominator
+    skip = state.skip_filter_plugins
+    active = [p for p in fwk.filter_plugins if p.name not in skip]
+    effects = [i for i, p in enumerate(active) if p.name in fwk.filter_effects]
+    if (
+        rows is not None
+        and not nominator
+        and all(p.name in fwk.filter_columns for p in active)
+        and (not effects or effects == [len(active) - 1])
+    ):
+
+        def by_plugin(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
+            return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
+
+        return by_plugin, 1 if effects else _MIN_FILTER_CHUNK
+
+    def by_node(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
+        statuses: list[Status | None] = []
+        for i in chunk.tolist():
+            node_info = nodes[i]
+            if nominator:
+                status = run_filter_plugins_with_nominated_pods(
+                    nominator, fwk, state, pod, node_info
+                )
+            else:
+                status = fwk.run_filter_plugins(state, pod, node_info)
+            statuses.append(status)
+            if status is not None and not status.is_rejected():
+                break  # the error ends the search: no later node is filtered
+        return verdicts(len(chunk), enumerate(statuses))
+
+    return by_node, 1
+
+
+def _run_filter_plugins_on_rows(
+    fwk: Framework, state: CycleState, pod: Pod, rows: NodeRows
+) -> Verdicts:
+    """RunFilterPlugins of every row, plugin by plugin: each plugin's vectorized form (the
+    per-node form where it answers None), on the rows no earlier plugin rejected. A row's
+    status is its first failing plugin's, named, an error wrapped as RunFilterPlugins does;
+    no row after an error is shown to the later plugins."""
+    skip = state.skip_filter_plugins
+    forms = fwk.filter_columns
+    failed = np.zeros(len(rows), np.int64)
+    found: list[Status] = []
+    alive: np.ndarray[Any, np.dtype[np.intp]] | None = None  # None: every row
+    for name, filter_fn in fwk.filter_calls:
+        if skip and name in skip:
+            continue
+        subset = rows if alive is None else rows.take(alive)
+        if not len(subset):
+            break
+        answer = None
+        try:
+            answer = forms[name](state, pod, subset)
+        except Exception:
+            answer = None  # the per-node calls say which node raised, and with which message
+        if answer is None:
+            answer = _filter_by_node(filter_fn, state, pod, subset.infos())
+        codes, table = answer
+        if not table:
+            continue
+        rejected = np.flatnonzero(codes)
+        if not len(rejected):
+            continue
+        offset = len(found)
+        found.extend(_named(name, status) for status in table)
+        where = rejected if alive is None else alive[rejected]
+        failed[where] = codes[rejected] + offset
+        alive = np.flatnonzero(failed == 0)
+        errors = [k for k, status in enumerate(table, 1) if not status.is_rejected()]
+        if errors:
+            first_error = int(where[np.flatnonzero(np.isin(codes[rejected], errors))[0]])
+            alive = alive[alive < first_error]
+    return failed, found
+
+
+def _filter_by_node(
+    filter_fn: Callable[[CycleState, Pod, NodeInfo], Status | None],
+    state: CycleState,
+    pod: Pod,
+    infos: list[NodeInfo],
+) -> Verdicts:
+    """A plugin's per-node Filter of every node, up to its first error."""
+    statuses: list[Status | None] = []
+    for node_info in infos:
+        try:
+            status = filter_fn(state, pod, node_info)
+        except Exception as err:
+            status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+        statuses.append(status)
+        if status is not None and status.code != Code.SUCCESS and not status.is_rejected():
+            break
+    return verdicts(len(infos), enumerate(statuses))
+
+
+def _named(plugin: str, status: Status) -> Status:
+    """A Filter plugin's failing status as RunFilterPlugins returns it: a rejection names
+    its plugin, anything else becomes that plugin's error."""
+    if not status.is_rejected():
+        return _error(f"running {plugin!r} filter plugin: {status.message}", plugin)
+    status.plugin = plugin
+    return status
+
+
+def run_filter_plugins_with_nominated_pods(
+    nominator: NominatedPods, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
+) -> Status | None:
+    """RunFilterPluginsWithNominatedPods: filter with and without the nominated pods of
+    higher or equal priority."""
+    nominated = [
+        pi
+        for pi in nominator.pods_for_node(node_info.name)
+        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
+    ]
+    if not nominated:
+        return fwk.run_filter_plugins(state, pod, node_info)
+    state_with = state.clone()
+    info_with = node_info.clone()
+    for pi in nominated:
+        info_with.add_pod_info(pi)
+        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
+        if status is not None:
+            return status
+    status = fwk.run_filter_plugins(state_with, pod, info_with)
+    if status is not None:
+        return status
+    return fwk.run_filter_plugins(state, pod, node_info)
+
+
+def find_nodes_that_pass_extenders(
+    extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+) -> list[NodeInfo]:
+    """findNodesThatPassExtenders: extenders filter in turn; unresolvable wins."""
+    nts = diagnosis.node_to_status
+    for extender in extenders:
+        if not feasible:
+            break
+        if not extender.has_filter or not extender.is_interested(pod):
+            continue
+        try:
+            feasible, failed, unresolvable = extender.filter(pod, feasible)
+        except ExtenderError as err:
+            if extender.ignorable:
+                log.info("skipping ignorable extender %s: %s", extender.name, err)
+                continue
+            raise CycleError(Status(Code.ERROR, str(err))) from None
+        for node_name, msg in unresolvable.items():
+            nts.set(node_name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg))
+        for node_name, msg in failed.items():
+            if node_name not in unresolvable:
+                nts.set(node_name, Status(Code.UNSCHEDULABLE, msg))
+    return feasible
+
+
+# --- Score --------------------------------------------------------------------------------
+
+
+def prioritize_nodes(
+    search: SearchState,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: list[NodeInfo],
+    snapshot: Snapshot,
+) -> IntArray:
+    """prioritizeNodes: PreScore, Score (normalized, weighted), the extenders' scores;
+    every node's total, in order."""
+    prioritizers = [e for e in search.extenders if e.has_prioritize]
+    if not fwk.has_score_plugins and not prioritizers:
+        return np.ones(len(nodes), np.int64)
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if status is not None:
+        raise CycleError(status)
+    totals, status = run_score_plugins(fwk, state, pod, nodes, rows_of(fwk, state, nodes, snapshot))
+    if status is not None:
+        raise CycleError(status)
+    if prioritizers:
+        add_extender_scores(prioritizers, pod, nodes, totals)
+    return totals
+
+
+def run_score_plugins(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    rows: NodeRows | None = None,
+) -> tuple[IntArray, Status | None]:
+    """RunScorePlugins: each plugin's scores (its vectorized form over ``rows`` when given
+    and offered, else per node), NormalizeScore, the range check and the weights, summed
+    per node; or the error that ends the cycle. An explained cycle records each plugin's
+    raw and normalized scores."""
+    skip = state.skip_score_plugins
+    totals = np.zeros(len(nodes), np.int64)
+    rec = state.recorder
+    forms = fwk.score_columns
+    for name, score_fn, weight, extensions in fwk.score_calls_of(state):
+        if skip and name in skip:
+            continue
+        values: Any = None
+        form = forms.get(name) if rows is not None else None
+        if form is not None and rows is not None:
+            try:
+                values = form(state, pod, rows)
+            except Exception:
+                values = None  # the per-node form reports the error
+        if isinstance(values, Status):
+            return totals, _error(f"running Score plugin {name!r}: {values.message}", name)
+        if values is None:
+            values, status = _scores_by_node(score_fn, state, pod, nodes)
+            if status is not None:
+                return totals, _error(f"running Score plugin {name!r}: {status.message}", name)
+        raw: list[int] = list(values) if rec is not None else []
+        if extensions is not None:
+            values, status = _normalize(extensions, state, pod, nodes, rows, values)
+            if status is not None:
+                return totals, _error(
+                    f"running Normalize on Score plugin {name!r}: {status.message}", name
+                )
+        if isinstance(values, np.ndarray):
+            if len(values) and (
+                int(values.min()) < MIN_NODE_SCORE or int(values.max()) > MAX_NODE_SCORE
+            ):
+                return totals, _out_of_range(name, values.tolist())
+        else:
+            if values and (min(values) < MIN_NODE_SCORE or max(values) > MAX_NODE_SCORE):
+                return totals, _out_of_range(name, values)
+            values = np.array(values, dtype=np.int64)
+        totals += values if weight == 1 else values * weight
+        if rec is not None:
+            names = [ni.name for ni in nodes]
+            rec.score_rows.append((name, weight, names, raw, values.tolist()))
+    return totals, None
+
+
+def _scores_by_node(
+    score_fn: Callable[[CycleState, Pod, NodeInfo], tuple[int, Status | None]],
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+) -> tuple[list[int], Status | None]:
+    """A plugin's per-node Score of every node, or the first failure."""
+    values: list[int] = []
+    append = values.append
+    for node_info in nodes:
+        try:
+            value, status = score_fn(state, pod, node_info)
+        except Exception as err:
+            return [], Status(Code.ERROR, f"{type(err).__name__}: {err}")
+        if status is not None and status.code != Code.SUCCESS:
+            return [], status
+        append(value)
+    return values, None
+
+
+def _normalize(
+    extensions: Any,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    rows: NodeRows | None,
+    values: Any,
+) -> tuple[Any, Status | None]:
+    """NormalizeScore by the plugin's vectorized form when it has one and the scores are an
+    array (``normalize_rows`` of the cycle, which may answer None, or ``normalize_columns``
+    of the values), else over NodeScores."""
+    if isinstance(values, np.ndarray) and rows is not None:
+        by_rows = getattr(extensions, "normalize_rows", None)
+        if by_rows is not None:
+            try:
+                normalized = by_rows(state, pod, rows, values)
+            except Exception:
+                normalized = None  # the per-node form reports the error
+            if normalized is not None:
+                return normalized, None
+        by_values = getattr(extensions, "normalize_columns", None)
+        if by_values is not None:
+            try:
+                return by_values(values), None
+            except Exception as err:
+                return values, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+    raw = values.tolist() if isinstance(values, np.ndarray) else values
+    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw, strict=True)]
+    try:
+        status = extensions.normalize_score(state, pod, scores)
+    except Exception as err:
+        status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+    if status is not None and status.code != Code.SUCCESS:
+        return values, status
+    return [s.score for s in scores], None
+
+
+def _out_of_range(name: str, values: list[int]) -> Status:
+    """The error for the first score outside [MinNodeScore, MaxNodeScore]."""
+    bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
+    return _error(
+        f"plugin {name!r} returns an invalid score {bad}, it should in the "
+        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+        name,
+    )
+
+
+def _error(message: str, plugin: str) -> Status:
+    status = Status(Code.ERROR, message)
+    status.plugin = plugin
+    return status
+
+
+def add_extender_scores(
+    extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo], totals: IntArray
+) -> None:
+    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10)."""
+    index = {ni.name: i for i, ni in enumerate(nodes)}
+    for extender in extenders:
+        if not extender.is_interested(pod):
+            continue
+        try:
+            priorities = extender.prioritize(pod, nodes)
+        except ExtenderError as err:
+            # kube-scheduler ignores prioritization errors: other scores decide.
+            log.info("extender %s prioritize failed: %s", extender.name, err)
+            continue
+        for node_name, score in priorities:
+            i = index.get(node_name)
+            if i is not None:
+                totals[i] += score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+
+
+# --- the nodes' rows ----------------------------------------------------------------------
+
+
+def rows_of(
+    fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo], snapshot: Snapshot
+) -> NodeRows | None:
+    """The nodes' rows in the snapshot's columns, or None when the cycle takes the per-node
+    forms alone (vectorized forms switched off, an observed or explained cycle, no usable
+    columns) or the nodes are not the snapshot's own NodeInfos."""
+    columns = snapshot.columns
+    if (
+        columns is None
+        or not columns.usable
+        or not fwk.use_batch
+        or state.observer is not None
+        or state.recorder is not None
+    ):
+        return None
+    if isinstance(nodes, NodeList):
+        return NodeRows(columns, nodes.rows)
+    if nodes is snapshot.node_infos:
+        return NodeRows(columns, columns.all_rows)
+    # By name, then by identity (a clone with a nominated pod is not the snapshot's row).
+    try:
+        rows = np.fromiter(map(columns.row_of.__getitem__, map(_NAME, nodes)), np.intp, len(nodes))
+    except KeyError:
+        return None
+    given = np.empty(len(nodes), dtype=object)
+    given[:] = list(nodes)
+    return NodeRows(columns, rows) if (columns.infos[rows] == given).all() else None
