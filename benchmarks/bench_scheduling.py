@@ -68,7 +68,7 @@ from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 
 def make_node(i: int) -> Node:

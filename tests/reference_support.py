@@ -2,7 +2,7 @@
 cases and comparing them pod by pod.
 
 A case is a cluster (a list of manifests) and an optional KubeSchedulerConfiguration.
-wasmsched runs in process (wasmsched.simulator.Simulation, as `wasmsched simulate` does);
+wasmsched runs in process (wasmsched.sim.simulation.Simulation, as `wasmsched simulate` does);
 the reference binary (built by scripts/build-reference) runs a directory of cases in one
 process. kube-scheduler breaks equal top scores at random (pkg/scheduler/schedule_one.go:
 selectHost); the reference is given the node wasmsched chose for each pod ("prefer") and
@@ -27,7 +27,7 @@ from typing import Any
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import default_config, load_config
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation, report_to_dict
+from wasmsched.sim.simulation import Simulation, report_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / ".cache" / "reference" / "wasmsched-reference"

@@ -11,7 +11,7 @@ from wasmsched.api.objects import Node, Pod
 from wasmsched.config import SchedulerConfig, parse_config
 from wasmsched.framework.interfaces import Registry
 from wasmsched.framework.status import Status
-from wasmsched.simulator import Simulation, SimulationResult
+from wasmsched.sim.simulation import Simulation, SimulationResult
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", **extra: Any) -> Node:

@@ -6,11 +6,11 @@ import pytest
 from rich.console import Console
 
 from wasmsched.api.objects import Pod
-from wasmsched.cli.report import print_explain, print_table
+from wasmsched.cli.render import print_explain, print_table
 from wasmsched.framework.runtime import CycleRecord
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler import PodOutcome
-from wasmsched.simulator import NodeReport, PodReport, SimulationResult
+from wasmsched.sim.simulation import NodeReport, PodReport, SimulationResult
 
 TRICKY = [
     "waiting for scheduling gates: [example.com/wait]",
@@ -100,7 +100,7 @@ def test_streamed_json_is_the_document_json_dumps_prints(explain: bool, pods: in
     import io
     import json
 
-    from wasmsched.cli.report import result_to_json, write_json
+    from wasmsched.cli.render import result_to_json, write_json
 
     reports = []
     for i in range(pods):
@@ -124,10 +124,10 @@ def test_record_json_is_the_records_dict() -> None:
     from pathlib import Path
 
     from wasmsched.api.manifests import load_manifests
-    from wasmsched.cli.report import record_json
+    from wasmsched.cli.render import record_json
     from wasmsched.config import default_config
     from wasmsched.plugins.registry import in_tree_registry
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     root = Path(__file__).resolve().parents[1]
     objects = load_manifests(root / "tests" / "scenarios" / "preemption_mixed.yaml")

@@ -13,7 +13,7 @@ from wasmsched.framework.interfaces import NodeScore, PreFilterResult
 from wasmsched.framework.runtime import BindingPending
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 
 class NodeSet:
@@ -344,7 +344,7 @@ def test_pod_deleted_frees_room_and_requeues_unschedulable_pod(seed: int) -> Non
     reg = registry(Fit=lambda args, handle: OnePodPerNode())
     cfg = config(["Fit"], reg.names())
     from wasmsched.api.manifests import ClusterObjects
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     running = pod("running", node_name="n1")
     sim = Simulation(ClusterObjects([node("n1")], [running, pod("waiting")], []), cfg, reg, seed)
@@ -600,7 +600,7 @@ def test_pod_deleted_while_waiting_at_permit_is_not_requeued() -> None:
 
 def test_progress_reports_bound_pods_of_the_total() -> None:
     from wasmsched.api.manifests import ClusterObjects as Objects
-    from wasmsched.simulator import Simulation as Sim
+    from wasmsched.sim.simulation import Simulation as Sim
 
     reg = registry(Fit=lambda args, handle: OnePodPerNode())
     cfg = config(["Fit"], reg.names())

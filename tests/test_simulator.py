@@ -10,7 +10,7 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation, SimulationResult, report_to_dict
+from wasmsched.sim.simulation import Simulation, SimulationResult, report_to_dict
 
 REGISTRY = in_tree_registry()
 

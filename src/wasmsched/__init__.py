@@ -70,7 +70,7 @@ if TYPE_CHECKING:
         QueueingHint,
     )
     from wasmsched.scheduler.types import PodOutcome
-    from wasmsched.simulator import Simulation, SimulationResult
+    from wasmsched.sim.simulation import Simulation, SimulationResult
 
 # Public name -> the private module that defines it.
 _HOMES: dict[str, str] = {
@@ -95,8 +95,8 @@ _HOMES: dict[str, str] = {
     "ClusterEventWithHint": "wasmsched.framework.types",
     "QueueingHint": "wasmsched.framework.types",
     "PodOutcome": "wasmsched.scheduler.types",
-    "Simulation": "wasmsched.simulator",
-    "SimulationResult": "wasmsched.simulator",
+    "Simulation": "wasmsched.sim.simulation",
+    "SimulationResult": "wasmsched.sim.simulation",
     **{
         name: "wasmsched.framework.interfaces"
         for name in (
@@ -207,7 +207,7 @@ def simulate(
     """
     from wasmsched.api.manifests import ClusterObjects
     from wasmsched.config.models import SchedulerConfig
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     registry = registry if registry is not None else default_registry()
     objects = cluster if isinstance(cluster, ClusterObjects) else load_cluster(cluster)

@@ -207,11 +207,11 @@ def simulate(
             stream=sys.stderr,
         )
     from wasmsched.api.manifests import load_manifests
-    from wasmsched.cli.report import print_explain, print_table, write_explain_lines, write_json
+    from wasmsched.cli.render import print_explain, print_table, write_explain_lines, write_json
     from wasmsched.config import default_config, load_config
     from wasmsched.errors import WasmschedError
     from wasmsched.scheduler.registry import default_registry
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     explain_pods = _pod_keys(explain_pod)
     explain = explain or explain_pods is not None
@@ -253,7 +253,7 @@ def simulate(
         except OSError as err:
             _fail(f"{explain_output}: {err.strerror or err}")
     if report is not None:
-        from wasmsched.cli.report import result_to_json
+        from wasmsched.cli.render import result_to_json
         from wasmsched.report import simulation_report, write_report
 
         try:

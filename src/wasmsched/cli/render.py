@@ -22,7 +22,7 @@ from wasmsched.cli.choices import Only
 from wasmsched.framework.records import CycleRecord
 from wasmsched.framework.records import verdict as _verdict
 from wasmsched.scheduler import PodOutcome
-from wasmsched.simulator import (
+from wasmsched.sim.simulation import (
     NodeReport,
     PodReport,
     SimulationResult,

@@ -19,7 +19,6 @@ from typing import Any
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
-from wasmsched.api.workloads import WorkloadControllers
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Registry
 from wasmsched.replay.metrics import ClusterMetrics, median_requests, percentiles, qos_class
@@ -34,7 +33,8 @@ from wasmsched.replay.trace import (
     TraceEvent,
     sort_events,
 )
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
+from wasmsched.sim.workloads import WorkloadControllers
 
 # Results of a replayed pod, beside simulate's Scheduled / Unschedulable / Error.
 COMPLETED = "Completed"  # ran and was deleted (its duration ended, or the trace deleted it)
@@ -169,7 +169,7 @@ class Replay:
 
     def _expand(self, event: CreateObject) -> list[Pod]:
         """A Pod, or the pods a workload's controller creates when it appears (as in
-        ``simulate``: wasmsched.api.workloads)."""
+        ``simulate``: wasmsched.sim.workloads)."""
         if event.manifest.get("kind") == "Pod":
             return [Pod(event.manifest)]
         wc = WorkloadControllers(self._nodes_at_start, [], [*self._context, event.manifest])

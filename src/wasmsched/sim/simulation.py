@@ -21,14 +21,14 @@ from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.api.resources import Resource
-from wasmsched.api.workloads import WorkloadControllers
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Event, Registry
 from wasmsched.framework.runtime import CycleRecord
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, PodOutcome, Scheduler
+from wasmsched.sim.workloads import WorkloadControllers
 
-log = logging.getLogger("wasmsched.simulator")
+log = logging.getLogger("wasmsched.sim.simulation")
 
 # A run that would go on past this much simulated time is cut (a guest that errors on
 # every attempt, for instance, would otherwise be retried forever).

@@ -25,7 +25,7 @@ from wasmsched.api.objects import Pod
 from wasmsched.config import SchedulerConfig
 from wasmsched.errors import InputError
 from wasmsched.framework.interfaces import Registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 # Simulated seconds between two copies: more than the longest backoff (10 s) and the
 # unschedulable pool's flush (5 min), so a copy has been retried as often as the real

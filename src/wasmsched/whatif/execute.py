@@ -13,7 +13,7 @@ from wasmsched.config.catalog import PluginCatalog
 from wasmsched.replay.engine import Replay
 from wasmsched.replay.sources import read_trace
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 from wasmsched.whatif.diff import placement_metrics, summary_metrics
 from wasmsched.whatif.runs import RunSpec, placements_digest
 
