@@ -27,7 +27,8 @@ from typing import Any
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import default_config, load_config
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.sim.simulation import Simulation, report_to_dict
+from wasmsched.sim.document import pod_entry
+from wasmsched.sim.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / ".cache" / "reference" / "wasmsched-reference"
@@ -96,7 +97,7 @@ def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
     finally:
         sim.close()
     data = {
-        "pods": [report_to_dict(r) for r in result.pods if r.was_pending],
+        "pods": [pod_entry(r) for r in result.pods if r.was_pending],
         "summary": {
             "preemptions": [
                 {"victim": p.victim, "node": p.node, "preemptor": p.preemptor}

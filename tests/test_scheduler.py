@@ -483,9 +483,12 @@ def test_async_binding_completes_with_post_bind_and_the_scheduled_event() -> Non
     sim, binder, uid = async_sim()
     sched = sim.scheduler
     assert not sched.complete_binding(uid, "elsewhere", None)  # not this binding
-    sim.store.bind(sim.store.pods[uid], "n1")  # what the binding did meanwhile
-    assert sched.cache.is_assumed(uid)  # its watch event is not delivered yet
-    sim.store.deliver()
+
+    def bind_meanwhile() -> None:  # what the binding did, during a scheduler step
+        sim.store.bind(sim.store.pods[uid], "n1")
+        assert sched.cache.is_assumed(uid)  # its watch event is not delivered yet
+
+    sim.store.deliver_after(bind_meanwhile)  # delivered when the step ends
     assert sched.complete_binding(uid, "n1", None)
     assert not sched.binding_in_flight(uid)
     assert binder.log == ["postbind p"]

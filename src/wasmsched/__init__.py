@@ -70,7 +70,8 @@ if TYPE_CHECKING:
         QueueingHint,
     )
     from wasmsched.scheduler.types import PodOutcome
-    from wasmsched.sim.simulation import Simulation, SimulationResult
+    from wasmsched.sim.result import SimulationResult
+    from wasmsched.sim.simulation import Simulation
 
 # Public name -> the private module that defines it.
 _HOMES: dict[str, str] = {
@@ -96,7 +97,7 @@ _HOMES: dict[str, str] = {
     "QueueingHint": "wasmsched.framework.types",
     "PodOutcome": "wasmsched.scheduler.types",
     "Simulation": "wasmsched.sim.simulation",
-    "SimulationResult": "wasmsched.sim.simulation",
+    "SimulationResult": "wasmsched.sim.result",
     **{
         name: "wasmsched.framework.interfaces"
         for name in (
