@@ -87,11 +87,12 @@ def test_changes_inside_a_step_reach_the_handlers_after_it_in_order() -> None:
     def step() -> str:  # a scheduling cycle: a bind, then a preemption victim's deletion
         store.bind(store.pods["uid-a"], "n1")
         store.delete_pod(store.pods["uid-b"], "default/a")
+        store.deliver_after(lambda: store.add_pod(pod("d")))  # nested: still the same step
         assert log == []
         return "done"
 
     assert store.deliver_after(step) == "done"
-    assert log == ["pod_update a n1", "pod_delete b"]
+    assert log == ["pod_update a n1", "pod_delete b", "pod_add d"]
     store.add_pod(pod("c"))  # and at once again after the step
     assert log[-1] == "pod_add c"
 

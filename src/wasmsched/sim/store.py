@@ -124,12 +124,13 @@ class ClusterStore:
     def deliver_after(self, step: Callable[[], T]) -> T:
         """Runs ``step`` (a scheduler step: a cycle, a tick) holding the changes it writes;
         they reach the event handlers when it returns."""
-        self._held = True
+        outer, self._held = self._held, True
         try:
             return step()
         finally:
-            self._held = False
-            self._deliver()
+            self._held = outer
+            if not outer:
+                self._deliver()
 
     def _notify(self, change: _Change) -> None:
         if self._handlers:
