@@ -1,16 +1,17 @@
-"""The rich renderers of cli/report.py: data is printed as it is, never read as markup."""
+"""The rich renderers of cli/render.py: data is printed as it is, never read as markup."""
 
 from __future__ import annotations
 
 import pytest
 from rich.console import Console
 
+from sched_support import result_of
 from wasmsched.api.objects import Pod
-from wasmsched.cli.report import print_explain, print_table
+from wasmsched.cli.render import print_explain, print_table
 from wasmsched.framework.runtime import CycleRecord
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler import PodOutcome
-from wasmsched.simulator import NodeReport, PodReport, SimulationResult
+from wasmsched.sim.result import NodeUsage, PodResult, SimulationResult
 
 TRICKY = [
     "waiting for scheduling gates: [example.com/wait]",
@@ -32,22 +33,12 @@ def pod(name: str) -> Pod:
     )
 
 
-def result_with(
-    reports: list[PodReport], nodes: list[NodeReport] | None = None
-) -> SimulationResult:
-    return SimulationResult(
-        outcomes=[r.outcome for r in reports if r.outcome is not None],
-        other_scheduler_pods=[],
-        events=[],
-        preemptions=[],
-        simulated_seconds=0.0,
-        wall_seconds=0.0,
-        cycles=1,
-        nodes=len(nodes or []),
+def result_with(pods: list[PodResult], nodes: list[NodeUsage] | None = None) -> SimulationResult:
+    return result_of(
+        pods,
+        nodes or [],
         skipped_plugins={"[p]": ["Gadget[x]"]},
         stopped_early="stopped: [reason]",
-        pods=reports,
-        node_reports=nodes or [],
     )
 
 
@@ -61,9 +52,9 @@ def render(fn: object, *args: object) -> str:
 def test_table_prints_messages_names_and_nodes_verbatim(message: str) -> None:
     p = pod("web[0]")
     outcome = PodOutcome(p, "default-scheduler", "Unschedulable", None, message)
-    report = PodReport(p, "Unschedulable", "node[a]", message, was_pending=True, outcome=outcome)
-    nodes = [NodeReport("node[a]", {"cpu": 1000, "pods": 10}, {"cpu": 500, "pods": 1}, 1)]
-    out = render(print_table, result_with([report], nodes))
+    result = PodResult(p, "Unschedulable", "node[a]", message, was_pending=True, outcome=outcome)
+    nodes = [NodeUsage("node[a]", {"cpu": 1000, "pods": 10}, {"cpu": 500, "pods": 1}, 1)]
+    out = render(print_table, result_with([result], nodes))
     assert message in out
     for text in ("web[0]", "ns[1]", "node[a]", "Gadget[x]", "profile [p]", "stopped: [reason]"):
         assert text in out, text
@@ -83,8 +74,8 @@ def test_explain_prints_plugin_and_guest_reasons_verbatim(reason: str, nodes: in
     record.score_rows.append(("Score[s]", 2, ["n[0]"], [7], [3]))
     record.selected_node = "n[0]"
     outcome = PodOutcome(p, "default-scheduler", "Scheduled", "n[0]", "", cycles=[record])
-    report = PodReport(p, "Scheduled", "n[0]", "", was_pending=True, outcome=outcome)
-    out = render(print_explain, result_with([report]))
+    result = PodResult(p, "Scheduled", "n[0]", "", was_pending=True, outcome=outcome)
+    out = render(print_explain, result_with([result]))
     assert f"Guest[w]={reason}" in out
     assert f"Unschedulable: {reason}" in out
     assert "ns[1]/api[2]: Scheduled on n[0]" in out
@@ -92,61 +83,3 @@ def test_explain_prints_plugin_and_guest_reasons_verbatim(reason: str, nodes: in
     assert "selected node: n[0]" in out
     if nodes > 20:
         assert f"Filter: {nodes // 2} of {nodes} evaluated nodes passed" in out
-
-
-@pytest.mark.parametrize("explain", [False, True])
-@pytest.mark.parametrize("pods", [0, 1, 3])
-def test_streamed_json_is_the_document_json_dumps_prints(explain: bool, pods: int) -> None:
-    import io
-    import json
-
-    from wasmsched.cli.report import result_to_json, write_json
-
-    reports = []
-    for i in range(pods):
-        p = pod(f"p{i}")
-        record = CycleRecord(filter_order=("F",), filter_rows=[("n\\n1", None, None)])
-        outcome = PodOutcome(p, "default-scheduler", "Scheduled", "n1", "a\\nb", cycles=[record])
-        reports.append(
-            PodReport(p, "Scheduled", "n1", "line\\nbreak", was_pending=True, outcome=outcome)
-        )
-    nodes = [NodeReport("n1", {"cpu": 1000}, {"cpu": 0}, 0)]
-    result = result_with(reports, nodes)
-    out = io.StringIO()
-    write_json(result, out, explain)
-    assert json.loads(out.getvalue()) == result_to_json(result, explain)
-    if not explain:  # byte for byte what json.dumps prints
-        assert out.getvalue() == json.dumps(result_to_json(result, explain), indent=2) + "\n"
-
-
-def test_record_json_is_the_records_dict() -> None:
-    import json
-    from pathlib import Path
-
-    from wasmsched.api.manifests import load_manifests
-    from wasmsched.cli.report import record_json
-    from wasmsched.config import default_config
-    from wasmsched.plugins.registry import in_tree_registry
-    from wasmsched.simulator import Simulation
-
-    root = Path(__file__).resolve().parents[1]
-    objects = load_manifests(root / "tests" / "scenarios" / "preemption_mixed.yaml")
-    sim = Simulation(objects, default_config(), in_tree_registry(), explain=True)
-    try:
-        result = sim.run()
-    finally:
-        sim.close()
-    records = [c for o in result.outcomes for c in o.cycles]
-    assert records and any(r.victims for r in records)
-    assert any(v != "passed" for r in records for vs in r.filter.values() for v in vs.values())
-    for record in records:
-        assert json.loads(record_json(record)) == record.to_dict()
-    # a node filtered twice (with and without nominated pods): the last run is kept
-    twice = CycleRecord(filter_order=("A", "B"))
-    status = Status(Code.UNSCHEDULABLE, 'quote " and \\[y]')
-    twice.filter_rows += [("n", "B", status), ("m", "B", status), ("n", None, None)]
-    assert json.loads(record_json(twice)) == twice.to_dict()
-    assert twice.to_dict()["filter"] == {
-        "n": {"A": "passed", "B": "passed"},
-        "m": {"A": "passed", "B": 'Unschedulable: quote " and \\[y]'},
-    }
