@@ -35,7 +35,7 @@ from bench_scheduling import make_node, make_pod
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.config import default_config, load_config
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 guest, pods, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cluster = ClusterObjects(
     nodes=[make_node(i) for i in range(500)], pods=[make_pod(i) for i in range(pods)], others=[]

@@ -315,7 +315,7 @@ def _simulations(guests: Path, pods: int, rounds: int) -> dict[str, dict[str, fl
     from wasmsched.api.manifests import ClusterObjects
     from wasmsched.config import default_config, load_config
     from wasmsched.scheduler.registry import default_registry
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     cluster = ClusterObjects(
         nodes=[make_node(i) for i in range(CYCLE_NODES)],

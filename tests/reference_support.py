@@ -2,7 +2,7 @@
 cases and comparing them pod by pod.
 
 A case is a cluster (a list of manifests) and an optional KubeSchedulerConfiguration.
-wasmsched runs in process (wasmsched.simulator.Simulation, as `wasmsched simulate` does);
+wasmsched runs in process (wasmsched.sim.simulation.Simulation, as `wasmsched simulate` does);
 the reference binary (built by scripts/build-reference) runs a directory of cases in one
 process. kube-scheduler breaks equal top scores at random (pkg/scheduler/schedule_one.go:
 selectHost); the reference is given the node wasmsched chose for each pod ("prefer") and
@@ -27,7 +27,8 @@ from typing import Any
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import default_config, load_config
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation, report_to_dict
+from wasmsched.sim.document import pod_entry
+from wasmsched.sim.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / ".cache" / "reference" / "wasmsched-reference"
@@ -96,7 +97,7 @@ def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
     finally:
         sim.close()
     data = {
-        "pods": [report_to_dict(r) for r in result.pods if r.was_pending],
+        "pods": [pod_entry(r) for r in result.pods if r.was_pending],
         "summary": {
             "preemptions": [
                 {"victim": p.victim, "node": p.node, "preemptor": p.preemptor}

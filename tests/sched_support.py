@@ -11,7 +11,8 @@ from wasmsched.api.objects import Node, Pod
 from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, parse_config
 from wasmsched.framework.interfaces import Registry
 from wasmsched.framework.status import Status
-from wasmsched.simulator import Simulation, SimulationResult
+from wasmsched.sim.result import NodeUsage, PodResult, SimulationResult
+from wasmsched.sim.simulation import Simulation
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", **extra: Any) -> Node:
@@ -150,3 +151,23 @@ def simulate(
 
 def placements(result: SimulationResult) -> dict[str, str | None]:
     return {o.pod.name: o.node for o in result.outcomes}
+
+
+def result_of(pods: list[PodResult], nodes: list[NodeUsage], **fields: Any) -> SimulationResult:
+    """A SimulationResult of these pods and nodes, for the renderers of a result."""
+    return SimulationResult(
+        **{
+            "outcomes": [r.outcome for r in pods if r.outcome is not None],
+            "other_scheduler_pods": [],
+            "events": [],
+            "preemptions": [],
+            "simulated_seconds": 0.0,
+            "wall_seconds": 0.0,
+            "cycles": 1,
+            "nodes": len(nodes),
+            "skipped_plugins": {},
+            "pods": pods,
+            "node_usage": nodes,
+            **fields,
+        }
+    )

@@ -11,7 +11,7 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 
 def pod(name: str, node: str = "", cpu: str = "1", **spec: Any) -> Pod:

@@ -23,7 +23,7 @@ from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.host_selection import select_host_index
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 IMAGES = ["registry.k8s.io/pause:3.9", "nginx:1.25", "busybox:1.36"]
 TAINT_KEYS = ["a", "b"]

@@ -29,7 +29,7 @@ from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.interfaces import NodeScore, NodeToStatus
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 from wasmsched.wasm import WasmError, WasmPlugin
 
 RSS_BOUND = 256 << 20  # generous: the unbounded runs took gigabytes

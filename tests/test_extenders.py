@@ -46,7 +46,8 @@ from wasmsched.extenders import (
 )
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation, SimulationResult
+from wasmsched.sim.result import SimulationResult
+from wasmsched.sim.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "extender"

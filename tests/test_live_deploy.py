@@ -17,7 +17,7 @@ from wasmsched.api.objects import Node, Pod
 from wasmsched.config import load_config
 from wasmsched.live import LeaseConfig
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 

@@ -14,7 +14,7 @@ from live_support import config, node, placements, pod, running, wait
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parents[1]
 NODENUMBER = ROOT / "examples" / "nodenumber" / "nodenumber.wat"

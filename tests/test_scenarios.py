@@ -11,7 +11,7 @@ import pytest
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import default_config, load_config
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 EXPECT = re.compile(

@@ -13,7 +13,7 @@ from wasmsched.framework.interfaces import NodeScore, PreFilterResult
 from wasmsched.framework.runtime import BindingPending
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 
 class NodeSet:
@@ -344,7 +344,7 @@ def test_pod_deleted_frees_room_and_requeues_unschedulable_pod(seed: int) -> Non
     reg = registry(Fit=lambda args, handle: OnePodPerNode())
     cfg = config(["Fit"], reg.names())
     from wasmsched.api.manifests import ClusterObjects
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     running = pod("running", node_name="n1")
     sim = Simulation(ClusterObjects([node("n1")], [running, pod("waiting")], []), cfg, reg, seed)
@@ -483,9 +483,12 @@ def test_async_binding_completes_with_post_bind_and_the_scheduled_event() -> Non
     sim, binder, uid = async_sim()
     sched = sim.scheduler
     assert not sched.complete_binding(uid, "elsewhere", None)  # not this binding
-    sim.store.bind(sim.store.pods[uid], "n1")  # what the binding did meanwhile
-    assert sched.cache.is_assumed(uid)  # its watch event is not delivered yet
-    sim.store.deliver()
+
+    def bind_meanwhile() -> None:  # what the binding did, during a scheduler step
+        sim.store.bind(sim.store.pods[uid], "n1")
+        assert sched.cache.is_assumed(uid)  # its watch event is not delivered yet
+
+    sim.store.deliver_after(bind_meanwhile)  # delivered when the step ends
     assert sched.complete_binding(uid, "n1", None)
     assert not sched.binding_in_flight(uid)
     assert binder.log == ["postbind p"]
@@ -600,7 +603,7 @@ def test_pod_deleted_while_waiting_at_permit_is_not_requeued() -> None:
 
 def test_progress_reports_bound_pods_of_the_total() -> None:
     from wasmsched.api.manifests import ClusterObjects as Objects
-    from wasmsched.simulator import Simulation as Sim
+    from wasmsched.sim.simulation import Simulation as Sim
 
     reg = registry(Fit=lambda args, handle: OnePodPerNode())
     cfg = config(["Fit"], reg.names())

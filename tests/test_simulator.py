@@ -10,7 +10,9 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation, SimulationResult, report_to_dict
+from wasmsched.sim.document import node_entry, pod_entry
+from wasmsched.sim.result import SimulationResult
+from wasmsched.sim.simulation import Simulation
 
 REGISTRY = in_tree_registry()
 
@@ -90,7 +92,7 @@ def test_terminated_pods_hold_no_capacity_and_are_reported(
         [node("n1", cpu="2")], [pod("old", "2", node_name="n1", phase=phase), pod("new", "2")]
     )
     assert results(result) == {"old": (old_result, "n1"), "new": new_result}
-    old = report_to_dict(result.pods[0])
+    old = pod_entry(result.pods[0])
     assert old["result"] == old_result and old["node"] == "n1" and old["wasPending"] is False
 
 
@@ -141,7 +143,7 @@ def test_preempted_pods_are_reported_with_their_preemptor() -> None:
     assert by_name["low"].was_pending is False
     assert "preempted by default/high on n1" in by_name["low"].message
     assert (by_name["high"].result, by_name["high"].node) == ("Scheduled", "n1")
-    assert report_to_dict(by_name["low"])["preemptedBy"] == "default/high"
+    assert pod_entry(by_name["low"])["preemptedBy"] == "default/high"
     assert result.summary()["preempted"] == 1
 
 
@@ -202,7 +204,7 @@ def test_pods_this_simulation_does_not_schedule_are_skipped(
     assert result.summary()["skipped"] == 1
 
 
-def test_node_reports_count_bound_pods_only() -> None:
+def test_node_usage_counts_bound_pods_only() -> None:
     result = simulate(
         [node("n1", cpu="4"), node("n2", cpu="2")],
         [
@@ -212,7 +214,7 @@ def test_node_reports_count_bound_pods_only() -> None:
             pod("gated", "1", gates=("g",)),
         ],
     )
-    nodes = {n.name: n for n in result.node_reports}
+    nodes = {n.name: n for n in result.node_usage}
     placed = {r.pod.name: r.node for r in result.pods if r.result in ("Running", "Scheduled")}
     for name, report in nodes.items():
         on_it = [p for p, n in placed.items() if n == name]
@@ -220,4 +222,69 @@ def test_node_reports_count_bound_pods_only() -> None:
     cpu = {name: n.requested["cpu"] for name, n in nodes.items()}
     assert sum(cpu.values()) == 3500  # running + new; done and gated hold nothing
     assert nodes["n1"].allocatable["cpu"] == 4000
-    assert nodes["n1"].to_dict()["allocatable"]["memory"] == "4Gi"
+    assert node_entry(nodes["n1"])["allocatable"]["memory"] == "4Gi"
+
+
+def test_a_simulation_without_a_registry_uses_the_default_one() -> None:
+    # As simulate(registry=None) does: None is the in-tree registry, not an AttributeError.
+    cluster = ClusterObjects(nodes=[node("n1")], pods=[pod("p", "1")], others=[])
+    for sim in (
+        Simulation(cluster, default_config(), None),
+        Simulation(cluster, default_config(), registry=None),
+    ):
+        try:
+            result = sim.run()
+        finally:
+            sim.close()
+        assert results(result) == {"p": ("Scheduled", "n1")}
+
+
+def test_a_driver_reads_the_cluster_and_the_outcomes_through_the_simulation() -> None:
+    sim = Simulation(
+        ClusterObjects(nodes=[node("n1")], pods=[pod("p", "1"), pod("big", "4")], others=[]),
+        default_config(),
+        REGISTRY,
+    )
+    seen: dict[str, Any] = {}
+
+    def look() -> None:
+        p = next(x for x in sim.pods() if x.name == "p")
+        seen.update(
+            now=sim.now(),
+            node=sim.pod(p.uid).node_name,  # type: ignore[union-attr]
+            nodes=[n.name for n in sim.nodes()],
+            n1=sim.node("n1") is not None,
+            big=sim.outcome(next(x.uid for x in sim.pods() if x.name == "big")).result,  # type: ignore[union-attr]
+        )
+
+    sim.at(10.0, look)
+    try:
+        sim.run()
+    finally:
+        sim.close()
+    assert seen == {"now": 10.0, "node": "n1", "nodes": ["n1"], "n1": True, "big": "Unschedulable"}
+
+
+def test_a_replica_set_replaces_a_pod_deleted_during_the_run() -> None:
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default", "uid": "rs-uid"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }
+    sim = Simulation(ClusterObjects(nodes=[node("n1")], pods=[], others=[rs]), default_config())
+    sim.at(10.0, lambda: sim.store.remove_pod(next(iter(sim.pods())).uid))
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    # The first pod was deleted by the API (not preempted): its replacement is scheduled.
+    (running,) = sim.pods()
+    first, replacement = result.pods
+    assert first.pod.uid != running.uid and replacement.pod.uid == running.uid
+    assert replacement.pod.name.startswith("web-") and replacement.pod.name != first.pod.name
+    assert (replacement.result, replacement.node) == ("Scheduled", "n1")

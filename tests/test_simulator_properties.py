@@ -11,7 +11,7 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 REGISTRY = in_tree_registry()
 

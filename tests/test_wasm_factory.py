@@ -17,7 +17,7 @@ from wasmsched.api.objects import Node
 from wasmsched.config import ConfigError, load_config
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 from wasmsched.wasm import WasmPlugin
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

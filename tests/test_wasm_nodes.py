@@ -227,7 +227,7 @@ def _simulate(config: Path, nodes: list[str], pods: int, batch: bool) -> tuple[A
     from wasmsched.config import load_config
     from wasmsched.framework.runtime import Framework
     from wasmsched.scheduler import registry as registry_module
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     cluster = ClusterObjects(
         nodes=[_node(name) for name in nodes],

@@ -1,4 +1,4 @@
-"""Tests for wasmsched.api.workloads: the pods workload controllers create, unit and through
+"""Tests for wasmsched.sim.workloads: the pods workload controllers create, unit and through
 ``wasmsched simulate --output json``."""
 
 from __future__ import annotations
@@ -14,17 +14,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from wasmsched.api.manifests import load_manifests
+from wasmsched.api.manifests import load_manifests, workload_warnings
 from wasmsched.api.objects import Node, Pod
-from wasmsched.api.workloads import (
+from wasmsched.cli import app
+from wasmsched.sim.workloads import (
     ALPHANUMS,
     WorkloadControllers,
     random_suffix,
     safe_encode,
     template_hash,
-    workload_warnings,
 )
-from wasmsched.cli import app
 
 runner = CliRunner()
 SUFFIX = f"[{ALPHANUMS}]{{5}}"

@@ -77,8 +77,8 @@ if TYPE_CHECKING:
     from wasmsched.framework.types import ClusterEventWithHint as ClusterEventWithHint
     from wasmsched.framework.types import QueueingHint as QueueingHint
     from wasmsched.scheduler.types import PodOutcome as PodOutcome
-    from wasmsched.simulator import Simulation as Simulation
-    from wasmsched.simulator import SimulationResult as SimulationResult
+    from wasmsched.sim.result import SimulationResult as SimulationResult
+    from wasmsched.sim.simulation import Simulation as Simulation
 
 # The public names, by the private module that defines them: the one list of them.
 # __getattr__ imports each from its home on first use, and __all__ is these names and
@@ -125,7 +125,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "QueueingHint",
     ),
     "wasmsched.scheduler.types": ("PodOutcome",),
-    "wasmsched.simulator": ("Simulation", "SimulationResult"),
+    "wasmsched.sim.result": ("SimulationResult",),
+    "wasmsched.sim.simulation": ("Simulation",),
 }
 _HOME_OF: dict[str, str] = {name: home for home, names in _HOMES.items() for name in names}
 _FUNCTIONS = (
@@ -216,7 +217,7 @@ def simulate(
     """
     from wasmsched.api.manifests import ClusterObjects
     from wasmsched.config.models import SchedulerConfig
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.simulation import Simulation
 
     registry = registry if registry is not None else default_registry()
     objects = cluster if isinstance(cluster, ClusterObjects) else load_cluster(cluster)

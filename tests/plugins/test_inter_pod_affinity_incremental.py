@@ -26,7 +26,7 @@ from wasmsched.framework.runtime import Framework
 from wasmsched.framework.status import Status
 from wasmsched.plugins.inter_pod_affinity import PRE_FILTER_KEY, PRE_SCORE_KEY, InterPodAffinity
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 SELECTORS = [
     {"key": "app", "operator": "In", "values": ["a"]},

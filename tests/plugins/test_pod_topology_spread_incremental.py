@@ -46,7 +46,7 @@ from wasmsched.plugins.pod_topology_spread import (
 )
 from wasmsched.plugins.pod_topology_spread.columnar import round_half_away_array
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 SELECTORS: list[Mapping[str, Any] | None] = [
     {"matchLabels": {"app": "a"}},

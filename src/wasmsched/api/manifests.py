@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,7 +28,6 @@ import yaml
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
 from wasmsched.api.validation import validate_object
-from wasmsched.api.workloads import workload_warnings
 from wasmsched.errors import InputError, InternalError
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
@@ -48,10 +47,11 @@ __all__ = [
     "ClusterObjects",
     "ManifestError",
     "load_manifests",
+    "workload_warnings",
 ]
 
 # Kinds kept raw in ClusterObjects.others: Kubernetes kinds a scheduler may consult, and
-# the workload controllers whose pods wasmsched.api.workloads creates.
+# the workload controllers whose pods the simulation creates (wasmsched.sim.workloads).
 OTHER_KINDS = frozenset(
     {
         "PodDisruptionBudget",
@@ -416,3 +416,30 @@ def _parsed(state: _State, obj: Pod | Node, here: str, label: str) -> bool:
         state.problems.add(f"{here}: {label}: {e}")
         return False
     return True
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _workload_label(kind: str, obj: Mapping[str, Any]) -> str:
+    meta = _mapping(obj.get("metadata"))
+    return f"{kind} {meta.get('namespace') or DEFAULT_NAMESPACE}/{meta.get('name')}"
+
+
+def workload_warnings(others: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What the loader should say about workload objects that create no pods now."""
+    out = []
+    for obj in others:
+        kind = obj.get("kind")
+        spec = _mapping(obj.get("spec"))
+        if kind == "CronJob":
+            out.append(
+                f"{_workload_label('CronJob', obj)}: creates no pods until its schedule "
+                f'"{spec.get("schedule")}" fires, which the simulation does not run'
+            )
+        elif kind == "Job" and spec.get("suspend") is True:
+            out.append(
+                f"{_workload_label('Job', obj)}: suspended (spec.suspend), so it creates no pods"
+            )
+    return out

@@ -228,11 +228,12 @@ def simulate(
             stream=sys.stderr,
         )
     from wasmsched.api.manifests import load_manifests
-    from wasmsched.cli.report import print_explain, print_table, write_explain_lines, write_json
+    from wasmsched.cli.render import print_explain, print_table
     from wasmsched.config import default_config, load_config
     from wasmsched.errors import WasmschedError
     from wasmsched.scheduler.registry import default_registry
-    from wasmsched.simulator import Simulation
+    from wasmsched.sim.document import document, write_document, write_explain_lines
+    from wasmsched.sim.simulation import Simulation
 
     explain_pods = _pod_keys(explain_pod)
     explain = explain or explain_pods is not None
@@ -274,12 +275,11 @@ def simulate(
         except OSError as err:
             _fail(f"{explain_output}: {err.strerror or err}")
     if report is not None:
-        from wasmsched.cli.report import result_to_json
         from wasmsched.report import simulation_report
 
-        _write_report(report, simulation_report(result_to_json(result)))
+        _write_report(report, simulation_report(document(result)))
     if output is OutputFormat.json:
-        write_json(result, sys.stdout, explain, explain_pods)
+        write_document(result, sys.stdout, explain, explain_pods)
     else:
         console = Console()
         if explain:

@@ -19,7 +19,6 @@ from typing import Any
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
-from wasmsched.api.workloads import WorkloadControllers
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Registry
 from wasmsched.replay.metrics import ClusterMetrics, median_requests, percentiles, qos_class
@@ -34,7 +33,8 @@ from wasmsched.replay.trace import (
     TraceEvent,
     sort_events,
 )
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
+from wasmsched.sim.workloads import WorkloadControllers
 
 # Results of a replayed pod, beside simulate's Scheduled / Unschedulable / Error.
 COMPLETED = "Completed"  # ran and was deleted (its duration ended, or the trace deleted it)
@@ -163,13 +163,12 @@ class Replay:
         for pod in start.pods:
             if pod.node_name and not pod.is_terminal:
                 self.metrics.pod_changed(pod, +1)
-        self.store.bound_hooks.append(self._bound)
-        self.store.deleted_hooks.append(self._deleted)
+        self.store.subscribe(on_bound=self._bound, on_deleted=self._deleted)
         self._schedule(later)
 
     def _expand(self, event: CreateObject) -> list[Pod]:
         """A Pod, or the pods a workload's controller creates when it appears (as in
-        ``simulate``: wasmsched.api.workloads)."""
+        ``simulate``: wasmsched.sim.workloads)."""
         if event.manifest.get("kind") == "Pod":
             return [Pod(event.manifest)]
         wc = WorkloadControllers(self._nodes_at_start, [], [*self._context, event.manifest])
@@ -203,7 +202,7 @@ class Replay:
         return rp
 
     def _now(self) -> float:
-        return self.sim.clock.now()
+        return self.sim.now()
 
     def _sample(self) -> None:
         point = self.metrics.point(self._now(), self._counts)
@@ -306,7 +305,7 @@ class Replay:
             store.update_node(node)
             self.metrics.add_node(node)
         elif isinstance(event, CordonNode):
-            old = store.nodes.get(event.node)
+            old = self.sim.node(event.node)
             if old is not None:
                 node = _cordoned(old)
                 store.update_node(node)
@@ -318,11 +317,11 @@ class Replay:
             finally:
                 self._deleting_node = False
             self.metrics.remove_node(event.node)
-            # The pod garbage collector deleted its pods: their controllers re-create them.
-            controllers = [*self._controllers, *([store.workloads] if store.workloads else [])]
+            # The pod garbage collector deleted its pods: their controllers re-create them
+            # (all of them are the replay's: the cluster file's workloads too, see above).
             for pod in gone:
                 like = self.pods.get(pod.key)
-                for wc in controllers:
+                for wc in self._controllers:
                     replacements = wc.on_pod_deleted(pod)
                     if replacements and like is not None:
                         self._create_now(replacements, like)
@@ -382,7 +381,7 @@ class Replay:
         return {
             "pods": len(self._order),
             "results": dict(sorted(by_result.items())),
-            "nodes": len(self.store.nodes),
+            "nodes": len(self.sim.nodes()),
             "preemptions": self.preemptions,
             "schedulingCycles": result.cycles,
             "simulatedSeconds": round(simulated, 3),

@@ -25,7 +25,7 @@ from wasmsched.api.objects import Pod
 from wasmsched.config import SchedulerConfig
 from wasmsched.errors import InputError
 from wasmsched.framework.interfaces import Registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.simulation import Simulation
 
 # Simulated seconds between two copies: more than the longest backoff (10 s) and the
 # unschedulable pool's flush (5 min), so a copy has been retried as often as the real
@@ -140,8 +140,7 @@ class Capacity:
         self._turn = 0
         self.preempted: list[str] = []
         self._copies: dict[str, TemplateResult] = {}  # uid of a bound copy -> its template
-        self.sim.store.bound_hooks.append(self._bound)
-        self.sim.store.deleted_hooks.append(self._deleted)
+        self.sim.store.subscribe(on_bound=self._bound, on_deleted=self._deleted)
         self.sim.at(0.0, self._next)
 
     def _copy(self, result: TemplateResult) -> Pod:
@@ -184,11 +183,9 @@ class Capacity:
         if self._current is not None:
             result, pod = self._current
             self._current = None
-            if (
-                self.sim.store.pods.get(pod.uid) is not None
-                and not self.sim.store.pods[pod.uid].node_name
-            ):
-                outcome = self.sim.scheduler.outcomes.get(pod.uid)
+            current = self.sim.pod(pod.uid)
+            if current is not None and not current.node_name:
+                outcome = self.sim.outcome(pod.uid)
                 reason = outcome.message if outcome is not None else "not scheduled"
                 if not self.allow_preemption:
                     # The copies carry preemptionPolicy Never only to keep preemption off:
@@ -204,7 +201,7 @@ class Capacity:
         pod = self._copy(result_next)
         self._current = (result_next, pod)
         self.sim.store.add_pod(pod)
-        self.sim.at(self.sim.clock.now() + COPY_SPACING, self._next)
+        self.sim.at(self.sim.now() + COPY_SPACING, self._next)
 
     def _bound(self, pod: Pod) -> None:
         if self._current is not None and self._current[1].uid == pod.uid:

@@ -13,7 +13,8 @@ from wasmsched.config.catalog import PluginCatalog
 from wasmsched.replay.engine import Replay
 from wasmsched.replay.sources import read_trace
 from wasmsched.scheduler.registry import default_registry
-from wasmsched.simulator import Simulation
+from wasmsched.sim.document import document
+from wasmsched.sim.simulation import Simulation
 from wasmsched.whatif.diff import placement_metrics, summary_metrics
 from wasmsched.whatif.runs import RunSpec, placements_digest
 
@@ -45,16 +46,15 @@ def run_document(
             doc = run.run().to_json()
         finally:
             run.sim.close()
-        store = run.store
+        sim = run.sim
     else:
         sim = Simulation(objects, sched_config, registry, seed=seed)
         try:
             result = sim.run()
         finally:
             sim.close()
-        doc = result.to_dict()  # simulate --output json without explain
-        store = sim.store
-    doc["metrics"] = placement_metrics(store.nodes.values(), store.pods.values())
+        doc = document(result)  # simulate --output json without explain
+    doc["metrics"] = placement_metrics(sim.nodes(), sim.pods())
     return doc
 
 

@@ -39,8 +39,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from wasmsched.api.admission import admit_pods
+from wasmsched.api.naming import ALPHANUMS, random_suffix, safe_encode, template_hash
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, Pod
-from wasmsched.api.workloads.controllers import (
+from wasmsched.sim.workloads.controllers import (
     DEFAULT_CLASS_ANNOTATION,
     Controller,
     DaemonSet,
@@ -52,7 +53,6 @@ from wasmsched.api.workloads.controllers import (
     active,
     controller_ref,
 )
-from wasmsched.api.workloads.naming import ALPHANUMS, random_suffix, safe_encode, template_hash
 
 __all__ = [
     "ALPHANUMS",
@@ -60,33 +60,11 @@ __all__ = [
     "random_suffix",
     "safe_encode",
     "template_hash",
-    "workload_warnings",
 ]
 
 
 def _m(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _label(kind: str, obj: Mapping[str, Any]) -> str:
-    meta = _m(obj.get("metadata"))
-    return f"{kind} {meta.get('namespace') or DEFAULT_NAMESPACE}/{meta.get('name')}"
-
-
-def workload_warnings(others: Iterable[Mapping[str, Any]]) -> list[str]:
-    """What the loader should say about workload objects that create no pods now."""
-    out = []
-    for obj in others:
-        kind = obj.get("kind")
-        spec = _m(obj.get("spec"))
-        if kind == "CronJob":
-            out.append(
-                f"{_label('CronJob', obj)}: creates no pods until its schedule "
-                f'"{spec.get("schedule")}" fires, which the simulation does not run'
-            )
-        elif kind == "Job" and spec.get("suspend") is True:
-            out.append(f"{_label('Job', obj)}: suspended (spec.suspend), so it creates no pods")
-    return out
 
 
 _KINDS: dict[str, Callable[[Mapping[str, Any], Owner], Controller]] = {

@@ -10,10 +10,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from wasmsched.api.naming import random_suffix, template_hash
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, Pod
 from wasmsched.api.selectors import LabelSelector
 from wasmsched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
-from wasmsched.api.workloads.naming import random_suffix, template_hash
 
 __all__ = [
     "Controller",

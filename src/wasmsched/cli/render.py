@@ -1,4 +1,5 @@
-"""Rendering simulation results: JSON for machines, rich tables for people.
+"""Rendering a simulation's result for people: rich tables (its JSON document is
+wasmsched.sim.document's).
 
 Every piece of data (pod, node and plugin names, plugin and guest messages) reaches rich
 as a ``Text`` object or escaped, never as markup: a message such as
@@ -7,9 +8,8 @@ as a ``Text`` object or escaped, never as markup: a message such as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from typing import IO, Any
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,18 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from wasmsched.cli.choices import Only
-
-# verdict: the record's own formatting of a Status, so both renderings agree.
 from wasmsched.framework.records import CycleRecord
-from wasmsched.framework.records import verdict as _verdict
 from wasmsched.scheduler import PodOutcome
-from wasmsched.simulator import (
-    NodeReport,
-    PodReport,
-    SimulationResult,
-    format_amount,
-    report_to_dict,
-)
+from wasmsched.sim.document import format_amount
+from wasmsched.sim.result import NodeUsage, PodResult, SimulationResult
 
 _RESULT_STYLE = {
     "Scheduled": "green",
@@ -46,143 +38,13 @@ EXPLAIN_FULL_NODES = 20
 EXPLAIN_TOP_NODES = 10
 
 
-def selected(reports: Iterable[PodReport], only: Only) -> list[PodReport]:
+def selected(results: Iterable[PodResult], only: Only) -> list[PodResult]:
     """The pods ``--only`` keeps: pending ones (default), those left without a node, all."""
     if only is Only.all:
-        return list(reports)
+        return list(results)
     if only is Only.unschedulable:
-        return [r for r in reports if r.was_pending and r.result in ("Unschedulable", "Error")]
-    return [r for r in reports if r.was_pending]
-
-
-def result_to_json(
-    result: SimulationResult, explain: bool = False, explain_pods: frozenset[str] | None = None
-) -> dict[str, Any]:
-    """The whole JSON document (docs/output.md); ``explain_pods`` narrows the cycles shown."""
-    data = result.to_dict(
-        (lambda r: explain_pods is None or r.pod.key in explain_pods) if explain else None
-    )
-    if explain:
-        data["events"] = _events(result)
-    return data
-
-
-def write_json(
-    result: SimulationResult,
-    out: IO[str],
-    explain: bool = False,
-    explain_pods: frozenset[str] | None = None,
-) -> None:
-    """``result_to_json`` as ``json.dumps(..., indent=2)`` prints it, one pod at a time,
-    except that a pod's explain ``cycles`` are on one line: the record of 200 pods on 500
-    nodes is tens of megabytes, and only unindented JSON has the C encoder."""
-    out.write('{\n  "pods": [')
-    for i, r in enumerate(result.pods):
-        entry = report_to_dict(r)
-        outcome = r.outcome if explain else None  # None: no explain record to print
-        if outcome is not None and explain_pods is not None and r.pod.key not in explain_pods:
-            outcome = None
-        if outcome is not None:
-            entry["attempts"] = outcome.attempts
-        out.write(",\n    " if i else "\n    ")
-        # json.dumps escapes newlines inside strings: every newline here is indentation.
-        text = json.dumps(entry, indent=2).replace("\n", "\n    ")
-        if outcome is not None:
-            cycles_json = ",".join(record_json(c) for c in outcome.cycles)
-            text = f'{text[:-6]},\n      "cycles": [{cycles_json}]\n    }}'
-        out.write(text)
-    out.write("\n  ]" if result.pods else "]")
-    rest: dict[str, Any] = {
-        "nodes": [n.to_dict() for n in result.node_reports],
-        "summary": result.summary(),
-    }
-    if explain:
-        rest["events"] = _events(result)
-    for key, value in rest.items():
-        out.write(f",\n  {json.dumps(key)}: ")
-        out.write(json.dumps(value, indent=2).replace("\n", "\n  "))
-    out.write("\n}\n")
-
-
-def _events(result: SimulationResult) -> list[dict[str, Any]]:
-    return [
-        {
-            "time": e.time,
-            "object": f"{e.regarding.namespace}/{e.regarding.name}"
-            if e.regarding.namespace
-            else e.regarding.name,
-            "type": e.type,
-            "reason": e.reason,
-            "action": e.action,
-            "note": e.note,
-        }
-        for e in result.events
-    ]
-
-
-def record_json(record: CycleRecord) -> str:
-    """``json.dumps(record.to_dict())`` (compact), written from the recorded tuples.
-
-    Most nodes share a verdict prefix ("passed" up to the rejecting plugin) and most
-    verdicts repeat: building the strings directly is several times faster than building
-    a dict per node for the encoder.
-    """
-    dumps = json.dumps
-    order = record.filter_order or ()
-    keys = [dumps(name) for name in order]
-    passed = [f'{key}:"passed"' for key in keys]
-    all_passed = "{" + ",".join(passed) + "}"
-    index = {name: i for i, name in enumerate(order)}
-    verdicts: dict[int, str] = {}  # id(status) -> its JSON, statuses are often shared
-    filters: dict[str, str] = {}  # the last run on a node wins, as in CycleRecord.filter
-    for node, rejector, status in record.filter_rows:
-        i = index.get(rejector, -1) if rejector is not None else -1
-        if i < 0:
-            filters[node] = all_passed
-            continue
-        text = verdicts.get(id(status))
-        if text is None:
-            text = verdicts[id(status)] = dumps(_verdict(status))
-        filters[node] = "{" + ",".join([*passed[:i], f"{keys[i]}:{text}"]) + "}"
-    scores: dict[str, list[str]] = {}
-    for name, weight, nodes, raw, normalized in record.score_rows:
-        key = dumps(name)
-        for j, node in enumerate(nodes):
-            n = normalized[j]
-            scores.setdefault(node, []).append(
-                f'{key}:{{"raw":{raw[j]},"normalized":{n},"weighted":{n * weight}}}'
-            )
-    parts = [
-        f'"preFilter":{dumps(record.pre_filter)}',
-        '"filter":{' + ",".join(f"{dumps(n)}:{v}" for n, v in filters.items()) + "}",
-        f'"postFilter":{dumps(record.post_filter)}',
-        f'"preScore":{dumps(record.pre_score)}',
-        '"score":{' + ",".join(f"{dumps(n)}:{{{','.join(v)}}}" for n, v in scores.items()) + "}",
-        f'"reserve":{dumps(record.reserve)}',
-        f'"permit":{dumps(record.permit)}',
-        f'"bind":{dumps(record.bind)}',
-        f'"selectedNode":{dumps(record.selected_node)}',
-        f'"nominatedNode":{dumps(record.nominated_node)}',
-        f'"victims":{dumps(record.victims)}',
-    ]
-    return "{" + ",".join(parts) + "}"
-
-
-def write_explain_lines(result: SimulationResult, out: IO[str]) -> int:
-    """One JSON object per scheduling attempt of every explained pod; returns the count."""
-    lines = 0
-    for report in result.pods:
-        outcome = report.outcome
-        if outcome is None:
-            continue
-        for attempt, record in enumerate(outcome.cycles, 1):
-            head = json.dumps(
-                {"pod": report.pod.key, "attempt": attempt, "finalResult": report.result},
-                separators=(",", ":"),
-            )
-            out.write(f"{head[:-1]},{record_json(record)[1:]}\n")
-            lines += 1
-    return lines
+        return [r for r in results if r.was_pending and r.result in ("Unschedulable", "Error")]
+    return [r for r in results if r.was_pending]
 
 
 def _result_text(result: str) -> Text:
@@ -209,8 +71,8 @@ def print_table(
             Text(message),
         )
     console.print(table)
-    if nodes and result.node_reports:
-        print_nodes(console, result.node_reports)
+    if nodes and result.node_usage:
+        print_nodes(console, result.node_usage)
     s = result.summary()
     line = (
         f"{s['scheduled']} scheduled, {s['unschedulable']} unschedulable, {s['error']} error "
@@ -245,7 +107,7 @@ def print_table(
         console.print(Text(result.stopped_early, style="red"))
 
 
-def _utilization(node: NodeReport, resource: str) -> str:
+def _utilization(node: NodeUsage, resource: str) -> str:
     requested = node.requested.get(resource, 0)
     allocatable = node.allocatable.get(resource, 0)
     text = f"{format_amount(resource, requested)}/{format_amount(resource, allocatable)}"
@@ -254,7 +116,7 @@ def _utilization(node: NodeReport, resource: str) -> str:
     return text
 
 
-def print_nodes(console: Console, nodes: Sequence[NodeReport]) -> None:
+def print_nodes(console: Console, nodes: Sequence[NodeUsage]) -> None:
     """Requested / allocatable per resource and the pod count of every node."""
     resources: list[str] = []
     for n in nodes:
@@ -282,23 +144,23 @@ def print_explain(
     explain_pods: frozenset[str] | None = None,
 ) -> None:
     """Each explained pod's attempts, then the table."""
-    for report in result.pods:
-        if report.outcome is None:
+    for pod_result in result.pods:
+        if pod_result.outcome is None:
             continue
-        if explain_pods is not None and report.pod.key not in explain_pods:
+        if explain_pods is not None and pod_result.pod.key not in explain_pods:
             continue
-        _explain_pod(console, report, report.outcome)
+        _explain_pod(console, pod_result, pod_result.outcome)
     print_table(console, result, only)
 
 
-def _explain_pod(console: Console, report: PodReport, outcome: PodOutcome) -> None:
-    pod = report.pod
-    head = Text.assemble((f"{pod.namespace}/{pod.name}", "bold"), f": {report.result}")
-    if report.node:
-        head.append(f" on {report.node}")
+def _explain_pod(console: Console, pod_result: PodResult, outcome: PodOutcome) -> None:
+    pod = pod_result.pod
+    head = Text.assemble((f"{pod.namespace}/{pod.name}", "bold"), f": {pod_result.result}")
+    if pod_result.node:
+        head.append(f" on {pod_result.node}")
     console.rule(head)
-    if report.message:
-        console.print(Text(report.message))
+    if pod_result.message:
+        console.print(Text(pod_result.message))
     for attempt, record in enumerate(outcome.cycles, 1):
         if len(outcome.cycles) > 1:
             console.print(Text(f"attempt {attempt}", style="dim"))
