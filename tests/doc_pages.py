@@ -2,11 +2,11 @@
 
 A page's ```sh blocks run in order (a ``cd`` carries over to the next block, as in a
 terminal); the ```text block after a command shows its output to the reader and must
-match what the command printed, up to timings, sizes, hashes and paths. Markers, each on
-the line before a fence: ``<!-- skip: reason -->`` (a command block not run),
-``<!-- file: path -->`` (a listing of a committed file) and ``<!-- excerpt: START -- END
--->`` (an output block showing only the lines from the first one matching START up to the
-next one matching END).
+match what the command printed, up to timings, sizes, hashes and paths; every other
+number is compared exactly. Markers, each on the line before a fence: ``<!-- skip: reason
+-->`` (a command block not run), ``<!-- file: path -->`` (a listing of a committed file)
+and ``<!-- excerpt: START -- END -->`` (an output block showing only the lines from the
+first one matching START up to the next one matching END).
 """
 
 from __future__ import annotations
@@ -105,25 +105,47 @@ def _quote(path: Path) -> str:
     return "'" + str(path).replace("'", "'\\''") + "'"
 
 
-# What varies between runs and machines: timings and other decimals, sizes, hashes, paths.
+# What varies between runs and machines: timings, sizes, hashes and paths. Every other
+# number is deterministic and compared exactly, so that a stale one fails the page.
 _VOLATILE = (
-    (re.compile(r"\d+\.\d+"), "<N>"),
+    (re.compile(r"\d+\.\d+(?= s wall\b)"), "<TIME>"),  # "0.002 s wall"
+    (re.compile(r"(\bwall seconds\W+)\d+\.\d+"), r"\1<TIME>"),  # "wall seconds │ 0.031"
+    (re.compile(r"\bin \d+\.\d+s\b"), "in <TIME>s"),  # cargo's "Finished ... in 5.65s"
     (re.compile(r"\b[0-9a-f]{64}\b"), "<SHA256>"),
     (re.compile(r"-[0-9a-f]{16}\b"), "-<HASH>"),
     (re.compile(r"\(/[^)]*\)"), "(<PATH>)"),
     (re.compile(r"\b\d+ bytes\b"), "<N> bytes"),
     (re.compile(r"\s+"), " "),
 )
+_DECIMAL = re.compile(r"\d+\.\d+")
+# A benchmark table's header ("ours µs/op"): its rows' decimals are timings.
+_TIMING_TABLE = re.compile(r"\bµs/op\b")
 
 
-def normalize(line: str) -> str:
+def normalize(line: str, timings: bool = False) -> str:
+    """``line`` with what varies masked; ``timings``: a benchmark table row, all decimals."""
     line = line.strip()
+    if timings:
+        line = _DECIMAL.sub("<TIME>", line)
     for pattern, repl in _VOLATILE:
         line = pattern.sub(repl, line)
     return line
 
 
+def _normalized(text: str) -> list[tuple[str, str]]:
+    """Each line of ``text`` and its normalized form; a blank line ends a benchmark table."""
+    out: list[tuple[str, str]] = []
+    in_table = False
+    for line in text.splitlines():
+        if not line.strip():
+            in_table = False
+        out.append((line, normalize(line, in_table)))
+        if _TIMING_TABLE.search(line):
+            in_table = True
+    return out
+
+
 def missing_lines(shown: str, actual: str) -> list[str]:
     """Lines of a snippet that the command did not print (after normalising both)."""
-    printed = {normalize(line) for line in actual.splitlines()}
-    return [line for line in shown.splitlines() if line.strip() and normalize(line) not in printed]
+    printed = {norm for _, norm in _normalized(actual)}
+    return [line for line, norm in _normalized(shown) if line.strip() and norm not in printed]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,19 +89,14 @@ def test_same_seed_same_result_and_seed_matters() -> None:
     assert runs[0] == runs[1]
 
 
+def _explain_example(columns: int) -> Any:
+    args = ["--cluster", str(EXAMPLE / "cluster.yaml")]
+    args += ["--config", str(EXAMPLE / "scheduler-config.yaml"), "--explain"]
+    return runner.invoke(app, ["simulate", *args], env={"COLUMNS": str(columns)})
+
+
 def test_explain_shows_filter_verdicts_and_scores() -> None:
-    result = runner.invoke(
-        app,
-        [
-            "simulate",
-            "--cluster",
-            str(EXAMPLE / "cluster.yaml"),
-            "--config",
-            str(EXAMPLE / "scheduler-config.yaml"),
-            "--explain",
-        ],
-        env={"COLUMNS": "250"},
-    )
+    result = _explain_example(columns=250)
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Filter" in out and "Score (raw / normalized / weighted)" in out
@@ -539,3 +535,114 @@ def test_inspect_says_what_a_non_wasm_path_is(tmp_path: Path, make: Any, expecte
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"wasmsched: error: {path}: {expected}")
+
+
+@pytest.mark.parametrize("content", [b"hello\n", b"", b"\xff\xfe\x00binary"])
+def test_a_guest_url_at_a_non_wasm_file_is_described_as_inspect_does(
+    tmp_path: Path, content: bytes
+) -> None:
+    guest = tmp_path / "plugin.wasm"
+    guest.write_bytes(content)
+    config = tmp_path / "config.yaml"
+    text = (EXAMPLE / "scheduler-config.yaml").read_text()
+    config.write_text(text.replace("file://nodenumber.wat", "file://plugin.wasm"))
+    inspected = runner.invoke(app, ["inspect", str(guest)])
+    assert inspected.exit_code == 2
+    description = inspected.stderr.strip().removeprefix(f"wasmsched: error: {guest}: ")
+    assert description.endswith("not a wasm plugin (no \\0asm header, not WebAssembly text)")
+    result = runner.invoke(
+        app, ["simulate", "--cluster", str(EXAMPLE / "cluster.yaml"), "--config", str(config)]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f'wasmsched: error: {config}: plugin "NodeNumber": '
+        f"guestURL {guest.as_uri()}: wasm: error compiling guest: {description}\n"
+    )
+
+
+def test_a_wat_head_cut_inside_a_character_is_still_text(tmp_path: Path) -> None:
+    # The first 4096 bytes (what is read to tell text from binary) end inside "é".
+    wat = (EXAMPLE / "nodenumber.wat").read_text()
+    head, module, body = wat.partition("(module")
+    pad = 4095 - len((head + module + "\n;; ").encode())
+    guest = tmp_path / "plugin.wat"
+    guest.write_text(f"{head}{module}\n;; {'x' * pad}é\n{body}")
+    assert guest.read_bytes()[4095:4097] == "é".encode()
+    result = runner.invoke(app, ["inspect", str(guest)])
+    assert result.exit_code == 0, result.output + result.stderr
+
+
+def test_explain_at_80_columns_is_readable_and_complete() -> None:
+    # A table wider than the terminal becomes one block per node: no plugin name or score
+    # cut off ("NodeNumb…", "100/100/…"), no reason folded into a 9-character column.
+    result = _explain_example(columns=80)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout
+    assert max(len(line) for line in lines) <= 80
+    assert "  NodeResourcesBalancedAllocation  90/90/90" in lines
+    assert "  NodeNumber                       100/100/500" in lines  # the wasm plugin
+    assert "  NodeResourcesFit: Unschedulable: Insufficient cpu" in lines
+    assert "Score (raw / normalized / weighted)" in lines
+
+
+WHAT_IF = ROOT / "examples" / "what-if"
+REPORTING = {
+    "simulate": ["--cluster", str(EXAMPLE / "cluster.yaml")],
+    "replay": [
+        *("--cluster", str(ROOT / "examples" / "replay" / "cluster.yaml")),
+        *("--trace", str(ROOT / "examples" / "replay" / "trace.jsonl")),
+    ],
+    "diff": [
+        *("--cluster", str(WHAT_IF / "cluster.yaml")),
+        *("--config", str(WHAT_IF / "least-allocated.yaml")),
+        *("--config", str(WHAT_IF / "most-allocated.yaml")),
+    ],
+    "sweep": [
+        *("--cluster", str(WHAT_IF / "cluster.yaml")),
+        *("--config", str(WHAT_IF / "least-allocated.yaml")),
+        *("--seeds", "1", "--workers", "1"),
+    ],
+}
+
+
+@pytest.mark.parametrize("command", sorted(REPORTING))
+def test_report_says_where_it_went_on_stderr(tmp_path: Path, command: str) -> None:
+    args = [command, *REPORTING[command], "--output", "json"]
+    if command == "sweep":
+        args += ["--out", str(tmp_path / "sweep")]
+    report = tmp_path / "report.html"
+    result = runner.invoke(app, [*args, "--report", str(report)])
+    assert result.exit_code == 0, result.output + result.stderr
+    json.loads(result.stdout)  # stdout stays one JSON document
+    assert f"report written to {report}" in result.stderr.splitlines()
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    # An unwritable report is one line, exit 2, for every command.
+    unwritable = tmp_path / "no" / "such" / "dir" / "report.html"
+    result = runner.invoke(app, [*args, "--report", str(unwritable)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"wasmsched: error: {unwritable}: No such file or directory\n"
+
+
+def _command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        return [path]
+    return [p for name, sub in subcommands.items() for p in _command_paths(sub, (*path, name))]
+
+
+def test_every_option_shows_a_plain_metavar() -> None:
+    # Typer's default metavars are types: "<list[Path]>", "<int range>", "<path>".
+    import typer.main
+
+    paths = _command_paths(typer.main.get_command(app))
+    assert ("simulate",) in paths and ("import", "alibaba-gpu") in paths
+    option = re.compile(r"^  (?:-\w, )?--[\w-]+(?: / --[\w-]+)?(?: (?P<metavar>\S+))?")
+    for path in paths:
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        options = result.output.partition("\nOptions:\n")[2]
+        metavars = [m["metavar"] for m in map(option.match, options.splitlines()) if m]
+        assert metavars, path
+        for metavar in filter(None, metavars):
+            assert re.fullmatch(r"[A-Za-z][\w./|-]*", metavar), (path, metavar)

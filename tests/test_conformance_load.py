@@ -26,6 +26,7 @@ from wasmsched.wasm import (
     inspect_wasm,
     wasm_plugin_factory,
 )
+from wasmsched.wasm.inspect import ENQUEUE_EXTENSIONS
 
 ALL_POINTS = frozenset(
     {
@@ -307,7 +308,8 @@ def test_inspect(name: str, loadable: bool, problem: str | None) -> None:
 
 def test_inspect_lists_imports_and_points() -> None:
     report = inspect_wasm(guest_url("advanced"))
-    assert report.extension_points == [fw.PRE_FILTER, fw.PRE_SCORE, fw.SCORE]
+    # advanced exports enqueue: EnqueueExtensions, as abi.md §2.1 has it.
+    assert report.extension_points == [ENQUEUE_EXTENSIONS, fw.PRE_FILTER, fw.PRE_SCORE, fw.SCORE]
     modules = {(m, n) for m, n, _ in report.imports}
     assert ("k8s.io/klog", "logs") in modules
     assert ("wasi_snapshot_preview1", "proc_exit") in modules

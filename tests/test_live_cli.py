@@ -40,7 +40,7 @@ def srv() -> Any:
     ("args", "expected"),
     [
         (["--config", "missing.yaml"], "missing.yaml: config file not found"),
-        (["--kubeconfig", "no-such-kubeconfig"], "no-such-kubeconfig: cannot load kubeconfig"),
+        (["--kubeconfig", "no-such-kubeconfig"], "no-such-kubeconfig: kubeconfig not found"),
         (
             ["--leader-elect-lease-duration", "1s", "--leader-elect-renew-deadline", "2s"],
             "leaseDuration must be greater than renewDeadline",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,34 @@ def test_simulation_report_has_a_section_per_kind_of_data() -> None:
     # Without a series or waiting times, those charts are left out rather than empty.
     plain = simulation_report({"pods": result["pods"][1:], "summary": {}})
     assert 'id="pods-over-time"' not in plain and 'id="queueing-delay"' not in plain
+
+
+def test_summary_reads_as_labels_and_values_not_raw_dicts() -> None:
+    wait = {"p50": 0.0, "p90": 210.0, "p99": 240.0, "max": 240.0}
+    summary = {
+        "pods": 13,
+        "schedulingCycles": 30,
+        "results": {"Completed": 12, "Running": 1},
+        "waitSeconds": wait,
+        "waitSecondsByPriority": {"0": wait, "1000": wait},
+        "peakAllocation": {"cpu": 0.9375, "memory": 0.375},
+        "otherSchedulers": [{"namespace": "d", "name": "p", "schedulerName": "other"}],
+        "preemptions": [],
+        "stoppedEarly": None,
+    }
+    page = simulation_report({"pods": [], "summary": summary})
+    table = page.partition('id="summary"')[2].partition("</section>")[0]
+    rows = re.findall(r"<tr><td>(.*?)</td><td[^>]*>(.*?)</td></tr>", table)
+    assert rows == [
+        ("pods", "13"),
+        ("scheduling cycles", "30"),
+        ("results", "Completed 12, Running 1"),
+        ("wait (s)", "p50 0, p90 210, p99 240, max 240"),
+        ("wait (s), priority 0", "p50 0, p90 210, p99 240, max 240"),
+        ("wait (s), priority 1000", "p50 0, p90 210, p99 240, max 240"),
+        ("peak allocation", "cpu 94%, memory 38%"),
+        ("pods of other schedulers", "namespace d, name p, scheduler name other"),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -320,4 +349,7 @@ def test_replay_report_renders_its_time_charts(browser: Any, tmp_path: Path) -> 
     for section in ("allocated-over-time", "pods-over-time", "queueing-delay", "results"):
         assert charts[section] > 0, section
     assert "Top" in page.inner_text("#top-waiting")
+    summary = page.inner_text("#summary")
+    assert "wait (s)\tp50 " in summary and "peak allocation\tcpu " in summary
+    assert "{" not in summary and "waitSeconds" not in summary
     page.close()

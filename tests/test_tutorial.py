@@ -249,7 +249,30 @@ def test_parse_attaches_output_to_the_command_before_it() -> None:
     ("shown", "printed", "missing"),
     [
         ("0.0 s simulated, 0.031 s wall\n", "0.0 s simulated, 0.5 s wall\n", []),
-        ("PluginFilter   cost_aware  3.71\n", "PluginFilter cost_aware 13.02\n", []),
+        (
+            "benchmark  ours µs/op\nPluginFilter   cost_aware  3.71\n",
+            "benchmark ours µs/op\nPluginFilter cost_aware 13.02\n",
+            [],
+        ),
+        ("Finished release target(s) in 5.65s\n", "Finished release target(s) in 12.0s\n", []),
+        ("│ wall seconds  │ 0.031 │\n", "│ wall seconds │ 1.5 │\n", []),
+        # Every other number is deterministic: a stale one is missing.
+        (
+            "least-allocated.yaml 4.0\n",
+            "least-allocated.yaml 3.666667\n",
+            ["least-allocated.yaml 4.0"],
+        ),
+        (
+            "0.0 s simulated, 0.031 s wall\n",
+            "1.0 s simulated, 0.031 s wall\n",
+            ["0.0 s simulated, 0.031 s wall"],
+        ),
+        (
+            "PluginFilter cost_aware 3.71\n",
+            "PluginFilter cost_aware 13.02\n",
+            ["PluginFilter cost_aware 3.71"],
+        ),
+        ("{'cpu': 0.25}\n", "{'cpu': 0.5}\n", ["{'cpu': 0.25}"]),
         ("sha256 " + "a" * 64 + "\n", "sha256 " + "b" * 64 + "\n", []),
         ("Compiling x v0.1.0 (/home/u/x)\n", "Compiling x v0.1.0 (/tmp/y/x)\n", []),
         ("web-1  small-1\n", "web-1  large-1\n", ["web-1  small-1"]),

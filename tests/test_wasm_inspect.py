@@ -18,6 +18,17 @@ GOOD = """(module
   (func (export "_start")))"""
 
 
+def test_enqueue_gives_enqueue_extensions() -> None:
+    wat = """(module (memory (export "memory") 1)
+      (func (export "enqueue"))
+      (func (export "filter") (result i32) i32.const 0))"""
+    report = inspect_wasm(wasmtime.wat2wasm(wat))
+    assert ("enqueue", "() -> ()") in report.exports
+    assert report.extension_points == ["enqueueExtensions", "filter"]
+    assert "extension points: enqueueExtensions, filter" in report.to_text()
+    assert report.to_dict()["extensionPoints"] == ["enqueueExtensions", "filter"]
+
+
 def test_report_of_a_loadable_guest(tmp_path: Path) -> None:
     path = tmp_path / "good.wasm"
     path.write_bytes(wasmtime.wat2wasm(GOOD))

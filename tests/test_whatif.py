@@ -484,3 +484,45 @@ def test_diff_of_a_trace_compares_waiting_times(
     # LeastAllocated sends t0 to the empty node b, MostAllocated to the busy node a.
     first = {c["name"]: (c["a"]["node"], c["b"]["node"]) for c in result["changed"]}
     assert first.get("t0") == ("b", "a")
+
+
+@pytest.mark.parametrize(
+    ("extra", "header", "rows"),
+    [
+        # "How many more fit?": the count, and why the next copy did not (or --max).
+        ((), ["template", "copies that fit", "stopped because"], [
+            ["a", "12", "0/3 nodes are available: 3 Insufficient cpu."],
+            ["b", "0", "0/3 nodes are available: 3 Insufficient cpu."],
+        ]),
+        (("--max", "5"), ["template", "copies that fit", "stopped because"], [
+            ["a", "5", "--max 5 reached"],
+            ["b", "5", "--max 5 reached"],
+        ]),
+        # "Do these counts fit?": then yes or no.
+        (("--replicas", "8", "--replicas", "6"),
+         ["template", "copies", "desired", "fits", "stopped because"], [
+            ["a", "8", "8", "yes", ""],
+            ["b", "4", "6", "no", "0/3 nodes are available: 3 Insufficient cpu."],
+        ]),
+    ],
+)  # fmt: skip
+def test_capacity_table_answers_the_question_asked(
+    tmp_path: Path, three_nodes: Path, extra: tuple[str, ...], header: list[str], rows: Any
+) -> None:
+    args = ["capacity", "--cluster", str(three_nodes), *extra]
+    for i, template in enumerate((pod("a"), pod("b"))):
+        args += ["--pod", str(write(tmp_path / f"template-{i}.yaml", template))]
+    out = subprocess.run(
+        [sys.executable, "-m", "wasmsched", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "150"},
+    )
+    assert out.returncode == 0, out.stderr
+    cells = [
+        [c.strip() for c in line.strip("┃│").split("┃" if "┃" in line else "│")]
+        for line in out.stdout.splitlines()
+        if line.startswith(("┃", "│"))
+    ]
+    assert cells == [header, *rows]

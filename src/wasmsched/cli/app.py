@@ -36,6 +36,18 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+# Options several commands share, declared once.
+OutputOption = Annotated[OutputFormat, typer.Option("--output", "-o", metavar="table|json")]
+ReportOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        metavar="FILE.html",
+        help="Write a self-contained HTML report (charts that open offline).",
+    ),
+]
+
+
 class LogLevel(StrEnum):
     debug = "debug"
     info = "info"
@@ -77,6 +89,17 @@ def _fail(message: str) -> NoReturn:
     one_line = " ".join(text.split())
     typer.echo(f"wasmsched: error: {one_line}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _write_report(path: Path, page: str) -> None:
+    """Writes an HTML report and says so on stderr (stdout may be a JSON document)."""
+    from wasmsched.report import write_report
+
+    try:
+        write_report(path, page)
+    except OSError as err:
+        _fail(f"{path}: {err.strerror or err}")
+    typer.echo(f"report written to {path}", err=True)
 
 
 @contextmanager
@@ -131,15 +154,19 @@ def simulate(
     cluster: Annotated[
         Path,
         typer.Option(
-            "--cluster", help="A YAML file or a directory of manifests; - reads standard input."
+            "--cluster",
+            metavar="PATH",
+            help="A YAML file or a directory of manifests; - reads standard input.",
         ),
     ],
     config: Annotated[
-        Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration file."),
     ] = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    output: OutputOption = OutputFormat.table,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the tie-breaking between equal nodes.")
+        int,
+        typer.Option("--seed", metavar="N", help="Seed of the tie-breaking between equal nodes."),
     ] = 0,
     explain: Annotated[
         bool,
@@ -169,18 +196,12 @@ def simulate(
         Only,
         typer.Option(
             "--only",
+            metavar="pending|unschedulable|all",
             help="Pods the table lists: those that were pending, "
             "those left unschedulable (or in error), or all.",
         ),
     ] = Only.pending,
-    report: Annotated[
-        Path | None,
-        typer.Option(
-            "--report",
-            metavar="FILE.html",
-            help="Write a self-contained HTML report (charts that open offline).",
-        ),
-    ] = None,
+    report: ReportOption = None,
     fail_on_unschedulable: Annotated[
         bool,
         typer.Option(
@@ -254,12 +275,9 @@ def simulate(
         except OSError as err:
             _fail(f"{explain_output}: {err.strerror or err}")
     if report is not None:
-        from wasmsched.report import simulation_report, write_report
+        from wasmsched.report import simulation_report
 
-        try:
-            write_report(report, simulation_report(document(result)))
-        except OSError as err:
-            _fail(f"{report}: {err.strerror or err}")
+        _write_report(report, simulation_report(document(result)))
     if output is OutputFormat.json:
         write_document(result, sys.stdout, explain, explain_pods)
     else:
@@ -276,27 +294,37 @@ def simulate(
 
 @app.command()
 def inspect(
-    plugin: Annotated[Path, typer.Argument(help="A .wasm plugin (or .wat text).")],
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    plugin: Annotated[
+        Path, typer.Argument(metavar="PLUGIN", help="A .wasm plugin (or .wat text).")
+    ],
+    output: OutputOption = OutputFormat.table,
     guest_config: Annotated[
         str,
-        typer.Option("--guest-config", help="The guestConfig string its start-up reads."),
+        typer.Option(
+            "--guest-config", metavar="TEXT", help="The guestConfig string its start-up reads."
+        ),
     ] = "",
     args: Annotated[
-        list[str] | None, typer.Option("--arg", help="A WASI argv entry (repeatable).")
+        list[str] | None,
+        typer.Option("--arg", metavar="ARG", help="A WASI argv entry (repeatable)."),
     ] = None,
 ) -> None:
     """Show a wasm plugin's exports, the extension points they give, its imports, and whether
     the host can load it."""
     from wasmsched.wasm import WasmPluginConfig, inspect_wasm
+    from wasmsched.wasm.cache import HEAD_BYTES, not_wasm
 
     if plugin.is_dir():
         _fail(f"{plugin}: is a directory, not a wasm plugin (give a .wasm or .wat file)")
     if not plugin.is_file():
         _fail(f"{plugin}: {'not a regular file' if plugin.exists() else 'no such file'}")
-    kind = _file_kind(plugin)
-    if kind:
-        _fail(f"{plugin}: {kind}, not a wasm plugin (no \\0asm header, not WebAssembly text)")
+    try:
+        with plugin.open("rb") as f:
+            problem = not_wasm(f.read(HEAD_BYTES))
+    except OSError as err:
+        problem = f"unreadable ({err.strerror or err})"
+    if problem:
+        _fail(f"{plugin}: {problem}")
     config = WasmPluginConfig(
         guest_url=plugin.resolve().as_uri(), guest_config=guest_config, args=list(args or [])
     )
@@ -309,29 +337,6 @@ def inspect(
         raise typer.Exit(1)
 
 
-def _file_kind(path: Path) -> str:
-    """What a file that is neither binary wasm nor WAT text is; "" when it may be wasm."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096)
-    except OSError as err:
-        return f"unreadable ({err.strerror or err})"
-    if head.startswith(b"\0asm"):
-        return ""
-    if not head:
-        return "an empty file"
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        return "a binary file"
-    stripped = text.lstrip()
-    while stripped.startswith(";;"):  # WAT line comments before the module
-        stripped = stripped.partition("\n")[2].lstrip()
-    if stripped.startswith("(module") or stripped.startswith("(component"):
-        return ""
-    return "a text file"
-
-
 class LogFormat(StrEnum):
     text = "text"
     json = "json"
@@ -339,10 +344,16 @@ class LogFormat(StrEnum):
 
 @app.command()
 def run(
-    config: Annotated[Path, typer.Option("--config", help="A KubeSchedulerConfiguration file.")],
+    config: Annotated[
+        Path, typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration file.")
+    ],
     kubeconfig: Annotated[
         Path | None,
-        typer.Option("--kubeconfig", help="Default: the in-cluster service account, $KUBECONFIG."),
+        typer.Option(
+            "--kubeconfig",
+            metavar="FILE",
+            help="Default: the in-cluster service account, $KUBECONFIG.",
+        ),
     ] = None,
     leader_elect: Annotated[
         bool | None,
@@ -352,53 +363,76 @@ def run(
         ),
     ] = None,
     lease_duration: Annotated[
-        str | None, typer.Option("--leader-elect-lease-duration", help="Default 15s.")
+        str | None,
+        typer.Option("--leader-elect-lease-duration", metavar="DURATION", help="Default 15s."),
     ] = None,
     renew_deadline: Annotated[
-        str | None, typer.Option("--leader-elect-renew-deadline", help="Default 10s.")
+        str | None,
+        typer.Option("--leader-elect-renew-deadline", metavar="DURATION", help="Default 10s."),
     ] = None,
     retry_period: Annotated[
-        str | None, typer.Option("--leader-elect-retry-period", help="Default 2s.")
+        str | None,
+        typer.Option("--leader-elect-retry-period", metavar="DURATION", help="Default 2s."),
     ] = None,
     resource_name: Annotated[
-        str | None, typer.Option("--leader-elect-resource-name", help="Default wasmsched.")
+        str | None,
+        typer.Option("--leader-elect-resource-name", metavar="NAME", help="Default wasmsched."),
     ] = None,
     resource_namespace: Annotated[
         str | None,
-        typer.Option("--leader-elect-resource-namespace", help="Default kube-system."),
+        typer.Option(
+            "--leader-elect-resource-namespace", metavar="NAMESPACE", help="Default kube-system."
+        ),
     ] = None,
     bind_address: Annotated[
-        str, typer.Option("--bind-address", help="Address of /healthz, /readyz, /metrics.")
+        str,
+        typer.Option(
+            "--bind-address", metavar="ADDRESS", help="Address of /healthz, /readyz, /metrics."
+        ),
     ] = "0.0.0.0",
     port: Annotated[
         int,
         typer.Option(
             "--port",
+            metavar="PORT",
             min=0,
             max=65535,
             help="Port of /healthz, /readyz, /metrics: 1-65535, or 0 for none.",
         ),
     ] = 10259,
-    log_format: Annotated[LogFormat, typer.Option("--log-format")] = LogFormat.text,
-    log_level: Annotated[LogLevel, typer.Option("--log-level")] = LogLevel.info,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking.")] = 0,
+    log_format: Annotated[
+        LogFormat, typer.Option("--log-format", metavar="text|json")
+    ] = LogFormat.text,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", metavar="debug|info|warning|error")
+    ] = LogLevel.info,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of the tie-breaking.")] = 0,
     api_workers: Annotated[
         int | None,
         typer.Option(
-            "--api-workers", min=1, help="Workers for bindings, status, deletes (default 64)."
+            "--api-workers",
+            metavar="N",
+            min=1,
+            help="Workers for bindings, status, deletes (default 64).",
         ),
     ] = None,
     event_workers: Annotated[
-        int | None, typer.Option("--event-workers", min=1, help="Event workers (default 16).")
+        int | None,
+        typer.Option("--event-workers", metavar="N", min=1, help="Event workers (default 16)."),
     ] = None,
     event_queue_length: Annotated[
         int | None,
-        typer.Option("--event-queue-length", min=1, help="Events queued before drops (1000)."),
+        typer.Option(
+            "--event-queue-length", metavar="N", min=1, help="Events queued before drops (1000)."
+        ),
     ] = None,
     max_binds_in_flight: Annotated[
         int | None,
         typer.Option(
-            "--max-binds-in-flight", min=1, help="Bindings in flight before popping pauses (256)."
+            "--max-binds-in-flight",
+            metavar="N",
+            min=1,
+            help="Bindings in flight before popping pauses (256).",
         ),
     ] = None,
 ) -> None:
@@ -474,7 +508,11 @@ def run(
 def snapshot(
     kubeconfig: Annotated[
         Path | None,
-        typer.Option("--kubeconfig", help="Default: the in-cluster service account, $KUBECONFIG."),
+        typer.Option(
+            "--kubeconfig",
+            metavar="FILE",
+            help="Default: the in-cluster service account, $KUBECONFIG.",
+        ),
     ] = None,
 ) -> None:
     """Print the cluster's Nodes, Pods and related objects as YAML for 'simulate --cluster'."""

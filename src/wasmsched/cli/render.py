@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -208,6 +209,13 @@ def _columns(rows: Iterable[dict[str, Any]]) -> list[str]:
     return names
 
 
+def _fits(console: Console, table: Table) -> bool:
+    """Whether ``table`` fits the console unsqueezed: rich would otherwise fold every cell
+    into a narrow column and cut off the last ones ("NodeNumb…")."""
+    unbounded = console.options.update_width(1 << 16)  # rich clamps to the width given
+    return Measurement.get(console, unbounded, table).maximum <= console.width
+
+
 def _filter_table(console: Console, filters: dict[str, dict[str, str]]) -> None:
     plugins = _columns(filters.values())
     table = Table(title="Filter", title_justify="left")
@@ -216,7 +224,20 @@ def _filter_table(console: Console, filters: dict[str, dict[str, str]]) -> None:
         table.add_column(escape(name), overflow="fold")
     for node, verdicts in filters.items():
         table.add_row(Text(node), *(_cell(verdicts.get(p)) for p in plugins))
-    console.print(table)
+    if _fits(console, table):
+        console.print(table)
+        return
+    # Too wide: per node, the plugins that passed on one line, each rejection on its own.
+    text = Text("Filter", style="italic")
+    for node, verdicts in filters.items():
+        text.append(f"\n{node}", "bold")
+        passed = [p for p, v in verdicts.items() if v == "passed"]
+        if passed:
+            text.append("\n  passed: ", "green").append(", ".join(passed))
+        for plugin, verdict in verdicts.items():
+            if verdict != "passed":
+                text.append(f"\n  {plugin}: ").append(verdict, "red")
+    console.print(text)
 
 
 def _filter_groups(console: Console, filters: dict[str, dict[str, str]]) -> None:
@@ -267,7 +288,20 @@ def _score_table(
             ),
             str(totals[node]),
         )
-    console.print(table)
+    if _fits(console, table):
+        console.print(table)
+        return
+    # Too wide: per node, its total and one line per plugin.
+    width = max(len(p) for p in plugins)
+    text = Text(title, style="italic")
+    for node in nodes:
+        mark = " *" if node == chosen else ""
+        text.append(f"\n{node}{mark}", "bold").append(f"  total {totals[node]}")
+        for plugin in plugins:
+            value = scores[node].get(plugin)
+            shown = "/".join(str(x) for x in value) if value is not None else "-"
+            text.append(f"\n  {plugin.ljust(width)}  {shown}")
+    console.print(text)
 
 
 def _score_text(

@@ -18,7 +18,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wasmsched.cli.app import OutputFormat, _fail, app
+from wasmsched.cli.app import (
+    OutputFormat,
+    OutputOption,
+    ReportOption,
+    _fail,
+    _write_report,
+    app,
+)
 from wasmsched.errors import WasmschedError
 
 import_app = typer.Typer(
@@ -79,28 +86,36 @@ def replay(
         list[Path],
         typer.Option(
             "--trace",
+            metavar="FILE",
             help="JSON lines, annotated manifests, or Alibaba's two openb CSVs (repeatable).",
         ),
     ],
     cluster: Annotated[
         Path | None,
         typer.Option(
-            "--cluster", help="Nodes and pods at time 0 (optional when the trace has nodes)."
+            "--cluster",
+            metavar="PATH",
+            help="Nodes and pods at time 0 (optional when the trace has nodes).",
         ),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration file."),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the tie-breaking.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of the tie-breaking.")] = 0,
     until: Annotated[
-        float | None, typer.Option("--until", help="Stop at this many simulated seconds.", min=0)
+        float | None,
+        typer.Option(
+            "--until", metavar="SECONDS", help="Stop at this many simulated seconds.", min=0
+        ),
     ] = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
-    report: Annotated[
-        Path | None, typer.Option("--report", help="Write a self-contained HTML report here.")
-    ] = None,
+    output: OutputOption = OutputFormat.table,
+    report: ReportOption = None,
     gpu_share: Annotated[
-        GpuShare, typer.Option("--gpu-share", help="Alibaba traces: whole GPUs or milli-GPUs.")
+        GpuShare,
+        typer.Option(
+            "--gpu-share", metavar="whole|milli", help="Alibaba traces: whole GPUs or milli-GPUs."
+        ),
     ] = GpuShare.whole,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
@@ -131,9 +146,9 @@ def replay(
         run.sim.close()
     data = result.to_json()
     if report is not None:
-        from wasmsched.report import simulation_report, write_report
+        from wasmsched.report import simulation_report
 
-        write_report(report, simulation_report(data, title="wasmsched replay"))
+        _write_report(report, simulation_report(data, title="wasmsched replay"))
     if output is OutputFormat.json:
         typer.echo(json.dumps(data))
         return
@@ -183,9 +198,13 @@ def _print_table(console: Console, data: dict[str, Any]) -> None:
 
 @import_app.command("alibaba-gpu")
 def import_alibaba(
-    nodes: Annotated[Path, typer.Option("--nodes", help="openb_node_list*.csv")],
-    pods: Annotated[Path, typer.Option("--pods", help="openb_pod_list*.csv")],
-    gpu_share: Annotated[GpuShare, typer.Option("--gpu-share")] = GpuShare.whole,
+    nodes: Annotated[
+        Path, typer.Option("--nodes", metavar="FILE.csv", help="openb_node_list*.csv")
+    ],
+    pods: Annotated[Path, typer.Option("--pods", metavar="FILE.csv", help="openb_pod_list*.csv")],
+    gpu_share: Annotated[
+        GpuShare, typer.Option("--gpu-share", metavar="whole|milli")
+    ] = GpuShare.whole,
 ) -> None:
     """Alibaba cluster-trace-gpu-v2023 (openb) node and pod lists as a JSON-lines trace."""
     from wasmsched.replay.alibaba import import_alibaba_gpu, to_jsonl_records

@@ -15,7 +15,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from wasmsched.cli.app import OutputFormat, _fail, app
+from wasmsched.cli.app import (
+    OutputFormat,
+    OutputOption,
+    ReportOption,
+    _fail,
+    _write_report,
+    app,
+)
 from wasmsched.errors import WasmschedError
 
 EXIT_CHANGED = 3
@@ -57,26 +64,41 @@ def _templates(paths: list[Path], replicas: list[int]) -> list[Any]:
 
 @app.command()
 def capacity(
-    cluster: Annotated[Path, typer.Option("--cluster", help="Nodes and running pods (YAML).")],
+    cluster: Annotated[
+        Path, typer.Option("--cluster", metavar="PATH", help="Nodes and running pods (YAML).")
+    ],
     pod: Annotated[
-        list[Path], typer.Option("--pod", help="A Pod or workload manifest to copy (repeatable).")
+        list[Path],
+        typer.Option(
+            "--pod", metavar="FILE", help="A Pod or workload manifest to copy (repeatable)."
+        ),
     ],
     replicas: Annotated[
         list[int] | None,
-        typer.Option("--replicas", help="Desired copies, one per --pod (default: as many as fit)."),
+        typer.Option(
+            "--replicas",
+            metavar="N",
+            help="Desired copies, one per --pod (default: as many as fit).",
+        ),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration file."),
     ] = None,
     max_copies: Annotated[
-        int | None, typer.Option("--max", help="Stop each template after this many copies.", min=0)
+        int | None,
+        typer.Option(
+            "--max", metavar="N", help="Stop each template after this many copies.", min=0
+        ),
     ] = None,
-    order: Annotated[Order, typer.Option("--order")] = Order.sequential,
+    order: Annotated[
+        Order, typer.Option("--order", metavar="sequential|round-robin")
+    ] = Order.sequential,
     allow_preemption: Annotated[
         bool, typer.Option("--allow-preemption", help="Let copies preempt lower-priority pods.")
     ] = False,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
+    seed: Annotated[int, typer.Option("--seed", metavar="N")] = 0,
+    output: OutputOption = OutputFormat.table,
 ) -> None:
     """How many copies of each pod template still fit on the cluster, and where."""
     from wasmsched.api.manifests import load_manifests
@@ -106,16 +128,26 @@ def capacity(
         return
     console = Console()
     table = Table(title="Capacity")
-    for column in ("template", "copies", "desired", "fits", "stopped because"):
-        table.add_column(column)
-    for t in result["templates"]:
-        table.add_row(
-            escape(t["name"]),
-            str(t["replicas"]),
-            "" if t["desired"] is None else str(t["desired"]),
-            "yes" if t["fits"] else "no",
-            escape(t["stopReason"] or ""),
-        )
+    if replicas:
+        # Do the desired counts fit? "fits" answers that question.
+        for column in ("template", "copies", "desired", "fits", "stopped because"):
+            table.add_column(column)
+        for t in result["templates"]:
+            table.add_row(
+                escape(t["name"]),
+                str(t["replicas"]),
+                str(t["desired"]),
+                "yes" if t["fits"] else "no",
+                escape(t["stopReason"] or ""),
+            )
+    else:
+        # How many more fit? Each template ran until a copy did not fit (or --max): the
+        # count is the answer, and the copy that did not fit says why no more do.
+        for column in ("template", "copies that fit", "stopped because"):
+            table.add_column(column)
+        for t in result["templates"]:
+            why = t["stopReason"] or f"--max {max_copies} reached"
+            table.add_row(escape(t["name"]), str(t["replicas"]), escape(why))
     console.print(table)
     nodes = result["summary"]["nodes"]
     if nodes:
@@ -124,17 +156,22 @@ def capacity(
 
 @app.command()
 def diff(
-    cluster: Annotated[Path, typer.Option("--cluster", help="Nodes and pods (YAML).")],
+    cluster: Annotated[
+        Path, typer.Option("--cluster", metavar="PATH", help="Nodes and pods (YAML).")
+    ],
     config: Annotated[
         list[Path],
-        typer.Option("--config", help="Two KubeSchedulerConfiguration files: A, then B."),
+        typer.Option(
+            "--config", metavar="FILE", help="Two KubeSchedulerConfiguration files: A, then B."
+        ),
     ],
     trace: Annotated[
-        Path | None, typer.Option("--trace", help="Replay this trace under both instead.")
+        Path | None,
+        typer.Option("--trace", metavar="FILE", help="Replay this trace under both instead."),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
-    report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report.")] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="N")] = 0,
+    output: OutputOption = OutputFormat.table,
+    report: ReportOption = None,
     fail_on_change: Annotated[
         bool, typer.Option("--fail-on-change", help="Exit 3 when any pod's node or result changed.")
     ] = False,
@@ -153,9 +190,9 @@ def diff(
         _fail(str(err))
     result = diff_runs(a, b)
     if report is not None:
-        from wasmsched.report import diff_report, write_report
+        from wasmsched.report import diff_report
 
-        write_report(report, diff_report(result, a, b, labels=(config[0].name, config[1].name)))
+        _write_report(report, diff_report(result, a, b, labels=(config[0].name, config[1].name)))
     if output is OutputFormat.json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -195,26 +232,39 @@ def _print_diff(console: Console, result: dict[str, Any], name_a: str, name_b: s
 
 @app.command()
 def sweep(
-    cluster: Annotated[Path, typer.Option("--cluster", help="Nodes and pods (YAML).")],
+    cluster: Annotated[
+        Path, typer.Option("--cluster", metavar="PATH", help="Nodes and pods (YAML).")
+    ],
     config: Annotated[
-        list[Path], typer.Option("--config", help="A KubeSchedulerConfiguration (repeatable).")
+        list[Path],
+        typer.Option("--config", metavar="FILE", help="A KubeSchedulerConfiguration (repeatable)."),
     ],
     trace: Annotated[
-        list[Path] | None, typer.Option("--trace", help="A trace to replay (repeatable).")
+        list[Path] | None,
+        typer.Option("--trace", metavar="FILE", help="A trace to replay (repeatable)."),
     ] = None,
-    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: N, N-M or a list.")] = "0",
+    seeds: Annotated[
+        str, typer.Option("--seeds", metavar="SEEDS", help="Seeds: N, N-M or a list.")
+    ] = "0",
     workers: Annotated[
-        int | None, typer.Option("--workers", help="Local worker processes (default: CPUs).", min=1)
+        int | None,
+        typer.Option(
+            "--workers", metavar="N", help="Local worker processes (default: CPUs).", min=1
+        ),
     ] = None,
     ray: Annotated[
         str | None,
-        typer.Option("--ray", help="Run on Ray: 'auto' (or a local cluster) or a head address."),
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Run on Ray: 'auto' (or a local cluster) or a head address.",
+        ),
     ] = None,
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for per-run results (resumable).")
+        Path, typer.Option("--out", metavar="DIR", help="Folder for per-run results (resumable).")
     ] = Path("sweep-results"),
-    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.table,
-    report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report.")] = None,
+    output: OutputOption = OutputFormat.table,
+    report: ReportOption = None,
 ) -> None:
     """Run every (configuration, trace, seed) combination and aggregate per configuration."""
     from wasmsched.whatif.runs import config_bundle, file_bundle
@@ -235,9 +285,9 @@ def sweep(
         _fail(str(err))
     summary = aggregate(records)
     if report is not None:
-        from wasmsched.report import sweep_report, write_report
+        from wasmsched.report import sweep_report
 
-        write_report(report, sweep_report(records))
+        _write_report(report, sweep_report(records))
     if output is OutputFormat.json:
         typer.echo(json.dumps({"runs": records, "aggregate": summary}, indent=2))
         return

@@ -94,6 +94,9 @@ def load_yaml(text: str, source: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = exc.problem or exc.context or "malformed document"
+        if isinstance(exc, yaml.composer.ComposerError) and exc.context and exc.problem:
+            # "expected a single document in the stream, but found another document"
+            problem = f"{exc.context}, {exc.problem}"
         raise ConfigError(source, where, f"invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(source, "", f"invalid YAML: {exc}") from None
@@ -110,19 +113,28 @@ def load_config(
 
     ``known_plugins``: a catalog (``wasmsched.scheduler.registry.default_registry()``), whose
     args kinds also validate out-of-tree plugins such as wasm ones, or plain names."""
+    data = load_yaml_file(path, "config file")
+    base_dir = Path(os.path.abspath(path)).parent
+    return parse_config(data, str(path), base_dir, known_plugins)
+
+
+def load_yaml_file(path: str | Path, what: str) -> Any:
+    """The one YAML document of a file; a missing, unreadable or empty file is a ConfigError.
+
+    ``what`` names the file's role in the messages ("config file", "kubeconfig").
+    """
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(source, "", "config file not found") from None
+        raise ConfigError(source, "", f"{what} not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(source, "", f"cannot read config file: {reason}") from None
+        raise ConfigError(source, "", f"cannot read {what}: {reason}") from None
     data = load_yaml(text, source)
     if data is None:
-        raise ConfigError(source, "", "config file is empty")
-    base_dir = Path(os.path.abspath(path)).parent
-    return parse_config(data, source, base_dir, known_plugins)
+        raise ConfigError(source, "", f"{what} is empty")
+    return data
 
 
 def default_config() -> SchedulerConfig:

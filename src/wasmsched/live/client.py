@@ -24,7 +24,8 @@ from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfi
 from lightkube.config.models import User
 from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
-from wasmsched.errors import ExternalError, InputError
+from wasmsched.errors import ExternalError
+from wasmsched.live.kubeconfig import KubeConfigError, read_kubeconfig
 from wasmsched.live.ratelimit import TokenBucket
 
 __all__ = [
@@ -46,10 +47,6 @@ DEFAULT_TIMEOUT = 10.0
 # Connections kept to the API server: the API workers, the event workers, one watch per
 # kind and the leader elector, with room to spare.
 POOL_SIZE = 128
-
-
-class KubeConfigError(InputError):
-    """No usable kubeconfig or in-cluster service account."""
 
 
 class ApiError(ExternalError):
@@ -144,19 +141,21 @@ def load_kube_config(kubeconfig: str | Path | None = None) -> SingleConfig:
     Without a path: the service account when KUBERNETES_SERVICE_HOST is set (as client-go's
     InClusterConfig), else $KUBECONFIG, else ~/.kube/config.
     """
-    try:
-        if kubeconfig is not None:
-            config = KubeConfig.from_file(kubeconfig).get()
-        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
-            config = KubeConfig.from_service_account(SERVICE_ACCOUNT).get()
-        else:
-            path = os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
-            config = KubeConfig.from_file(path).get()
-    except (LightkubeConfigError, KeyError, OSError, ValueError) as err:
-        where = kubeconfig or "the environment"
-        raise KubeConfigError(f"{where}: cannot load kubeconfig: {err}") from None
-    if config is None:
-        raise KubeConfigError(f"{kubeconfig}: kubeconfig has no current context")
+    if kubeconfig is not None:
+        config = read_kubeconfig(kubeconfig)
+    elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            in_cluster = KubeConfig.from_service_account(SERVICE_ACCOUNT).get()
+        except (LightkubeConfigError, KeyError, OSError) as err:
+            raise KubeConfigError(
+                SERVICE_ACCOUNT, "", f"cannot load the in-cluster service account: {err}"
+            ) from None
+        assert in_cluster is not None  # from_one sets the current context
+        config = in_cluster
+    else:
+        config = read_kubeconfig(
+            os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
+        )
     if config.user is None:
         # lightkube insists on a user; an unauthenticated context (a local proxy) has none.
         config = config._replace(user=User())
@@ -198,7 +197,16 @@ class ApiClient:
     def from_kubeconfig(
         cls, kubeconfig: str | Path | None = None, rate_limit: TokenBucket | None = None
     ) -> ApiClient:
-        return cls(load_kube_config(kubeconfig), rate_limit=rate_limit)
+        config = load_kube_config(kubeconfig)
+        try:
+            return cls(config, rate_limit=rate_limit)
+        except (LightkubeConfigError, OSError, ValueError, httpx2.InvalidURL) as err:
+            # read_kubeconfig checked what the client uses; this is the last word.
+            raise KubeConfigError(
+                str(config.fname or SERVICE_ACCOUNT),
+                f'contexts["{config.context_name}"]',
+                f"cannot build a client: {err}",
+            ) from None
 
     @property
     def namespace(self) -> str:

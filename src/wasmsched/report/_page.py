@@ -8,7 +8,7 @@ to it and a test can find it.
 from __future__ import annotations
 
 import html
-import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,15 +100,69 @@ def render_page(title: str, subtitle: str, sections: Iterable[Section]) -> str:
     return "\n".join(parts)
 
 
+# Labels of the summary's keys (simulate's and replay's, docs/output.md and docs/replay.md);
+# any other key is its camelCase split into words.
+_LABELS: Mapping[str, str] = {
+    "totalPods": "pods in all",
+    "simulatedSeconds": "simulated time (s)",
+    "wallSeconds": "wall time (s)",
+    "otherSchedulers": "pods of other schedulers",
+    "waitSeconds": "wait (s)",
+    "waitSecondsByPriority": "wait (s), priority",
+    "waitSecondsByQoS": "wait (s), QoS class",
+    "pluginsNotImplemented": "plugins not implemented, profile",
+}
+# Summary values that are fractions of a whole, shown as percentages.
+_FRACTIONS = frozenset({"peakAllocation"})
+_MAX_VALUE_CHARS = 300
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 def key_values(data: Mapping[str, Any]) -> Table:
-    """A two-column table of a mapping's scalar values (nested values as compact JSON)."""
+    """A two-column table of a summary: a label per key, values as plain text.
+
+    A mapping of scalars or a list becomes one line ("p50 0, p90 210, max 240"); a mapping
+    of mappings (a breakdown, e.g. per priority) one row per entry. Empty and null values
+    (nothing to report) are left out.
+    """
     rows: list[tuple[str, object]] = []
     for key, value in data.items():
-        if isinstance(value, Mapping | list):
-            if not value:
-                continue
-            value = json.dumps(value, sort_keys=True)
-            if len(value) > 300:
-                value = value[:297] + "..."
-        rows.append((key, value))
+        label = _label(key)
+        fraction = key in _FRACTIONS
+        if isinstance(value, Mapping) and any(
+            isinstance(v, Mapping | list) for v in value.values()
+        ):
+            rows.extend((f"{label} {k}", _plain(v, fraction)) for k, v in value.items())
+        elif value is not None and value != [] and value != {}:
+            rows.append((label, _plain(value, fraction)))
     return Table(("metric", "value"), rows)
+
+
+def _label(key: str) -> str:
+    """ "schedulingCycles" -> "scheduling cycles"; a key without camelCase stays as it is."""
+    if key in _LABELS:
+        return _LABELS[key]
+    words = _CAMEL.sub(" ", key)
+    return words.lower() if words != key else key
+
+
+def _plain(value: object, fraction: bool = False) -> object:
+    """A summary value as a table cell: numbers stay numbers, the rest one line of text."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:.0%}" if fraction else value
+    if isinstance(value, Mapping):
+        text = ", ".join(f"{_label(k)} {_word(v, fraction)}" for k, v in value.items())
+    elif isinstance(value, list):
+        text = "; ".join(_word(v, fraction) for v in value)
+    else:
+        return value
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+def _word(value: object, fraction: bool) -> str:
+    plain = _plain(value, fraction)
+    return f"{plain:g}" if isinstance(plain, float) else str(plain)

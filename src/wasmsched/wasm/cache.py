@@ -11,6 +11,7 @@ An unwritable folder only disables the disk cache.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import logging
 import os
@@ -24,7 +25,14 @@ import wasmtime
 from wasmsched.wasm import _fastpath
 from wasmsched.wasm.config import WasmError
 
-__all__ = ["STATS", "CacheStats", "clear_memory_cache", "default_cache_dir", "load_module"]
+__all__ = [
+    "STATS",
+    "CacheStats",
+    "clear_memory_cache",
+    "default_cache_dir",
+    "load_module",
+    "not_wasm",
+]
 
 _log = logging.getLogger("wasmsched.wasm.cache")
 _MAGIC = b"WSCWASM1"
@@ -67,6 +75,34 @@ def fingerprint_digest() -> str:
 
 
 WASM_MAGIC = b"\0asm"
+# How much of a guest not_wasm looks at: enough for a comment block before "(module".
+HEAD_BYTES = 4096
+
+
+def not_wasm(head: bytes) -> str:
+    """What a guest is when its first bytes say it can be neither a wasm binary nor
+    WebAssembly text ("a text file, not a wasm plugin (...)"); "" when it may be wasm.
+
+    One description for ``inspect`` and for a plugin's guestURL, which would otherwise
+    report the WAT parser's "expected `(`" for any text file.
+    """
+    if head.startswith(WASM_MAGIC):
+        return ""
+    if not head:
+        kind = "an empty file"
+    else:
+        try:
+            # Not final: the head may end inside a multi-byte character.
+            text = codecs.getincrementaldecoder("utf-8")().decode(head[:HEAD_BYTES])
+        except UnicodeDecodeError:
+            text = None
+        stripped = (text or "").lstrip()
+        while stripped.startswith(";;"):  # WAT line comments before the module
+            stripped = stripped.partition("\n")[2].lstrip()
+        if text is not None and stripped.startswith(("(module", "(component")):
+            return ""
+        kind = "a binary file" if text is None else "a text file"
+    return f"{kind}, not a wasm plugin (no \\0asm header, not WebAssembly text)"
 
 
 def wasm_binary(data: bytes) -> bytes:
@@ -76,6 +112,9 @@ def wasm_binary(data: bytes) -> bytes:
     """
     if data[:4] == WASM_MAGIC:
         return data
+    problem = not_wasm(data[:HEAD_BYTES])
+    if problem:  # upstream's prefix, then what the file is
+        raise WasmError(f"wasm: error compiling guest: {problem}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -20,7 +20,9 @@ from wasmsched.wasm.guest import (
 )
 from wasmsched.wasm.host import PluginEnv
 
-__all__ = ["InspectReport", "inspect_wasm"]
+__all__ = ["ENQUEUE_EXTENSIONS", "InspectReport", "inspect_wasm"]
+
+ENQUEUE_EXTENSIONS = "enqueueExtensions"
 
 
 @dataclass
@@ -100,7 +102,10 @@ def inspect_wasm(
         module, memory_limit=cfg.memory_limit_mib << 20, timeout_ms=cfg.call_timeout_ms
     )
     points = compiled.analysis.extension_points
-    report.extension_points = [p for p in POINT_ORDER if p in points]
+    # enqueue gives EnqueueExtensions (abi.md §2.1: the events EventsToRegister returns),
+    # which is not a point of the scheduling cycle; it comes first, as the queue does.
+    queueing = [ENQUEUE_EXTENSIONS] if "enqueue" in compiled.analysis.exports else []
+    report.extension_points = queueing + [p for p in POINT_ORDER if p in points]
     report.problems.extend(problems)
     if not problems and instantiate:
         env = PluginEnv("inspect", None, cfg.guest_config, cfg.log_severity, cfg.args, [])
