@@ -31,6 +31,7 @@ from wasmsched.api.validation import validate_object
 from wasmsched.errors import InputError, InternalError
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
+    SCHEDULER_VERSION,
     SUPPORTED_VERSIONS,
     KubernetesVersion,
     VersionError,
@@ -314,6 +315,13 @@ def load_manifests(
     _read_snapshots(state, [(w, p, o) for w, p, k, o in found if k == SNAPSHOT_KIND])
     if kubernetes_version is not None:
         out.kubernetes_version = kubernetes_version
+    if out.kubernetes_version != SCHEDULER_VERSION:
+        source = str(path) if str(path) != STDIN else "<stdin>"
+        out.warnings.append(
+            f"{source}: the objects are read as Kubernetes {out.kubernetes_version}'s and "
+            f"scheduled as kube-scheduler {SCHEDULER_VERSION} schedules them (newer "
+            "releases' scheduling is not modelled yet)"
+        )
     for where, fpath, kind, obj in found:
         if kind != SNAPSHOT_KIND:
             _add(state, kind, obj, where, fpath)
@@ -366,9 +374,10 @@ def _read_snapshots(state: _State, found: list[tuple[str, str, Mapping[str, Any]
                 'version (expected one such as "v1.37.2")'
             )
             continue
+        first = out.server_version is None
         out.server_version = server
         out.kubernetes_version = nearest_supported(version)
-        if out.kubernetes_version != version:
+        if first and out.kubernetes_version != version:
             out.warnings.append(
                 f"{here}: Snapshot: serverVersion: wasmsched models Kubernetes "
                 f"{SUPPORTED_VERSIONS[0]} to {SUPPORTED_VERSIONS[-1]}; the objects of this "
