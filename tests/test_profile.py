@@ -15,6 +15,7 @@ from wasmsched.extenders import ignored_resources
 from wasmsched.framework.interfaces import Plugin, Registry
 from wasmsched.framework.waiting_pods import WaitingPods
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
 from wasmsched.scheduler.profile import ProfileOptions, build_profile, build_profiles
 
 KNOWN = {p.name for p in DEFAULT_PLUGINS}
@@ -42,6 +43,7 @@ class _Handle:
     """What the in-tree plugins read of the handle while they are built."""
 
     parallelism = 16
+    features = SchedulerFeatures.of()
 
     def objects(self, kind: str) -> list[Any]:
         return []

@@ -11,6 +11,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from wasmsched.release.features import SchedulerFeatures
+
 from .models import (
     API_VERSION,
     SECTIONS,
@@ -44,7 +46,31 @@ DEFAULT_PLUGINS: tuple[PluginRef, ...] = (
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 )
-DEFAULT_PLUGIN_NAMES: frozenset[str] = frozenset(p.name for p in DEFAULT_PLUGINS)
+DYNAMIC_RESOURCES = "DynamicResources"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+# Every plugin that some modelled release has in its default set.
+DEFAULT_PLUGIN_NAMES: frozenset[str] = frozenset(p.name for p in DEFAULT_PLUGINS) | {
+    DYNAMIC_RESOURCES,
+    NODE_DECLARED_FEATURES,
+}
+
+
+def default_plugins(features: SchedulerFeatures) -> tuple[PluginRef, ...]:
+    """The multiPoint defaults of ``features``' release, in order
+    (apis/config/v1/default_plugins.go: getDefaultPlugins, applyFeatureGates)."""
+    plugins = list(DEFAULT_PLUGINS)
+    if features.node_name_before_node_unschedulable:
+        plugins[2], plugins[3] = plugins[3], plugins[2]
+    if features.dynamic_resource_allocation:
+        # Before DefaultPreemption; with a Score extension and weight 2 from 1.35
+        # (default_plugins.go: applyFeatureGates).
+        at = next(i for i, p in enumerate(plugins) if p.name == "DefaultPreemption")
+        weight = 2 if features.dynamic_resources_scores else None
+        plugins.insert(at, PluginRef(DYNAMIC_RESOURCES, weight))
+    if features.node_declared_features:
+        plugins.append(PluginRef(NODE_DECLARED_FEATURES))
+    return tuple(plugins)
+
 
 # Plugins that v1 rejects by name (`invalidPluginsByVersion` in validation.go).
 REMOVED_PLUGINS: frozenset[str] = frozenset(
@@ -52,10 +78,13 @@ REMOVED_PLUGINS: frozenset[str] = frozenset(
 )
 
 
-def default_plugin_sets() -> dict[str, PluginSet]:
-    """Every section empty except multiPoint, which holds DEFAULT_PLUGINS."""
+def default_plugin_sets(features: SchedulerFeatures | None = None) -> dict[str, PluginSet]:
+    """Every section empty except multiPoint, which holds the default plugins of
+    ``features``' release (default: DEFAULT_KUBERNETES_VERSION's)."""
     sets = {name: PluginSet() for name in SECTIONS}
-    sets["multiPoint"] = PluginSet(enabled=list(DEFAULT_PLUGINS))
+    sets["multiPoint"] = PluginSet(
+        enabled=list(default_plugins(features or SchedulerFeatures.of()))
+    )
     return sets
 
 
@@ -192,7 +221,7 @@ def _check_shape(shape: list[_ShapePoint], path: str, fail: Fail) -> None:
             raise fail(f"{path}[{i}].score", "not in valid range [0, 10]", point.score)
 
 
-def _fit(args: NodeResourcesFitArgs, fail: Fail) -> None:
+def _fit(args: NodeResourcesFitArgs, fail: Fail, features: SchedulerFeatures) -> None:
     for i, ignored in enumerate(args.ignored_resources or []):
         if not _LABEL_NAME.match(ignored):
             raise fail(f"ignoredResources[{i}]", "must be a valid label name", ignored)
@@ -239,7 +268,7 @@ def _fit(args: NodeResourcesFitArgs, fail: Fail) -> None:
         )
 
 
-def _preemption(args: DefaultPreemptionArgs, fail: Fail) -> None:
+def _preemption(args: DefaultPreemptionArgs, fail: Fail, features: SchedulerFeatures) -> None:
     if args.min_candidate_nodes_percentage is None:
         args.min_candidate_nodes_percentage = 10
     if args.min_candidate_nodes_absolute is None:
@@ -257,7 +286,9 @@ def _preemption(args: DefaultPreemptionArgs, fail: Fail) -> None:
         )
 
 
-def _inter_pod_affinity(args: InterPodAffinityArgs, fail: Fail) -> None:
+def _inter_pod_affinity(
+    args: InterPodAffinityArgs, fail: Fail, features: SchedulerFeatures
+) -> None:
     if args.hard_pod_affinity_weight is None:
         args.hard_pod_affinity_weight = 1
     if not 0 <= args.hard_pod_affinity_weight <= 100:
@@ -266,7 +297,7 @@ def _inter_pod_affinity(args: InterPodAffinityArgs, fail: Fail) -> None:
         )
 
 
-def _topology_spread(args: PodTopologySpreadArgs, fail: Fail) -> None:
+def _topology_spread(args: PodTopologySpreadArgs, fail: Fail, features: SchedulerFeatures) -> None:
     if not args.defaulting_type:
         args.defaulting_type = "System"
     constraints = args.default_constraints or []
@@ -299,7 +330,9 @@ def _topology_spread(args: PodTopologySpreadArgs, fail: Fail) -> None:
         seen.add((key, action))
 
 
-def _balanced(args: NodeResourcesBalancedAllocationArgs, fail: Fail) -> None:
+def _balanced(
+    args: NodeResourcesBalancedAllocationArgs, fail: Fail, features: SchedulerFeatures
+) -> None:
     if not args.resources:
         args.resources = _default_resources()
     seen: set[str] = set()
@@ -313,7 +346,7 @@ def _balanced(args: NodeResourcesBalancedAllocationArgs, fail: Fail) -> None:
             raise fail(f"resources[{i}].weight", "must be 1", res.weight)
 
 
-def _volume_binding(args: VolumeBindingArgs, fail: Fail) -> None:
+def _volume_binding(args: VolumeBindingArgs, fail: Fail, features: SchedulerFeatures) -> None:
     if args.bind_timeout_seconds is None:
         args.bind_timeout_seconds = 600
     if args.bind_timeout_seconds < 0:
@@ -324,11 +357,11 @@ def _volume_binding(args: VolumeBindingArgs, fail: Fail) -> None:
         _check_shape(args.shape, "shape", fail)
 
 
-def _node_affinity(args: NodeAffinityArgs, fail: Fail) -> None:
+def _node_affinity(args: NodeAffinityArgs, fail: Fail, features: SchedulerFeatures) -> None:
     return None
 
 
-_TYPED_ARGS: dict[str, tuple[type[_TypedArgs], Callable[[Any, Fail], None]]] = {
+_TYPED_ARGS: dict[str, tuple[type[_TypedArgs], Callable[[Any, Fail, SchedulerFeatures], None]]] = {
     "NodeResourcesFit": (NodeResourcesFitArgs, _fit),
     "DefaultPreemption": (DefaultPreemptionArgs, _preemption),
     "InterPodAffinity": (InterPodAffinityArgs, _inter_pod_affinity),
@@ -342,9 +375,14 @@ TYPED_ARGS_PLUGINS: frozenset[str] = frozenset(_TYPED_ARGS)
 
 
 def default_plugin_args(
-    name: str, raw: Any, source: str | None = None, path: str = ""
+    name: str,
+    raw: Any,
+    source: str | None = None,
+    path: str = "",
+    features: SchedulerFeatures | None = None,
 ) -> dict[str, Any]:
-    """Strictly decode, default and validate the args of an in-tree plugin.
+    """Strictly decode, default and validate the args of an in-tree plugin, as
+    ``features``' release does (default: DEFAULT_KUBERNETES_VERSION's).
 
     `raw` is the `args` mapping from the file (None for "not given"); the result uses
     the YAML (camelCase) keys with every default filled, without apiVersion/kind.
@@ -362,7 +400,7 @@ def default_plugin_args(
         raise fail("apiVersion", f"must be {API_VERSION}", args.api_version)
     if args.kind is not None and args.kind != f"{name}Args":
         raise fail("kind", f"must be {name}Args", args.kind)
-    finish(args, fail)
+    finish(args, fail, features or SchedulerFeatures.of())
     out = _dump(args)
     out.pop("apiVersion", None)
     out.pop("kind", None)

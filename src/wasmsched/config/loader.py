@@ -17,6 +17,8 @@ from typing import Any, Final
 
 import yaml
 
+from wasmsched.release.features import SchedulerFeatures
+
 from .catalog import ArgsKind, PluginCatalog, as_catalog
 from .defaults import (
     DEFAULT_PLUGIN_NAMES,
@@ -107,15 +109,19 @@ def load_yaml(text: str, source: str) -> Any:
 
 
 def load_config(
-    path: str | Path, known_plugins: PluginCatalog | Collection[str]
+    path: str | Path,
+    known_plugins: PluginCatalog | Collection[str],
+    features: SchedulerFeatures | None = None,
 ) -> SchedulerConfig:
     """Read, default and validate a KubeSchedulerConfiguration file.
 
     ``known_plugins``: a catalog (``wasmsched.scheduler.registry.default_registry()``), whose
-    args kinds also validate out-of-tree plugins such as wasm ones, or plain names."""
+    args kinds also validate out-of-tree plugins such as wasm ones, or plain names.
+    ``features``: the release (and feature gates) whose default plugins and argument
+    defaults apply; it travels on as ``SchedulerConfig.features``."""
     data = load_yaml_file(path, "config file")
     base_dir = Path(os.path.abspath(path)).parent
-    return parse_config(data, str(path), base_dir, known_plugins)
+    return parse_config(data, str(path), base_dir, known_plugins, features)
 
 
 def load_yaml_file(path: str | Path, what: str) -> Any:
@@ -137,15 +143,16 @@ def load_yaml_file(path: str | Path, what: str) -> Any:
     return data
 
 
-def default_config() -> SchedulerConfig:
-    """One profile, "default-scheduler", with the default plugins and default args."""
-    plugins = default_plugin_sets()
+def default_config(features: SchedulerFeatures | None = None) -> SchedulerConfig:
+    """One profile, "default-scheduler", with the release's default plugins and args."""
+    features = features or SchedulerFeatures.of()
+    plugins = default_plugin_sets(features)
     profile = Profile(
         scheduler_name=DEFAULT_SCHEDULER_NAME,
         plugins=plugins,
-        plugin_args=_default_args_for_enabled(plugins, {}),
+        plugin_args=_default_args_for_enabled(plugins, {}, features),
     )
-    return SchedulerConfig(profiles=[profile])
+    return SchedulerConfig(profiles=[profile], features=features)
 
 
 def parse_config(
@@ -153,14 +160,17 @@ def parse_config(
     source: str,
     base_dir: Path,
     known_plugins: PluginCatalog | Collection[str],
+    features: SchedulerFeatures | None = None,
 ) -> SchedulerConfig:
-    """Default and validate an already parsed KubeSchedulerConfiguration mapping.
+    """Default and validate an already parsed KubeSchedulerConfiguration mapping, as
+    ``features``' release does (default: DEFAULT_KUBERNETES_VERSION's).
 
     `known_plugins` names the plugins the framework can build; its args kinds (if a
     catalog) add out-of-tree plugins named by the file itself, e.g. wasm plugins, whose
     relative `file://` guest URLs resolve against `base_dir`.
     """
     catalog = as_catalog(known_plugins)
+    features = features or SchedulerFeatures.of()
     if not isinstance(data, Mapping):
         raise ConfigError(source, "", "config must be a mapping", data)
     _check_type_meta(data, source)
@@ -204,7 +214,7 @@ def parse_config(
         if name in names:
             raise ConfigError(source, f"{path}.schedulerName", "duplicate scheduler name", name)
         names[name] = i
-        profiles.append(_parse_profile(raw_profile, i, source, base_dir, known, catalog))
+        profiles.append(_parse_profile(raw_profile, i, source, base_dir, known, catalog, features))
     _check_common_queue_sort(profiles, source)
 
     return SchedulerConfig(
@@ -216,6 +226,7 @@ def parse_config(
         pod_max_backoff_seconds=maximum,
         extenders=extenders,
         source=source,
+        features=features,
     )
 
 
@@ -375,6 +386,7 @@ def _parse_profile(
     base_dir: Path,
     known: frozenset[str],
     catalog: PluginCatalog,
+    features: SchedulerFeatures,
 ) -> Profile:
     path = f"profiles[{index}]"
     if raw.percentage_of_nodes_to_score is not None:
@@ -383,7 +395,7 @@ def _parse_profile(
         )
 
     custom = _custom_plugin_sets(raw, path, source)
-    plugins = merge_plugins(default_plugin_sets(), custom)
+    plugins = merge_plugins(default_plugin_sets(features), custom)
 
     # pluginConfig: typed in-tree args, out-of-tree candidates (claimed by a kind), the rest
     plugin_args: dict[str, dict[str, Any]] = {}
@@ -396,7 +408,7 @@ def _parse_profile(
                 source, f"{entry_path}.name", "duplicate pluginConfig name", entry.name
             )
         seen.add(entry.name)
-        args, kind = _decode_plugin_config(entry, entry_path, source, known, catalog)
+        args, kind = _decode_plugin_config(entry, entry_path, source, known, catalog, features)
         if kind is not None:
             model = validate_raw(
                 kind.model, args, source, f"{entry_path}.args", {"base_dir": base_dir}
@@ -419,7 +431,7 @@ def _parse_profile(
     candidates = {name: kind.kind for name, (_, kind) in claimed.items()}
     _check_enabled_names(custom, path, source, known, kinds, candidates)
 
-    plugin_args.update(_default_args_for_enabled(plugins, plugin_args))
+    plugin_args.update(_default_args_for_enabled(plugins, plugin_args, features))
     return Profile(
         scheduler_name=raw.scheduler_name or DEFAULT_SCHEDULER_NAME,
         plugins=plugins,
@@ -489,6 +501,7 @@ def _decode_plugin_config(
     source: str,
     known: frozenset[str],
     catalog: PluginCatalog,
+    features: SchedulerFeatures,
 ) -> tuple[dict[str, Any], ArgsKind | None]:
     """The args of one pluginConfig entry: typed in-tree kinds decoded and defaulted,
     anything else as the raw mapping, with the out-of-tree kind that claims it if any."""
@@ -496,7 +509,7 @@ def _decode_plugin_config(
     if name in REMOVED_PLUGINS:
         raise ConfigError(source, f"{path}.name", f"plugin was removed in {API_VERSION}", name)
     if name in TYPED_ARGS_PLUGINS:
-        return default_plugin_args(name, args, source, f"{path}.args"), None
+        return default_plugin_args(name, args, source, f"{path}.args", features), None
     if args is not None and not isinstance(args, Mapping):
         raise ConfigError(source, f"{path}.args", "must be a mapping", args)
     decoded = dict(args or {})
@@ -508,12 +521,14 @@ def _decode_plugin_config(
 
 
 def _default_args_for_enabled(
-    plugins: Mapping[str, PluginSet], existing: Mapping[str, dict[str, Any]]
+    plugins: Mapping[str, PluginSet],
+    existing: Mapping[str, dict[str, Any]],
+    features: SchedulerFeatures,
 ) -> dict[str, dict[str, Any]]:
     """Default args of every enabled in-tree plugin that has an args kind but no entry."""
     names = {p.name for section in plugins.values() for p in section.enabled}
     return {
-        name: default_plugin_args(name, None)
+        name: default_plugin_args(name, None, features=features)
         for name in sorted(names & TYPED_ARGS_PLUGINS)
         if name not in existing
     }

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from wasmsched.errors import InputError
+from wasmsched.release.features import SchedulerFeatures
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 KIND: Final = "KubeSchedulerConfiguration"
@@ -180,6 +181,9 @@ class SchedulerConfig:
     pod_max_backoff_seconds: int = 10
     extenders: list[Extender] = field(default_factory=list)
     source: str | None = None
+    # The release (and feature gates) the configuration was defaulted for; the scheduler
+    # built from it follows the same release (scheduler/profile.py: ProfileOptions).
+    features: SchedulerFeatures = field(default_factory=SchedulerFeatures.of)
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile whose schedulerName matches, if any."""

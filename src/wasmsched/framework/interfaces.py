@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
     from wasmsched.framework.runtime import Framework
     from wasmsched.framework.types import ClusterEventWithHint, QueuedPodInfo
+    from wasmsched.release.features import SchedulerFeatures
 
 # Extension point names, as in KubeSchedulerConfiguration's plugin sections.
 PRE_ENQUEUE = "preEnqueue"
@@ -446,9 +447,13 @@ class Handle(Protocol):
     snapshot, the waiting pods, the event recorder, the binder, the nominator
     (PodNominator), the framework runners (RunFilterPluginsWithNominatedPods) and the
     extenders; ``objects`` stands for its informer factory (listers of other kinds).
+    ``features`` is the release and gates the scheduler follows: kube hands each in-tree
+    plugin factory its ``feature.Features`` (plugins/registry.go: NewInTreeRegistry);
+    here plugins read it from the handle when they are built.
     """
 
     parallelism: int
+    features: SchedulerFeatures
 
     def snapshot(self) -> Snapshot:
         """The cluster as the current cycle sees it."""

@@ -51,6 +51,7 @@ class SchedulerHandle:
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler
         self.parallelism = scheduler.config.parallelism
+        self.features = scheduler.config.features
         writer = scheduler.writer
         self._async_binder = writer if isinstance(writer, AsyncBinder) else None
 

@@ -1,0 +1,167 @@
+"""What one kube-scheduler release does, as switches the scheduler reads: the feature gates
+that its plugins and framework consult, and the changes a release made without a gate.
+
+kube builds ``feature.Features`` once from the process's gates
+(pkg/scheduler/framework/plugins/feature/feature.go) and hands it to every plugin factory
+(plugins/registry.go: NewInTreeRegistry); the framework reads ``utilfeature.DefaultFeatureGate``
+directly. wasmsched models several releases, so a release's ungated changes (a new
+BalancedAllocation formula, a new message) are switches here too. This module is the one
+place that compares versions: the config loader, the profile build, the plugins and the
+scheduler read booleans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from wasmsched.release.feature_gates import FeatureGates
+from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
+
+__all__ = ["SchedulerFeatures"]
+
+_V134 = KubernetesVersion(1, 34)
+_V135 = KubernetesVersion(1, 35)
+_V136 = KubernetesVersion(1, 36)
+_V137 = KubernetesVersion(1, 37)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerFeatures:
+    """The switches of one release with its feature gates applied. Build it with ``of``."""
+
+    version: KubernetesVersion
+    gates: FeatureGates
+
+    # --- feature gates (pkg/features/kube_features.go; feature.go's Enable* fields) ----
+    # PodLevelResources: spec.resources counts in Fit, scoring and preemption
+    # (component-helpers/resource/helpers.go: PodRequests).
+    pod_level_resources: bool
+    # NodeDeclaredFeatures: the NodeDeclaredFeatures plugin in the default profile and
+    # NodeInfo's declared features.
+    node_declared_features: bool
+    # DynamicResourceAllocation: the DynamicResources plugin in the default profile.
+    dynamic_resource_allocation: bool
+    dra_prioritized_list: bool
+    dra_admin_access: bool
+    dra_device_taints: bool
+    dra_device_taint_rules: bool
+    dra_extended_resource: bool
+    dra_partitionable_devices: bool
+    dra_consumable_capacity: bool
+    dra_device_binding_conditions: bool
+    dra_scheduler_filter_timeout: bool
+    dra_resource_claim_device_status: bool
+    # OpportunisticBatching (framework/runtime/batch.go).
+    opportunistic_batching: bool
+    # NominatedNodeNameForExpectation: the binding cycle records the chosen node as
+    # nominatedNodeName before PreBind when a PreBind plugin has work (schedule_one.go:
+    # bindingCycle).
+    nominated_node_name_for_expectation: bool
+    # ClearingNominatedNodeNameAfterBinding: the API server clears nominatedNodeName when
+    # it binds (pkg/registry/core/pod/storage/storage.go: setPodNodeAndMetadata).
+    clearing_nominated_node_name_after_binding: bool
+    # StorageCapacityScoring: VolumeBinding's default shape and dynamic-provisioning Score.
+    storage_capacity_scoring: bool
+    # VolumeLimitScaling: CSIDriver.spec.preventPodSchedulingIfMissing in NodeVolumeLimits.
+    volume_limit_scaling: bool
+    # SchedulerAsyncPreemption, SchedulerPopFromBackoffQ: on in every modelled release.
+    async_preemption: bool
+    pop_from_backoff_queue: bool
+
+    # --- changes a release made without a gate ------------------------------------------
+    # 1.34: NodeResourcesFit's Filter is UnschedulableAndUnresolvable when a request
+    # exceeds the node's allocatable (noderesources/fit.go: fitsRequest).
+    fit_unresolvable_over_allocatable: bool
+    # 1.33: "node(s) had untolerated taint {key: value}"; 1.34: "node(s) had untolerated
+    # taint(s)" (tainttoleration/taint_toleration.go: Filter).
+    taint_message_names_taint: bool
+    # 1.34: VolumeRestrictions' ReadWriteOncePod conflict message.
+    rwop_in_use_message: bool
+    # 1.34: host ports of sidecar containers count (util/utils.go: GetHostPorts).
+    sidecar_host_ports: bool
+    # 1.34: backoff grows with unschedulable attempts, not all attempts
+    # (backend/queue/backoff_queue.go: getBackoffTime).
+    backoff_by_unschedulable_count: bool
+    # 1.35: the best node is popped from a heap over the feasible nodes
+    # (framework/sorted_nodes.go), not sampled at random among the best (selectHost).
+    host_from_sorted_nodes: bool
+    # 1.35: DynamicResources has a Score extension, weight 2 in the default plugins.
+    dynamic_resources_scores: bool
+    # 1.36: BalancedAllocation scores the change in balance the pod makes
+    # (noderesources/balanced_allocation.go: balancedResourceScorer).
+    balanced_allocation_scores_change: bool
+    # 1.36: ImageLocality counts the pod's image volumes (imagelocality: sumImageScores).
+    image_locality_counts_image_volumes: bool
+    # 1.36: "Preempted by pod <uid> on node <n>" (preemption/executor.go).
+    preemption_names_preemptor_kind: bool
+    # 1.37: NodeName before NodeUnschedulable in the default plugins
+    # (apis/config/v1/default_plugins.go: getDefaultPlugins).
+    node_name_before_node_unschedulable: bool
+
+    @classmethod
+    def of(
+        cls,
+        version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION,
+        feature_gates: str | Mapping[str, bool] | FeatureGates = "",
+    ) -> SchedulerFeatures:
+        """The switches of ``version`` with ``feature_gates`` (``--feature-gates`` text, a
+        mapping, or gates already applied) set; FeatureGateError for what that release's
+        kube-scheduler would refuse."""
+        if isinstance(feature_gates, str) and not feature_gates:
+            return _release_defaults(version)
+        gates = (
+            feature_gates
+            if isinstance(feature_gates, FeatureGates)
+            else FeatureGates.for_release(version, feature_gates)
+        )
+        if gates.release != version:
+            raise ValueError(f"feature gates of {gates.release} given for {version}")
+
+        def on(name: str) -> bool:
+            # A gate the release does not register is its feature absent ("gone" before it
+            # was added; a gate removed after GA is its feature always on, listed below).
+            return gates.enabled.get(name, False)
+
+        return cls(
+            version=version,
+            gates=gates,
+            pod_level_resources=on("PodLevelResources"),
+            node_declared_features=on("NodeDeclaredFeatures"),
+            dynamic_resource_allocation=on("DynamicResourceAllocation"),
+            dra_prioritized_list=on("DRAPrioritizedList"),
+            dra_admin_access=on("DRAAdminAccess"),
+            dra_device_taints=on("DRADeviceTaints"),
+            dra_device_taint_rules=on("DRADeviceTaintRules"),
+            dra_extended_resource=on("DRAExtendedResource"),
+            dra_partitionable_devices=on("DRAPartitionableDevices"),
+            dra_consumable_capacity=on("DRAConsumableCapacity"),
+            dra_device_binding_conditions=on("DRADeviceBindingConditions"),
+            dra_scheduler_filter_timeout=on("DRASchedulerFilterTimeout"),
+            dra_resource_claim_device_status=on("DRAResourceClaimDeviceStatus"),
+            opportunistic_batching=on("OpportunisticBatching"),
+            nominated_node_name_for_expectation=on("NominatedNodeNameForExpectation"),
+            clearing_nominated_node_name_after_binding=on("ClearingNominatedNodeNameAfterBinding"),
+            storage_capacity_scoring=on("StorageCapacityScoring"),
+            volume_limit_scaling=on("VolumeLimitScaling"),
+            async_preemption=on("SchedulerAsyncPreemption"),
+            pop_from_backoff_queue=on("SchedulerPopFromBackoffQ"),
+            fit_unresolvable_over_allocatable=version >= _V134,
+            taint_message_names_taint=version < _V134,
+            rwop_in_use_message=version >= _V134,
+            sidecar_host_ports=version >= _V134,
+            backoff_by_unschedulable_count=version >= _V134,
+            host_from_sorted_nodes=version >= _V135,
+            dynamic_resources_scores=version >= _V135,
+            balanced_allocation_scores_change=version >= _V136,
+            image_locality_counts_image_volumes=version >= _V136,
+            preemption_names_preemptor_kind=version >= _V136,
+            node_name_before_node_unschedulable=version >= _V137,
+        )
+
+
+@cache
+def _release_defaults(version: KubernetesVersion) -> SchedulerFeatures:
+    """A release with its default gates: built once, as every config load asks for it."""
+    return SchedulerFeatures.of(version, FeatureGates.for_release(version))
