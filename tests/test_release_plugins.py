@@ -1,0 +1,64 @@
+"""The in-tree plugins' v1.34-v1.37 behaviour seen through a whole scheduler run.
+
+The plugin tests (tests/plugins) check each plugin's answers; these check what a release's
+change does to placements and messages once the framework and preemption act on them.
+The 1.33 plugin list runs with each release's features, so the plugins alone differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sched_support import node, pod
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, Pod
+from wasmsched.config import default_config
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
+from wasmsched.sim.result import SimulationResult
+from wasmsched.sim.simulation import Simulation
+
+V133 = SchedulerFeatures.of(KubernetesVersion(1, 33))
+V137 = SchedulerFeatures.of(KubernetesVersion(1, 37))
+
+
+def simulate(features: SchedulerFeatures, nodes: list[Node], pods: list[Pod]) -> SimulationResult:
+    config = dataclasses.replace(default_config(V133), features=features)
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), config, in_tree_registry())
+    try:
+        return sim.run()
+    finally:
+        sim.close()
+
+
+def outcome(result: SimulationResult, name: str) -> tuple[str, str | None, str]:
+    r = next(r for r in result.pods if r.pod.name == name)
+    return r.result, r.node, r.message
+
+
+def test_preemption_skips_nodes_where_the_request_exceeds_allocatable() -> None:
+    # fit.go (v1.37.2) fitsRequest: 3 cpu > 2 allocatable is Unresolvable, so
+    # preemption.go: nodesWherePreemptionMightHelp leaves both nodes out and the
+    # PostFilter message counts them as "not helpful"; 1.33 tried them (n1 still short of
+    # cpu without its victim, n2 without victims). Both messages as the v1.33.4 and v1.37.2
+    # references print them.
+    nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
+    pods = [
+        pod("low", cpu="1", node_name="n1", priority=0),
+        pod("big", cpu="3", priority=100),
+    ]
+    old = outcome(simulate(V133, nodes, pods), "big")
+    new = outcome(simulate(V137, nodes, pods), "big")
+    assert old == (
+        "Unschedulable",
+        None,
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "1 Insufficient cpu, 1 No preemption victims found for incoming pod.",
+    )
+    assert new == (
+        "Unschedulable",
+        None,
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling.",
+    )
