@@ -62,3 +62,48 @@ def test_preemption_skips_nodes_where_the_request_exceeds_allocatable() -> None:
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling.",
     )
+
+
+def _ports_pod(name: str, port: int, sidecar: bool, node_name: str = "") -> Pod:
+    ports = [{"containerPort": port, "hostPort": port}]
+    spec: dict[str, object] = {"containers": [{"name": "c", "image": "img"}]}
+    if sidecar:
+        spec["initContainers"] = [
+            {"name": "s", "image": "img", "restartPolicy": "Always", "ports": ports}
+        ]
+    else:
+        spec["containers"] = [{"name": "c", "image": "img", "ports": ports}]
+    if node_name:
+        spec["nodeName"] = node_name
+    return Pod(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": spec,
+        }
+    )
+
+
+def test_sidecar_host_ports_count_since_1_34() -> None:
+    # util.GetHostPorts (v1.37.2) counts sidecar ports for the incoming pod and the pods on
+    # the node; v1.33.4 counted spec.containers alone. Outcomes as both references give them.
+    nodes = [node("n1", cpu="2")]
+    pods = [
+        _ports_pod("side", 80, sidecar=True, node_name="n1"),
+        _ports_pod("want80", 80, sidecar=False),
+        _ports_pod("sidecar81", 81, sidecar=True),
+        _ports_pod("want81", 81, sidecar=False),
+    ]
+    old = simulate(V133, nodes, pods)
+    new = simulate(V137, nodes, pods)
+    names = ("want80", "sidecar81", "want81")
+    assert [outcome(old, n)[:2] for n in names] == [("Scheduled", "n1")] * 3
+    refused = (
+        "Unschedulable",
+        None,
+        "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod "
+        "ports. preemption: 0/1 nodes are available: 1 No preemption victims found for "
+        "incoming pod.",
+    )
+    assert [outcome(new, n) for n in names] == [refused, ("Scheduled", "n1", ""), refused]
