@@ -107,3 +107,68 @@ def test_sidecar_host_ports_count_since_1_34() -> None:
         "incoming pod.",
     )
     assert [outcome(new, n) for n in names] == [refused, ("Scheduled", "n1", ""), refused]
+
+
+def _manifest_pod(name: str, spec: dict[str, object]) -> Pod:
+    return Pod(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": spec,
+        }
+    )
+
+
+def _container(**requests: str) -> dict[str, object]:
+    return {"name": "c", "image": "img", "resources": {"requests": dict(requests)}}
+
+
+def test_pod_level_resources_since_1_34() -> None:
+    # PodLevelResources (on from 1.34): the pod-level requests replace the containers'
+    # aggregate in Fit, the scores and the placed pods' sums (component-helpers
+    # resource.PodRequests). Placements and messages as the v1.33.4 and v1.37.2 references
+    # give them.
+    nodes = [node("n1", cpu="4", memory="8Gi"), node("n2", cpu="4", memory="8Gi")]
+    pods = [
+        _manifest_pod(
+            "placed",
+            {
+                "resources": {"requests": {"cpu": "3"}},
+                "containers": [_container(cpu="100m", memory="1Gi")],
+                "nodeName": "n1",
+            },
+        ),
+        _manifest_pod("p1", {"containers": [_container(cpu="1500m", memory="1Gi")]}),
+        _manifest_pod(
+            "p2",
+            {
+                "resources": {"requests": {"cpu": "5", "memory": "1Gi"}},
+                "containers": [_container(cpu="100m")],
+            },
+        ),
+        _manifest_pod(
+            "p3",
+            {
+                "resources": {"requests": {"memory": "6Gi"}},
+                "containers": [_container(cpu="200m"), {"name": "d", "image": "img"}],
+            },
+        ),
+        _manifest_pod("p4", {"containers": [_container(cpu="100m", memory="1500Mi")]}),
+        _manifest_pod(
+            "p5",
+            {
+                "resources": {"requests": {"cpu": "1"}},
+                "containers": [{"name": "c", "image": "img"}],
+            },
+        ),
+    ]
+    names = ("p1", "p2", "p3", "p4", "p5")
+    old = simulate(V133, nodes, pods)
+    assert [outcome(old, n)[1] for n in names] == ["n2", "n1", "n1", "n1", "n2"]
+    new = simulate(V137, nodes, pods)
+    assert [outcome(new, n)[1] for n in names] == ["n2", None, "n1", "n2", "n2"]
+    assert outcome(new, "p2")[2] == (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
+    )

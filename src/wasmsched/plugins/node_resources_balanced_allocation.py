@@ -123,13 +123,15 @@ class NodeResourcesBalancedAllocation:
         self.resources = tuple(parse_args(args))
         self.handle = handle
         self._skip = Status(Code.SKIP)
-        self._scores_change = features_of(handle).balanced_allocation_scores_change
+        features = features_of(handle)
+        self._scores_change = features.balanced_allocation_scores_change
+        self._pod_level = features.pod_level_resources
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (balanced_allocation.go: BalancedAllocation.PreScore): the pod's requests of
         the scored resources; Skip for a best-effort pod.
         """
-        pod_requests = pod_request_list(pod, self.resources, True)
+        pod_requests = pod_request_list(pod, self.resources, True, self._pod_level)
         if not any(pod_requests):
             # Best-effort pods would otherwise all pile onto the same node (k8s #129138).
             return self._skip
@@ -142,7 +144,7 @@ class NodeResourcesBalancedAllocation:
         """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
-            pod_requests = pod_request_list(pod, self.resources, True)
+            pod_requests = pod_request_list(pod, self.resources, True, self._pod_level)
             if not any(pod_requests):
                 return 0, None
         else:

@@ -302,7 +302,10 @@ class NodeResourcesFit:
             )
         # Statuses for the fixed failure combinations, built on first use and shared.
         self._statuses: dict[int, Status] = {}
-        self._unresolvable = features_of(handle).fit_unresolvable_over_allocatable
+        features = features_of(handle)
+        self._unresolvable = features.fit_unresolvable_over_allocatable
+        # PodLevelResources: spec.resources.requests count (fit.go: computePodResourceRequest).
+        self._pod_level = features.pod_level_resources
 
     # --- PreFilter / Filter ---------------------------------------------------------
 
@@ -312,9 +315,13 @@ class NodeResourcesFit:
         """PreFilter (fit.go: Fit.PreFilter): computes the pod's effective requests once."""
         state.write(
             PRE_FILTER_KEY,
-            PodRequest(pod.requests, self.ignored_resources, self.ignored_resource_groups),
+            PodRequest(self._requests(pod), self.ignored_resources, self.ignored_resource_groups),
         )
         return None, None
+
+    def _requests(self, pod: Pod) -> Resource:
+        """The pod's requests as the release counts them."""
+        return pod.pod_level_requests if self._pod_level else pod.requests
 
     def pre_filter_extensions(self) -> None:
         """PreFilterExtensions (fit.go): none."""
@@ -401,7 +408,9 @@ class NodeResourcesFit:
         """``score`` of every row over the columns (the framework's columnar Score form)."""
         s = state.get(PRE_SCORE_KEY)
         pod_requests = (
-            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
+            s.pod_requests
+            if s is not None
+            else pod_request_list(pod, self.resources, False, self._pod_level)
         )
         return self._scorer.score_columns(rows, pod_requests)
 
@@ -425,7 +434,10 @@ class NodeResourcesFit:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (fit.go: Fit.PreScore): the pod's requests of the scored resources."""
-        state.write(PRE_SCORE_KEY, PodRequests(pod_request_list(pod, self.resources, False)))
+        state.write(
+            PRE_SCORE_KEY,
+            PodRequests(pod_request_list(pod, self.resources, False, self._pod_level)),
+        )
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -434,7 +446,9 @@ class NodeResourcesFit:
         """
         s = state.get(PRE_SCORE_KEY)
         pod_requests = (
-            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
+            s.pod_requests
+            if s is not None
+            else pod_request_list(pod, self.resources, False, self._pod_level)
         )
         return self._scorer.score(node_info, pod_requests), None
 
@@ -476,11 +490,12 @@ class NodeResourcesFit:
         self, pod: Pod, old_obj: Any, new_obj: Any
     ) -> QueueingHint:
         """A node that is added, or grows, and could hold the pod when empty."""
-        if new_obj is None or not _is_fit(pod, new_obj):
+        request = self._requests(pod)
+        if new_obj is None or not _is_fit(request, new_obj):
             return QueueingHint.QUEUE_SKIP
         if old_obj is None:
             return QueueingHint.QUEUE
-        if _requested_resources_increased(pod, old_obj, new_obj):
+        if _requested_resources_increased(request, old_obj, new_obj):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
@@ -509,16 +524,16 @@ def _scale_down_frees(target: Pod, original: Pod, modified: Pod) -> bool:
     return False
 
 
-def _is_fit(pod: Pod, node: Node) -> bool:
-    return not fits(pod, NodeInfo(node))
+def _is_fit(request: Resource, node: Node) -> bool:
+    """Whether the request fits the empty node (fit.go: isFit)."""
+    return insufficient_resources(PodRequest(request), NodeInfo(node)) is None
 
 
-def _requested_resources_increased(pod: Pod, original: Node, modified: Node) -> bool:
+def _requested_resources_increased(request: Resource, original: Node, modified: Node) -> bool:
     before = original.allocatable
     after = modified.allocatable
     if after.allowed_pod_number > before.allowed_pod_number:
         return True
-    request = pod.requests
     if not (request.milli_cpu or request.memory or request.ephemeral_storage or request.scalar):
         return False
     if (
