@@ -172,3 +172,52 @@ def test_pod_level_resources_since_1_34() -> None:
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
+
+
+def test_node_declared_features_in_the_1_37_profile() -> None:
+    # The 1.37 default plugins (NodeDeclaredFeatures last) as the v1.37.2 reference places
+    # these pods; DynamicResources (not registered here yet) has no work for them.
+    config = default_config(V137)
+    multi_point = config.profiles[0].plugins["multiPoint"]
+    multi_point.enabled[:] = [p for p in multi_point.enabled if p.name != "DynamicResources"]
+    restart_rule = {
+        "action": "RestartAllContainers",
+        "exitCodes": {"operator": "In", "values": [42]},
+    }
+    with_features = node("n1", cpu="4")
+    with_features = Node(
+        {
+            **with_features.manifest,
+            "status": {
+                **with_features.manifest["status"],
+                "declaredFeatures": ["RestartAllContainersOnContainerExits"],
+            },
+        }
+    )
+    nodes = [with_features, node("n2", cpu="4")]
+    main = _container(cpu="100m", memory="100Mi")
+    pods = [
+        _manifest_pod(
+            "p1",
+            {
+                "containers": [
+                    {**main, "restartPolicy": "Never", "restartPolicyRules": [restart_rule]}
+                ]
+            },
+        ),
+        _manifest_pod("p2", {"hostNetwork": True, "hostUsers": False, "containers": [main]}),
+        _manifest_pod("p3", {"containers": [main]}),
+    ]
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), config, in_tree_registry())
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    assert outcome(result, "p1") == ("Scheduled", "n1", "")
+    assert outcome(result, "p2") == (
+        "Unschedulable",
+        None,
+        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+    )
+    assert outcome(result, "p3") == ("Scheduled", "n2", "")

@@ -27,6 +27,7 @@ EXPECTED_POINTS = {
     "NodeResourcesBalancedAllocation": {fw.PRE_SCORE, fw.SCORE},
     "ImageLocality": {fw.SCORE},
     "DefaultBinder": {fw.BIND},
+    "NodeDeclaredFeatures": {fw.PRE_FILTER, fw.FILTER},
 }
 
 
@@ -43,14 +44,17 @@ def test_factory_builds_plugin(name: str) -> None:
     points = {p for p in fw.POINT_METHODS if fw.implements(plugin, p)}
     assert points == EXPECTED_POINTS[name]
     assert fw.has_enqueue_extensions(plugin)
-    if name != "DefaultPreemption":  # k8s registers none for it without async preemption
+    # k8s registers none for DefaultPreemption without async preemption, and none for
+    # NodeDeclaredFeatures without its gate (off in the handle's release, 1.33).
+    if name not in ("DefaultPreemption", "NodeDeclaredFeatures"):
         assert plugin.events_to_register()
 
 
 def test_registry_is_the_default_plugin_set_in_order() -> None:
     from wasmsched.config import DEFAULT_PLUGINS
 
-    assert list(IN_TREE_NAMES) == [p.name for p in DEFAULT_PLUGINS]
+    # Then the plugins later releases add to the defaults, in their order.
+    assert list(IN_TREE_NAMES) == [p.name for p in DEFAULT_PLUGINS] + ["NodeDeclaredFeatures"]
 
 
 def test_registries_are_independent() -> None:
