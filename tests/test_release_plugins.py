@@ -221,3 +221,30 @@ def test_node_declared_features_in_the_1_37_profile() -> None:
         "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     )
     assert outcome(result, "p3") == ("Scheduled", "n2", "")
+
+
+def test_preemption_frees_pod_level_requests_since_1_34() -> None:
+    # Preemption's dry run removes the victim from a NodeInfo clone and runs Filter: with
+    # PodLevelResources the victim held its pod-level 3 cpu, so "high" (2 cpu) preempts it;
+    # 1.33 counted the container's 100m and "high" fits beside it. As both references do.
+    nodes = [node("n1", cpu="4")]
+    pods = [
+        _manifest_pod(
+            "low",
+            {
+                "priority": 0,
+                "resources": {"requests": {"cpu": "3"}},
+                "containers": [_container(cpu="100m", memory="1Gi")],
+                "nodeName": "n1",
+            },
+        ),
+        _manifest_pod(
+            "high", {"priority": 1000, "containers": [_container(cpu="2", memory="1Gi")]}
+        ),
+    ]
+    old = simulate(V133, nodes, pods)
+    new = simulate(V137, nodes, pods)
+    assert outcome(old, "high")[:2] == ("Scheduled", "n1")
+    assert outcome(old, "low")[0] != "Preempted"
+    assert outcome(new, "high")[:2] == ("Scheduled", "n1")
+    assert outcome(new, "low")[0] == "Preempted"
