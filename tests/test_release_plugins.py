@@ -168,6 +168,9 @@ def test_pod_level_resources_since_1_34() -> None:
     assert [outcome(old, n)[1] for n in names] == ["n2", "n1", "n1", "n1", "n2"]
     new = simulate(V137, nodes, pods)
     assert [outcome(new, n)[1] for n in names] == ["n2", None, "n1", "n2", "n2"]
+    # The node usage report counts what the scheduler counted: "placed" and p3 on n1.
+    assert {u.name: u.requested["cpu"] for u in old.node_usage}["n1"] == 100 + 100 + 200 + 100
+    assert {u.name: u.requested["cpu"] for u in new.node_usage}["n1"] == 3000 + 200
     assert outcome(new, "p2")[2] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
