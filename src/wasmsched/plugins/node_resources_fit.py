@@ -505,9 +505,11 @@ def _scale_down_frees(target: Pod, original: Pod, modified: Pod) -> bool:
         return True
     if not modified.node_name:
         return False
-    before = original.requests
-    after = modified.requests
-    wanted = target.requests
+    # haveEnoughRelevantResourcesDecreased (fit.go, v1.33.4 and v1.37.2) calls PodRequests
+    # without SkipPodLevelResources: pod-level requests count whatever the gate.
+    before = original.pod_level_requests
+    after = modified.pod_level_requests
+    wanted = target.pod_level_requests
     if wanted.milli_cpu and before.milli_cpu > after.milli_cpu:
         return True
     if wanted.memory and before.memory > after.memory:
