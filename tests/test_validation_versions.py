@@ -213,19 +213,3 @@ def test_snapshot_problems(tmp_path: Path, docs: list[Any], expected: str) -> No
     with pytest.raises(ManifestError) as info:
         load_manifests(path)
     assert len(info.value.lines) == 1 and expected in info.value.lines[0], info.value.lines
-
-
-@pytest.mark.parametrize(
-    ("server", "warned"), [(None, False), ("v1.33.4", False), ("v1.37.2", True)]
-)
-def test_objects_of_a_newer_release_are_said_to_be_scheduled_as_1_33(
-    tmp_path: Path, server: str | None, warned: bool
-) -> None:
-    docs: list[Any] = [] if server is None else [snapshot_doc(server)]
-    path = tmp_path / "cluster.yaml"
-    path.write_text(yaml.safe_dump_all([*docs, NODE]))
-    expected = (
-        f"{path}: the objects are read as Kubernetes 1.37's and scheduled as kube-scheduler "
-        "1.33 schedules them (newer releases' scheduling is not modelled yet)"
-    )
-    assert (expected in load_manifests(path).warnings) is warned
