@@ -34,7 +34,7 @@ CASES: list[tuple[str, str, Any, str, str | None]] = [
         ["InPlacePodVerticalScaling"],
         "1.33",
         'status.declaredFeatures: unknown field "declaredFeatures" (not in the Kubernetes '
-        "1.33 schema; Kubernetes 1.35 and later have it)",
+        "1.33 schema; Kubernetes 1.35 and later have it: --kubernetes-version 1.37)",
     ),
     ("Node", "status.declaredFeatures", ["X"], "1.34", "Kubernetes 1.35 and later have it"),
     ("Node", "status.declaredFeatures", ["X"], "1.35", ACCEPTED),
@@ -96,7 +96,7 @@ def test_loader_reads_the_chosen_release(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{path}: Node node-1: status.declaredFeatures: unknown field "
         '"declaredFeatures" (not in the Kubernetes 1.33 schema; Kubernetes 1.35 and later '
-        "have it)"
+        "have it: --kubernetes-version 1.37)"
     )
     loaded = load_manifests(path, kubernetes_version=V["1.37"])
     assert [n.name for n in loaded.nodes] == ["node-1"]
