@@ -427,9 +427,11 @@ def prioritize_nodes(
     pod: Pod,
     nodes: list[NodeInfo],
     snapshot: Snapshot,
+    extender_scored: list[int] | None = None,
 ) -> IntArray:
     """prioritizeNodes: PreScore, Score (normalized, weighted), the extenders' scores;
-    every node's total, in order."""
+    every node's total, in order. ``extender_scored``, when given, receives the indices of
+    the nodes an extender scored (1.35+ gives them a random tie-breaker)."""
     prioritizers = [e for e in search.extenders if e.has_prioritize]
     if not fwk.has_score_plugins and not prioritizers:
         return np.ones(len(nodes), np.int64)
@@ -440,7 +442,9 @@ def prioritize_nodes(
     if status is not None:
         raise CycleError(status)
     if prioritizers:
-        add_extender_scores(prioritizers, pod, nodes, totals)
+        scored = add_extender_scores(prioritizers, pod, nodes, totals)
+        if extender_scored is not None:
+            extender_scored.extend(sorted(scored))
     return totals
 
 
@@ -573,9 +577,11 @@ def _error(message: str, plugin: str) -> Status:
 
 def add_extender_scores(
     extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo], totals: IntArray
-) -> None:
-    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10)."""
+) -> set[int]:
+    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10); the
+    indices of the nodes some extender scored."""
     index = {ni.name: i for i, ni in enumerate(nodes)}
+    scored: set[int] = set()
     for extender in extenders:
         if not extender.is_interested(pod):
             continue
@@ -589,6 +595,8 @@ def add_extender_scores(
             i = index.get(node_name)
             if i is not None:
                 totals[i] += score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+                scored.add(i)
+    return scored
 
 
 # --- the nodes' rows ----------------------------------------------------------------------

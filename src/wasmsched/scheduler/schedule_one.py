@@ -2,7 +2,7 @@
 
 ``schedule_pod`` finds the nodes that fit and scores them (framework/node_search:
 ``find_nodes_that_fit``, ``prioritize_nodes``), then picks one (host_selection:
-``select_host_index``). ``scheduling_cycle`` runs it for one pod, then Reserve and
+``select_host_index``; since 1.35 the top of a heap over them, framework/sorted_nodes). ``scheduling_cycle`` runs it for one pod, then Reserve and
 Permit, and returns the assumed pod for the binding cycle (binding.py) or the failure
 for the failure handler (failure.py).
 """
@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from wasmsched.framework.diagnosis import (
     NO_NODES_AVAILABLE,
     CycleError,
@@ -26,6 +28,7 @@ from wasmsched.framework.diagnosis import (
 from wasmsched.framework.extender import Extender
 from wasmsched.framework.interfaces import NominatingInfo
 from wasmsched.framework.node_search import find_nodes_that_fit, prioritize_nodes
+from wasmsched.framework.sorted_nodes import heap_top_index
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler.failure import SchedulingFailure, rejection
 from wasmsched.scheduler.host_selection import select_host_index
@@ -53,6 +56,9 @@ class Algorithm:
     nominator: Nominator
     rng: random.Random
     percentage_of_nodes_to_score: int
+    # Since 1.35 the winner is the top of a heap over the scored nodes, not a random pick
+    # among the best (SchedulerFeatures.host_from_sorted_nodes).
+    host_from_sorted_nodes: bool = False
     next_start_node_index: int = 0
     # Failed cycles kept while the cluster does not change (framework/diagnosis).
     failure_memo: FailureMemo = field(default_factory=FailureMemo)
@@ -82,8 +88,20 @@ def schedule_pod(
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
-    host = feasible[select_host_index(totals, alg.rng)].name
+    if not alg.host_from_sorted_nodes:
+        totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
+        host = feasible[select_host_index(totals, alg.rng)].name
+        return ScheduleResult(host, evaluated, len(feasible))
+    # schedule_one.go (1.35+): NewSortedScoredNodes(priorityList).Pop(); prioritizeNodes
+    # gives the nodes an extender scored a Randomizer of rand.Int(), the others 0.
+    scored: list[int] = []
+    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot, scored)
+    randomizers = None
+    if scored:
+        randomizers = np.zeros(len(totals), np.int64)
+        for i in scored:
+            randomizers[i] = alg.rng.getrandbits(63)
+    host = feasible[heap_top_index(totals, randomizers)].name
     return ScheduleResult(host, evaluated, len(feasible))
 
 

@@ -176,7 +176,11 @@ class Scheduler:
             float(config.pod_max_backoff_seconds),
         )
         self.algorithm = Algorithm(
-            self.extenders, self.nominator, random.Random(seed), config.percentage_of_nodes_to_score
+            self.extenders,
+            self.nominator,
+            random.Random(seed),
+            config.percentage_of_nodes_to_score,
+            host_from_sorted_nodes=config.features.host_from_sorted_nodes,
         )
         self.binding = BindingCycles(self)
         self.events = EventHandlers(self)
