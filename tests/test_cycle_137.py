@@ -9,13 +9,14 @@ reference (.cache/reference/wasmsched-reference-1.37) where it can show them.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from sched_support import node, pod
-from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.manifests import ClusterObjects, load_manifests
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.framework.sorted_nodes import ScoredNodeHeap, heap_top_index
@@ -107,3 +108,82 @@ def test_133_and_134_break_the_same_tie_at_random() -> None:
         chosen = {pending(run(features, nodes, pods, seed=s))["web"][1] for s in range(12)}
         assert len(chosen) > 1
         assert chosen <= {"node-2", "node-4", "node-5", "node-8"}
+
+
+# --- nominatedNodeName around binding (1.35+) ----------------------------------------------
+
+
+def nominated(result: SimulationResult) -> dict[str, str | None]:
+    return {r.pod.name: r.nominated_node for r in result.pods if r.was_pending}
+
+
+def _preemption() -> tuple[list[Node], list[Pod]]:
+    """urgent (priority 1000) preempts low on the one node, then binds there."""
+    return [node("node-a", cpu="1")], [
+        pod("low", cpu="800m", node_name="node-a", priority=0),
+        pod("urgent", cpu="800m", priority=1000),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("features", "after_binding"),
+    [
+        (V133, "node-a"),
+        (V134, "node-a"),
+        # pods/binding clears status.nominatedNodeName (storage.go: setPodNodeAndMetadata).
+        (V135, None),
+        (V137, None),
+        (
+            SchedulerFeatures.of(
+                KubernetesVersion(1, 37), "ClearingNominatedNodeNameAfterBinding=false"
+            ),
+            "node-a",
+        ),
+    ],
+)
+def test_binding_clears_the_nomination_since_135(
+    features: SchedulerFeatures, after_binding: str | None
+) -> None:
+    result = run(features, *_preemption())
+    assert pending(result)["urgent"] == ("Scheduled", "node-a")
+    assert [p.victim for p in result.preemptions] == ["default/low"]
+    assert nominated(result)["urgent"] == after_binding
+
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+@pytest.mark.parametrize(
+    ("features", "expected"),
+    [
+        (V133, {"app-big": None, "app-small": None, "reader": None}),
+        (V137, {"app-big": None, "app-small": None, "reader": None}),
+        # The binding cycle nominates the chosen node when VolumeBinding's PreBindPreFlight
+        # has claims to bind; the reader's claim is bound by then (Skip): not nominated.
+        (
+            SchedulerFeatures.of(
+                KubernetesVersion(1, 37), "ClearingNominatedNodeNameAfterBinding=false"
+            ),
+            {"app-big": "node-b", "app-small": "node-a", "reader": None},
+        ),
+        (
+            SchedulerFeatures.of(
+                KubernetesVersion(1, 37),
+                "ClearingNominatedNodeNameAfterBinding=false,NominatedNodeNameForExpectation=false",
+            ),
+            {"app-big": None, "app-small": None, "reader": None},
+        ),
+    ],
+)
+def test_binding_cycle_nominates_the_node_when_prebind_has_work(
+    features: SchedulerFeatures, expected: dict[str, str | None]
+) -> None:
+    cluster = load_manifests(SCENARIOS / "volume_binding_wait_for_first_consumer.yaml")
+    sim = Simulation(cluster, default_config(features))
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    assert pending(result)["app-big"] == ("Scheduled", "node-b")
+    got = nominated(result)
+    assert {name: got[name] for name in expected} == expected

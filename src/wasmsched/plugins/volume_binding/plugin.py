@@ -217,6 +217,16 @@ class VolumeBinding(VolumeBinder):
             if pv_name is not None:
                 self._assumed_pvs.pop(pv_name, None)
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (1.35+, volume_binding.go): work to do (None) unless every
+        claim is bound (Skip); an error for a node without pod volumes."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or s.all_bound:
+            return Status(Code.SKIP)  # as pre_bind: nothing to bind
+        if node_name not in s.pod_volumes_by_node:
+            return Status(Code.ERROR, f'no pod volume found for node "{node_name}"')
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind (volume_binding.go: VolumeBinding.PreBind): the assumed bindings stand, as
         the simulator has no PV controller to wait on (BindPodVolumes).
