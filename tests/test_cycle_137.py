@@ -187,3 +187,15 @@ def test_binding_cycle_nominates_the_node_when_prebind_has_work(
     assert pending(result)["app-big"] == ("Scheduled", "node-b")
     got = nominated(result)
     assert {name: got[name] for name in expected} == expected
+
+
+# --- backoff (backend/queue/backoff_queue.go: getBackoffTime, since 1.34) ------------------
+
+
+def test_the_scheduler_backs_off_by_rejections_since_134() -> None:
+    for features, expected in ((V133, False), (V134, True), (V137, True)):
+        sim = Simulation(ClusterObjects(nodes=[], pods=[], others=[]), default_config(features))
+        try:
+            assert sim.scheduler.queue.backoff_by_unschedulable_count is expected
+        finally:
+            sim.close()

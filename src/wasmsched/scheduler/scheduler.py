@@ -174,6 +174,7 @@ class Scheduler:
             self.frameworks,
             float(config.pod_initial_backoff_seconds),
             float(config.pod_max_backoff_seconds),
+            backoff_by_unschedulable_count=config.features.backoff_by_unschedulable_count,
         )
         self.algorithm = Algorithm(
             self.extenders,
