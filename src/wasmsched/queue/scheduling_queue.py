@@ -96,6 +96,8 @@ class SchedulingQueue:
             for name, fwk in frameworks.items()
         }
         self.moves = 0  # pods moved out of the unschedulable pool by events
+        # Pops so far (active_queue.go: schedCycle, what Scheduler.CurrentCycle reads).
+        self.scheduling_cycle = 0
 
     # --- adding and popping ------------------------------------------------------------
 
@@ -134,6 +136,7 @@ class SchedulingQueue:
             if uid not in self._active_uids:
                 continue  # removed while queued
             self._active_uids.discard(uid)
+            self.scheduling_cycle += 1
             info.attempts += 1
             if info.initial_attempt_timestamp is None:
                 info.initial_attempt_timestamp = self.now()

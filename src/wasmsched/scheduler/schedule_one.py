@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,7 @@ from wasmsched.framework.diagnosis import (
 from wasmsched.framework.extender import Extender
 from wasmsched.framework.interfaces import NominatingInfo
 from wasmsched.framework.node_search import find_nodes_that_fit, prioritize_nodes
-from wasmsched.framework.sorted_nodes import heap_top_index
+from wasmsched.framework.sorted_nodes import ScoredNodeHeap, heap_top_index
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler.failure import SchedulingFailure, rejection
 from wasmsched.scheduler.host_selection import select_host_index
@@ -36,6 +36,7 @@ from wasmsched.scheduler.types import AssumedPod, NoNodes
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.batching import OpportunisticBatch
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import Snapshot
     from wasmsched.framework.runtime import Framework
@@ -59,6 +60,8 @@ class Algorithm:
     # Since 1.35 the winner is the top of a heap over the scored nodes, not a random pick
     # among the best (SchedulerFeatures.host_from_sorted_nodes).
     host_from_sorted_nodes: bool = False
+    # The scheduler's clock (opportunistic batching's state expires on it).
+    now: Callable[[], float] = float
     next_start_node_index: int = 0
     # Failed cycles kept while the cluster does not change (framework/diagnosis).
     failure_memo: FailureMemo = field(default_factory=FailureMemo)
@@ -77,11 +80,19 @@ class ScheduleResult:
 
 
 def schedule_pod(
-    alg: Algorithm, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    alg: Algorithm,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    snapshot: Snapshot,
+    cycle: int = 0,
 ) -> ScheduleResult:
-    """k8s schedulePod: fit, score, select; FitError when no node fits."""
+    """k8s schedulePod: fit, score, select; FitError when no node fits. ``cycle``: the
+    queue's scheduling cycle (opportunistic batching reads it)."""
     if len(snapshot) == 0:
         raise NoNodes()
+    if fwk.batch is not None:
+        return _schedule_pod_batched(alg, fwk, fwk.batch, state, pod, snapshot, cycle)
     feasible, diagnosis = find_nodes_that_fit(alg, fwk, state, pod, snapshot)
     if not feasible:
         raise FitError(len(snapshot), diagnosis)
@@ -102,6 +113,50 @@ def schedule_pod(
         for i in scored:
             randomizers[i] = alg.rng.getrandbits(63)
     host = feasible[heap_top_index(totals, randomizers)].name
+    return ScheduleResult(host, evaluated, len(feasible))
+
+
+def _schedule_pod_batched(
+    alg: Algorithm,
+    fwk: Framework,
+    batch: OpportunisticBatch,
+    state: CycleState,
+    pod: Pod,
+    snapshot: Snapshot,
+    cycle: int,
+) -> ScheduleResult:
+    """schedulePod with OpportunisticBatching (1.35+, a profile whose plugins all sign
+    pods and no extenders): the hinted node first, the results stored for the next pod."""
+    signature = batch.sign(pod)
+    now = alg.now()
+    hint = ""
+
+    def node_hint() -> str:
+        nonlocal hint
+        hint = batch.node_hint(state, pod, signature, cycle, now, snapshot)
+        return hint
+
+    feasible, diagnosis = find_nodes_that_fit(alg, fwk, state, pod, snapshot, node_hint)
+    if not feasible:
+        raise FitError(len(snapshot), diagnosis)
+    evaluated = diagnosis.evaluated_nodes
+    if len(feasible) == 1:
+        host = feasible[0].name
+        batch.store_results(signature, hint, host, None, None, cycle, now)
+        return ScheduleResult(host, evaluated, 1)
+    if signature is None:
+        # Nothing is kept for the next pod: no heap to build, only its top.
+        totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
+        host = feasible[heap_top_index(totals)].name
+        batch.store_results(None, hint, host, None, None, cycle, now)
+        return ScheduleResult(host, evaluated, len(feasible))
+    by_plugin: dict[str, list[int]] = {}
+    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot, None, by_plugin)
+    names = [ni.name for ni in feasible]
+    heap = ScoredNodeHeap([(t, 0, n) for t, n in zip(totals.tolist(), names, strict=True)])
+    host = heap.pop()[2]
+    raw = {n: {p: scores[i] for p, scores in by_plugin.items()} for i, n in enumerate(names)}
+    batch.store_results(signature, hint, host, heap, raw, cycle, now)
     return ScheduleResult(host, evaluated, len(feasible))
 
 
@@ -135,7 +190,7 @@ def scheduling_cycle(
             alg.next_start_node_index = (start + known.start_advance) % len(snapshot)
             failure = Status(Code.UNSCHEDULABLE, known.message)
             return SchedulingFailure(failure, known.diagnosis, known.nominating)
-        result = schedule_pod(alg, fwk, state, pod, snapshot)
+        result = schedule_pod(alg, fwk, state, pod, snapshot, sched.queue.scheduling_cycle)
     except FitError as fit:
         nominating: NominatingInfo | None = None
         pf_status: Status | None = None
