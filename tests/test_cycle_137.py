@@ -18,10 +18,11 @@ import pytest
 from sched_support import node, pod
 from wasmsched.api.manifests import ClusterObjects, load_manifests
 from wasmsched.api.objects import Node, Pod
-from wasmsched.config import default_config
+from wasmsched.config import default_config, parse_config
 from wasmsched.framework.sorted_nodes import ScoredNodeHeap, heap_top_index
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
+from wasmsched.scheduler.registry import default_registry
 from wasmsched.sim.result import SimulationResult
 from wasmsched.sim.simulation import Simulation
 
@@ -199,3 +200,227 @@ def test_the_scheduler_backs_off_by_rejections_since_134() -> None:
             assert sim.scheduler.queue.backoff_by_unschedulable_count is expected
         finally:
             sim.close()
+
+
+# --- opportunistic batching (framework/runtime/batch.go, 1.35+) ----------------------------
+
+NO_SPREAD = {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}
+LIST_SPREAD: dict[str, Any] = {}
+
+
+def config_with(features: SchedulerFeatures, plugins: dict[str, Any] | None = None) -> Any:
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if plugins is LIST_SPREAD:
+        # PodTopologySpread without default constraints: it signs pods without their own.
+        args = {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
+        profile["pluginConfig"] = [args]
+    elif plugins is not None:
+        profile["plugins"] = plugins
+    data = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+    }
+    return parse_config(data, "test.yaml", Path("."), set(default_registry().names()), features)
+
+
+def run_config(
+    config: Any, nodes: list[Node], pods: list[Pod], registry: Any = None
+) -> tuple[SimulationResult, Simulation]:
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), config, registry)
+    try:
+        return sim.run(), sim
+    finally:
+        sim.close()
+
+
+def _four_of_four() -> tuple[list[Node], list[Pod]]:
+    nodes = [node(f"node-{i}", labels={"kubernetes.io/hostname": f"node-{i}"}) for i in range(4)]
+    return nodes, [pod(f"web-{i}", cpu="500m", memory="1Gi") for i in range(4)]
+
+
+@pytest.mark.parametrize(
+    ("features", "placements", "batched"),
+    [
+        # web-0 scores all four (equal): the heap's top, node-0. web-1 takes the hint: node-0
+        # rescored (lower now) and put back into the kept heap [3, 1, 2], whose top is node-3;
+        # it is only filtered, not scored. And so on.
+        (V137, ["node-0", "node-3", "node-1", "node-2"], 3),
+        # Without batching every pod scores every node: heap.Init over the feasible order.
+        (
+            SchedulerFeatures.of(KubernetesVersion(1, 37), "OpportunisticBatching=false"),
+            ["node-0", "node-1", "node-3", "node-2"],
+            None,
+        ),
+    ],
+)
+def test_batched_pods_take_the_kept_heaps_top(
+    features: SchedulerFeatures, placements: list[str], batched: int | None
+) -> None:
+    # Confirmed: the 1.37 reference (--parallelism 1), with and without the gate.
+    result, sim = run_config(config_with(features, NO_SPREAD), *_four_of_four())
+    assert [pending(result)[f"web-{i}"][1] for i in range(4)] == placements
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    assert (fwk.batch.batched_pods if fwk.batch is not None else None) == batched
+
+
+def test_the_default_profile_never_batches() -> None:
+    # PodTopologySpread's system default constraints make it refuse every pod.
+    on, sim = run_config(config_with(V137), *_four_of_four())
+    off, _ = run_config(
+        config_with(SchedulerFeatures.of(KubernetesVersion(1, 37), "OpportunisticBatching=false")),
+        *_four_of_four(),
+    )
+    batch = sim.scheduler.frameworks["default-scheduler"].batch
+    assert batch is not None
+    assert batch.batched_pods == 0
+    assert pending(on) == pending(off)
+
+
+class _Unsigned:
+    """An out-of-tree Filter plugin that predates SignPlugin (as a wasm guest does)."""
+
+    name = "Unsigned"
+
+    def filter(self, state: Any, pod: Pod, node_info: Any) -> None:
+        return None
+
+
+def test_a_plugin_that_cannot_sign_turns_batching_off() -> None:
+    registry = default_registry()
+    registry.register("Unsigned", lambda args, handle: _Unsigned())
+    plugins = {
+        "multiPoint": {
+            "enabled": [{"name": "Unsigned"}],
+            "disabled": [{"name": "PodTopologySpread"}],
+        }
+    }
+    data = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}],
+    }
+    config = parse_config(data, "test.yaml", Path("."), set(registry.names()), V137)
+    result, sim = run_config(config, *_four_of_four(), registry=registry)
+    assert sim.scheduler.frameworks["default-scheduler"].batch is None
+    assert [pending(result)[f"web-{i}"][1] for i in range(4)] == [
+        "node-0",
+        "node-1",
+        "node-3",
+        "node-2",
+    ]
+
+
+def _signature(pod_: Pod, plugins: dict[str, Any] | None = NO_SPREAD) -> bytes | None:
+    sim = Simulation(ClusterObjects(nodes=[], pods=[], others=[]), config_with(V137, plugins))
+    try:
+        batch = sim.scheduler.frameworks["default-scheduler"].batch
+        assert batch is not None
+        return batch.sign(pod_)
+    finally:
+        sim.close()
+
+
+def _with(name: str = "p", **spec: Any) -> Pod:
+    labels = spec.pop("labels", None)
+    made = pod(name, **spec)
+    if labels is not None:
+        made.manifest["metadata"]["labels"] = labels
+    return Pod(made.manifest)
+
+
+def _volume(name: str, **source: Any) -> dict[str, Any]:
+    return {"name": name, **source}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        # The name does not count; configMap and secret volumes do not either (VolumesSigner).
+        (_with("a"), _with("b"), True),
+        (
+            _with(volumes=[_volume("cm", configMap={"name": "x"})]),
+            _with(volumes=[_volume("s", secret={"secretName": "y"})]),
+            True,
+        ),
+        (_with(), _with(volumes=[_volume("scratch", emptyDir={})]), False),
+        # Requests, labels (InterPodAffinity), tolerations, node selector count.
+        (_with(cpu="100m"), _with(cpu="200m"), False),
+        (_with(labels={"app": "a"}), _with(labels={"app": "b"}), False),
+        (
+            _with(tolerations=[{"key": "a", "operator": "Exists"}, {"key": "b", "value": "1"}]),
+            _with(tolerations=[{"key": "b", "value": "1"}, {"key": "a", "operator": "Exists"}]),
+            True,
+        ),
+        (_with(nodeSelector={"zone": "a"}), _with(nodeSelector={"zone": "b"}), False),
+        # Images are normalized: "img" is "img:latest".
+        (
+            _with(),
+            _with(
+                containers=[
+                    {
+                        "name": "c",
+                        "image": "img:latest",
+                        "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}},
+                    }
+                ]
+            ),
+            True,
+        ),
+    ],
+)
+def test_signatures(a: Pod, b: Pod, same: bool) -> None:
+    sa, sb = _signature(a), _signature(b)
+    assert sa is not None and sb is not None
+    assert (sa == sb) is same
+
+
+@pytest.mark.parametrize(
+    ("made", "plugins"),
+    [
+        (
+            _with(
+                topologySpreadConstraints=[
+                    {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+                ]
+            ),
+            LIST_SPREAD,
+        ),
+        (_with(), None),  # the system default constraints
+        (
+            _with(
+                affinity={
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {}}
+                        ]
+                    }
+                }
+            ),
+            NO_SPREAD,
+        ),
+    ],
+)
+def test_pods_that_are_not_signed(made: Pod, plugins: dict[str, Any] | None) -> None:
+    assert _signature(made, plugins) is None
+
+
+def test_spread_without_default_constraints_signs_pods_without_constraints() -> None:
+    assert _signature(_with(), LIST_SPREAD) is not None
+
+
+def test_a_batch_older_than_500ms_gives_no_hint() -> None:
+    sim = Simulation(ClusterObjects(nodes=[], pods=[], others=[]), config_with(V137, NO_SPREAD))
+    batch = sim.scheduler.frameworks["default-scheduler"].batch
+    sim.close()
+    assert batch is not None
+    p = _with()
+    signature = batch.sign(p)
+    kept = ScoredNodeHeap([(10, 0, "node-b")])
+    batch.store_results(signature, "", "node-a", kept, {"node-b": {}}, cycle=1, now=100.0)
+    # Past maxBatchAge the state is not even looked at (no snapshot, no filter).
+    assert batch.node_hint(None, p, signature, 2, 100.6, None) == ""  # type: ignore[arg-type]
+    # The cycle must follow at once, and a nominated pod gets no hint.
+    assert batch.node_hint(None, p, signature, 3, 100.1, None) == ""  # type: ignore[arg-type]
+    nominated = p.with_nominated_node_name("node-b")
+    assert batch.node_hint(None, nominated, signature, 2, 100.1, None) == ""  # type: ignore[arg-type]
