@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from wasmsched.api.dra import CLUSTER_SCOPED_DRA_KINDS, DRA_KINDS, with_dra_defaults
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
 from wasmsched.api.validation import validate_object
@@ -71,12 +72,14 @@ OTHER_KINDS = frozenset(
         "Job",
         "CronJob",
     }
+    | DRA_KINDS
 )
 KNOWN_KINDS = frozenset({"Node", "Pod"}) | OTHER_KINDS
 # Cluster-scoped kinds: named without a namespace in messages.
 _CLUSTER_SCOPED = frozenset(
     {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "RuntimeClass"}
     | {"Namespace"}
+    | CLUSTER_SCOPED_DRA_KINDS
 )
 # What ``wasmsched snapshot`` writes first: the server version the objects came from
 # (``/version``'s gitVersion), so that they are read as that release's objects.
@@ -380,6 +383,9 @@ def _read_snapshots(state: _State, found: list[tuple[str, str, Mapping[str, Any]
 def _add(state: _State, kind: str, obj: Mapping[str, Any], where: str, fpath: str) -> None:
     here = f"{where}: {fpath}" if fpath else where
     label = object_label(kind, obj)
+    if kind in DRA_KINDS:
+        # The API server's defaults (api/dra.py) before its validation, as it applies them.
+        obj = with_dra_defaults(kind, obj)
     problems = validate_object(kind, obj, state.out.kubernetes_version)
     if problems:
         for p in problems:
