@@ -20,6 +20,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from reference_support import ROOT, Case
+from wasmsched.release.version import KubernetesVersion
+
+V137 = KubernetesVersion(1, 37)
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -603,8 +606,9 @@ def config(draw: st.DrawFn, features: set[str], large: bool) -> dict[str, Any] |
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> Case:
+def cases(draw: st.DrawFn, version: KubernetesVersion | None = None) -> Case:
     features: set[str] = set()
+    new = version is not None and version >= V137
     large = draw(st.integers(0, 15)) == 0
     node_count = draw(st.integers(101, 120)) if large else draw(st.integers(1, 6))
     if large:
