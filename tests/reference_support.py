@@ -295,9 +295,7 @@ def shrink(
         current = Case(case.name, smaller.docs, smaller.config, case.features)
 
 
-def write_reproducer(
-    case: Case, diffs: Iterable[str], folder: Path, ref: Reference = V133
-) -> Path:
+def write_reproducer(case: Case, diffs: Iterable[str], folder: Path, ref: Reference = V133) -> Path:
     """A reproducer: the case files plus both outputs and the disagreement."""
     folder.mkdir(parents=True, exist_ok=True)
     case.write(folder)
@@ -310,11 +308,7 @@ def write_reproducer(
         + f"\n\nreproduce: {ref.binary.relative_to(ROOT)} --cluster cluster.yaml{config}"
         + " --prefer prefer.json\n"
         + f"and: wasmsched simulate --output json --cluster cluster.yaml{config}"
-        + (
-            ""
-            if ref is V133
-            else f" (as {ref.version}: tests/reference_support.py run_wasmsched)"
-        )
+        + ("" if ref is V133 else f" (as {ref.version}: tests/reference_support.py run_wasmsched)")
         + "\n"
     )
     return folder
