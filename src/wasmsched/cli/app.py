@@ -482,22 +482,25 @@ def run(
     """Run as a live scheduler against a Kubernetes API server."""
     import signal
 
-    from wasmsched.config import load_config
+    from wasmsched.config import load_client_connection, load_config
     from wasmsched.errors import WasmschedError
-    from wasmsched.live import ApiClient, LiveRunner
+    from wasmsched.live import ApiClient, ApiError, LiveRunner
     from wasmsched.live.ops import configure_logging
-    from wasmsched.live.options import LeaderElectionFlags, leader_election_options
+    from wasmsched.live.options import (
+        LeaderElectionFlags,
+        leader_election_options,
+        scheduler_features,
+    )
     from wasmsched.live.ratelimit import TokenBucket
-    from wasmsched.release.features import SchedulerFeatures
     from wasmsched.scheduler.registry import default_registry
 
     configure_logging(log_format.value, log_level.value)
     registry = default_registry()
     try:
-        features = SchedulerFeatures.of(
-            _requested_version(kubernetes_version) or DEFAULT_KUBERNETES_VERSION, feature_gates
-        )
-        sched_config = load_config(config, registry, features)
+        # How to reach the server comes first: its version picks the release the config is
+        # read as (--kubernetes-version, when given, wins).
+        connection = load_client_connection(config)
+        requested = _requested_version(kubernetes_version)
         options = leader_election_options(
             config,
             LeaderElectionFlags(
@@ -509,7 +512,6 @@ def run(
                 resource_namespace,
             ),
         )
-        connection = sched_config.client_connection
         # --kubeconfig wins over clientConnection.kubeconfig, as in kube-scheduler.
         api = ApiClient.from_kubeconfig(
             kubeconfig or connection.kubeconfig or None,
@@ -520,6 +522,14 @@ def run(
     except (WasmschedError, ValueError) as err:
         # ValueError: live.options' duration and lease checks (not yet InputErrors).
         _fail(str(err))
+    options.kubernetes_version = requested
+    options.feature_gates = feature_gates
+    try:
+        features = scheduler_features(api, options)
+        sched_config = load_config(config, registry, features)
+    except WasmschedError as err:
+        api.close()
+        _fail(f"{api.server}: {err}" if isinstance(err, ApiError) else str(err))
     options.bind_address = bind_address
     options.port = port if port > 0 else None
     options.seed = seed
