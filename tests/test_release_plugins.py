@@ -179,10 +179,8 @@ def test_pod_level_resources_since_1_34() -> None:
 
 def test_node_declared_features_in_the_1_37_profile() -> None:
     # The 1.37 default plugins (NodeDeclaredFeatures last) as the v1.37.2 reference places
-    # these pods; DynamicResources (not registered here yet) has no work for them.
+    # these pods.
     config = default_config(V137)
-    multi_point = config.profiles[0].plugins["multiPoint"]
-    multi_point.enabled[:] = [p for p in multi_point.enabled if p.name != "DynamicResources"]
     restart_rule = {
         "action": "RestartAllContainers",
         "exitCodes": {"operator": "In", "values": [42]},

@@ -172,6 +172,7 @@ class FakeHandle:
     """The little of framework.Handle that in-tree plugins use."""
 
     parallelism = 16
+    features = SchedulerFeatures.of()
 
     def __init__(
         self,

@@ -47,7 +47,7 @@ from wasmsched.api.resources import (
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
 from wasmsched.api.taints import Taint, Toleration, taints_from_list, tolerations_from_list
 
-__all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod"]
+__all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod", "PodResourceClaim"]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_NAMESPACE = "default"
@@ -191,9 +191,32 @@ _POD_PROPERTIES = (
     "host_ports",
     "container_host_ports",
     "images",
+    "resource_claims",
+    "resource_claim_statuses",
 )
 _STALE_ON_BIND = frozenset({"spec", "node_name"})
-_STALE_ON_STATUS = frozenset({"status", "nominated_node_name", "phase", "is_terminal"})
+_STALE_ON_STATUS = frozenset(
+    {"status", "nominated_node_name", "phase", "is_terminal", "resource_claim_statuses"}
+)
+
+
+class PodResourceClaim:
+    """One entry of a pod's ``spec.resourceClaims`` (core/v1 PodResourceClaim): a name the
+    containers use, and either the ResourceClaim it names or the ResourceClaimTemplate its
+    claim is made from (exactly one, as validation requires)."""
+
+    __slots__ = ("claim_name", "name", "template_name")
+
+    def __init__(self, name: str, claim_name: str | None, template_name: str | None) -> None:
+        self.name = name
+        self.claim_name = claim_name
+        self.template_name = template_name
+
+    def __repr__(self) -> str:
+        return (
+            f"PodResourceClaim({self.name!r}, claim_name={self.claim_name!r}, "
+            f"template_name={self.template_name!r})"
+        )
 
 
 class Pod(_Object):
@@ -456,6 +479,59 @@ class Pod(_Object):
                     if image:
                         out.append(image)
             return tuple(out)
+
+    @cached_property
+    def resource_claims(self) -> tuple[PodResourceClaim, ...]:
+        """spec.resourceClaims: the DRA claims the pod references (empty when none)."""
+        with _fields():
+            items = expect_list(self.spec.get("resourceClaims"), "spec.resourceClaims")
+            out = []
+            for i, raw in enumerate(items):
+                path = f"spec.resourceClaims[{i}]"
+                entry = expect_mapping(raw, path)
+                claim = entry.get("resourceClaimName")
+                template = entry.get("resourceClaimTemplateName")
+                out.append(
+                    PodResourceClaim(
+                        expect_str(entry.get("name"), f"{path}.name"),
+                        None if claim is None else expect_str(claim, f"{path}.resourceClaimName"),
+                        None
+                        if template is None
+                        else expect_str(template, f"{path}.resourceClaimTemplateName"),
+                    )
+                )
+            return tuple(out)
+
+    @cached_property
+    def resource_claim_statuses(self) -> dict[str, str | None]:
+        """status.resourceClaimStatuses: pod claim name -> the name of the ResourceClaim the
+        resourceclaim controller made from its template (None: none is needed)."""
+        with _fields():
+            items = expect_list(
+                self.status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
+            )
+            out: dict[str, str | None] = {}
+            for i, raw in enumerate(items):
+                path = f"status.resourceClaimStatuses[{i}]"
+                entry = expect_mapping(raw, path)
+                claim = entry.get("resourceClaimName")
+                out[expect_str(entry.get("name"), f"{path}.name")] = (
+                    None if claim is None else expect_str(claim, f"{path}.resourceClaimName")
+                )
+            return out
+
+    def with_resource_claim_statuses(self, statuses: Mapping[str, str | None]) -> Pod:
+        """A copy of this pod with status.resourceClaimStatuses set to ``statuses`` (pod
+        claim name -> claim name), as the resourceclaim controller writes it."""
+        manifest = dict(self.manifest)
+        st = dict(self.status)
+        st["resourceClaimStatuses"] = [
+            {"name": name} if claim is None else {"name": name, "resourceClaimName": claim}
+            for name, claim in statuses.items()
+        ]
+        manifest["status"] = st
+        new: Pod = self._derive(manifest, _STALE_ON_STATUS)
+        return new
 
     def with_node_name(self, node: str) -> Pod:
         """A copy of this pod bound to ``node`` (spec.nodeName set)."""

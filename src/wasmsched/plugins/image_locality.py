@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import IMAGE_NAMES_SIGNER, image_names_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.plugins.helpers import ALL_EVENTS, features_of
@@ -145,6 +146,10 @@ class ImageLocality:
     def score_extensions(self) -> None:
         """ScoreExtensions (image_locality.go): none, the score is already in [0, 100]."""
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (image_locality.go, 1.35+): the distinct normalized images."""
+        return [(IMAGE_NAMES_SIGNER, image_names_signature(pod, normalized_image_name))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EnqueueExtensions: every cluster event, as upstream registers for a plugin without

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import HOST_PORTS_SIGNER, host_ports_signature
 from wasmsched.framework.columns import IntArray, NodeRows, verdicts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -113,6 +114,10 @@ class NodePorts:
         return verdicts(
             len(rows), ((p, one(state, pod, infos[rows.rows[p]])) for p in used.tolist())
         )
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (node_ports.go, 1.35+): the host ports."""
+        return [(HOST_PORTS_SIGNER, host_ports_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_ports.go): Pod/Delete with isSchedulableAfterPodDeleted and

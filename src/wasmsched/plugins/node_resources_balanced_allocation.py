@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import RESOURCES_SIGNER, resources_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
@@ -253,6 +254,10 @@ class NodeResourcesBalancedAllocation:
     def score_extensions(self) -> None:
         """ScoreExtensions (balanced_allocation.go): none."""
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (balanced_allocation.go, 1.35+): the pod's requests, as Fit."""
+        return [(RESOURCES_SIGNER, resources_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EnqueueExtensions: every cluster event, as upstream registers for a plugin without

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.resources import is_scalar_resource_name
+from wasmsched.framework.batching import RESOURCES_SIGNER, resources_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
@@ -457,6 +458,11 @@ class NodeResourcesFit:
         return None
 
     # --- queueing hints -------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (fit.go, 1.35+): the pod's requests (no DRA-backed extended resources
+        here, so it never refuses)."""
+        return [(RESOURCES_SIGNER, resources_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (fit.go: Fit.EventsToRegister): Pod Delete/UpdatePodScaleDown and

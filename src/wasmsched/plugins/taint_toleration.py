@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_untolerated_taint
+from wasmsched.framework.batching import TOLERATIONS_SIGNER, tolerations_signature
 from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns, verdicts
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
@@ -160,6 +161,10 @@ class TaintToleration:
     def score_extensions(self) -> TaintToleration:
         """ScoreExtensions (taint_toleration.go): the plugin itself (NormalizeScore)."""
         return self
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (taint_toleration.go, 1.35+): the tolerations."""
+        return [(TOLERATIONS_SIGNER, tolerations_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (taint_toleration.go): Node Add/UpdateNodeTaint and the pod's own

@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -242,6 +243,10 @@ class VolumeRestrictions:
         if s.conflicting_refs > 0:
             return self._rwop_conflict
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (volume_restrictions.go, 1.35+): the volumes."""
+        return [(VOLUMES_SIGNER, volumes_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (volume_restrictions.go): Pod/Delete, Node/Add and PVC/Add, with
