@@ -191,3 +191,13 @@ def test_events_and_hints() -> None:
     assert pod_hint(target, pod(uid="u2"), pod(uid="u2", hostNetwork=True, hostUsers=False)) == (
         QueueingHint.QUEUE_SKIP
     )
+
+
+def test_sign_pod_writes_the_required_set_as_a_bitmap() -> None:
+    # SignPod (nodedeclaredfeatures.go): FeatureSet.String, one character per registered
+    # feature in name order (bitmap.go: String).
+    plugin = NodeDeclaredFeatures(FakeHandle(features=V137))
+    ((key, bits),) = plugin.sign_pod(RESTARTING)
+    assert key == "v1.Pod.Spec.RequiredFeatures()"
+    assert bits == "".join("1" if n == RESTART_ALL else "0" for n in REGISTERED_FEATURES)
+    assert plugin.sign_pod(pod()) == [(key, "0" * 9)]

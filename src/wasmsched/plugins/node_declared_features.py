@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import FEATURES_SIGNER
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -167,6 +168,13 @@ class NodeDeclaredFeatures:
         if s.features <= node_feature_set(node_info.node.declared_features):
             return None
         return self._rejected
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (nodedeclaredfeatures.go): the required features as FeatureSet.String
+        writes them (bitmap.go: one '0'/'1' per registered feature, in name order)."""
+        required = infer_for_scheduling(pod, self.version) if self.enabled else frozenset()
+        bits = "".join("1" if name in required else "0" for name in REGISTERED_FEATURES)
+        return [(FEATURES_SIGNER, bits)]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (nodedeclaredfeatures.go): Node Add|UpdateNodeDeclaredFeature and

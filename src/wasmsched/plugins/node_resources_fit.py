@@ -462,7 +462,7 @@ class NodeResourcesFit:
     def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
         """SignPod (fit.go, 1.35+): the pod's requests (no DRA-backed extended resources
         here, so it never refuses)."""
-        return [(RESOURCES_SIGNER, resources_signature(pod))]
+        return [(RESOURCES_SIGNER, resources_signature(pod, self._pod_level))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (fit.go: Fit.EventsToRegister): Pod Delete/UpdatePodScaleDown and
