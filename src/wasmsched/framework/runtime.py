@@ -407,12 +407,9 @@ class Framework:
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, _with_plugin(status, plugin.name)
             if status.code not in (Code.UNSCHEDULABLE, Code.PENDING):
-                return None, _with_plugin(
-                    Status(
-                        Code.ERROR, f"running PostFilter plugin {plugin.name!r}: {status.message}"
-                    ),
-                    plugin.name,
-                )
+                # The plugin's error as it is (framework.go: RunPostFilterPlugins,
+                # fwk.AsStatus(s.AsError())): the cycle's PostFilter message.
+                return None, _with_plugin(Status(Code.ERROR, status.message), plugin.name)
             if r is not None and r.nominating_info is not None and result is None:
                 result = r
             reasons.extend(status.reasons)

@@ -1,5 +1,6 @@
 """VolumeRestrictions: in-tree disks a node already mounts read-write, and claims with the
-ReadWriteOncePod access mode that another pod uses (k8s ``plugins/volumerestrictions``, v1.33).
+ReadWriteOncePod access mode that another pod uses (k8s ``plugins/volumerestrictions``; the
+ReadWriteOncePod message is reworded in v1.34).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import features_of
 from wasmsched.plugins.volume_binding import (
     access_modes,
     name_of,
@@ -38,6 +40,11 @@ PRE_FILTER_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
+# Since v1.34 (volume_restrictions.go: ErrReasonReadWriteOncePodConflict).
+ERR_REASON_RWOP_IN_USE = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    "already in-use by another pod"
 )
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 
@@ -148,7 +155,11 @@ class VolumeRestrictions:
         self.handle = handle
         self._skip = Status(Code.SKIP)
         self._disk_conflict = Status(Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
-        self._rwop_conflict = Status(Code.UNSCHEDULABLE, ERR_REASON_RWOP_CONFLICT)
+        in_use_message = features_of(handle).rwop_in_use_message
+        self._rwop_conflict = Status(
+            Code.UNSCHEDULABLE,
+            ERR_REASON_RWOP_IN_USE if in_use_message else ERR_REASON_RWOP_CONFLICT,
+        )
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -149,7 +149,7 @@ class Scheduler:
         # With explain: the "namespace/name" of the pods to record (None: every pod).
         self.explain_pods: frozenset[str] | None = None
         self.attempts = attempts
-        self.cache = Cache()
+        self.cache = Cache(config.features)
         self.current_snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
         self.nominator = Nominator()

@@ -229,6 +229,8 @@ class Simulation:
             stopped_early=stopped,
             pods=self._pod_results(pods),
             node_usage=self._node_usage(),
+            kubernetes_version=str(sched.config.features.version),
+            feature_gates=sched.config.features.gates.changed(),
         )
 
     def _create(self, pods: list[Pod]) -> None:
