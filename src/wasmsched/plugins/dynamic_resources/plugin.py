@@ -221,10 +221,24 @@ class DynamicResources:
         """Unreserve (dynamicresources.go: DynamicResources.Unreserve)."""
         return None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
+        claims, else Skip."""
+        if not self._enabled or not pod.resource_claims:
+            return self._skip
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind (dynamicresources.go: DynamicResources.PreBind): nothing to write for a
         pod without claims."""
         return None
+
+    # --- SignPod ----------------------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (dynamicresources.go, 1.35+): a pod with claims is not signed (whether a
+        claim spans hosts is not simple to tell); others add no fragment."""
+        return None if pod.resource_claims else []
 
     # --- events -----------------------------------------------------------------------------
 
