@@ -233,13 +233,6 @@ class DynamicResources:
         pod without claims."""
         return None
 
-    # --- SignPod ----------------------------------------------------------------------------
-
-    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
-        """SignPod (dynamicresources.go, 1.35+): a pod with claims is not signed (whether a
-        claim spans hosts is not simple to tell); others add no fragment."""
-        return None if pod.resource_claims else []
-
     # --- events -----------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
