@@ -120,6 +120,14 @@ class DynamicResources:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         return None
 
+    # --- SignPod (batching, 1.35+) --------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (dynamicresources.go: DynamicResources.SignPod): no fragment of its own;
+        a pod with claims cannot be signed ("pods with dra resource claims are not
+        signable"), so it is never batched."""
+        return None if pod.resource_claims else []
+
     # --- PreFilter / Filter -----------------------------------------------------------------
 
     def pre_filter(
