@@ -74,12 +74,21 @@ FIXED_DIVERGENT = {
 }
 
 
+# wasmsched's 1.37 semantics are being written (issue 23: the 1.37 plugin and cycle
+# changes); until they are merged, its comparisons at 1.37 are expected to fail (not
+# strict: an XPASS is the sign to set this to False, after which they must pass).
+PENDING_137 = True
+PENDING_137_REASON = (
+    "wasmsched's 1.37 semantics are not all in yet (issue 23); set PENDING_137 = False "
+    "once they are"
+)
+
+
 def _built(ref: Reference) -> Any:
-    return pytest.param(
-        ref,
-        id=str(ref.version),
-        marks=pytest.mark.skipif(not ref.built(), reason=ref.not_built),
-    )
+    marks = [pytest.mark.skipif(not ref.built(), reason=ref.not_built)]
+    if ref is V137 and PENDING_137:
+        marks.append(pytest.mark.xfail(reason=PENDING_137_REASON, strict=False))
+    return pytest.param(ref, id=str(ref.version), marks=marks)
 
 
 # Every test that compares the two schedulers runs at both releases.
@@ -100,7 +109,9 @@ def _check(
     bad = [o for o in outcomes if diffs(o)]
     if not bad:
         return
-    if known:  # an xfail'ed known divergence: its shrunk reproducer is in the repository
+    # An xfail'ed known divergence (its shrunk reproducer is in the repository), or the
+    # pending 1.37 semantics (scripts/reference-diff --kubernetes-version 1.37 lists them).
+    if known or (ref is V137 and PENDING_137):
         pytest.fail(f"{len(bad)} of {len(outcomes)} cases disagree: {bad[0].diffs[0]}")
     lines = []
     for o in bad[:3]:
