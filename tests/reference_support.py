@@ -322,7 +322,6 @@ def write_reproducer(case: Case, diffs: Iterable[str], folder: Path, ref: Refere
         + f"\n\nreproduce: {ref.binary.relative_to(ROOT)} --cluster cluster.yaml{config}"
         + f"{ties}\n"
         + f"and: wasmsched simulate --output json --cluster cluster.yaml{config}"
-        + ("" if ref is V133 else f" (as {ref.version}: tests/reference_support.py run_wasmsched)")
-        + "\n"
+        + f" --kubernetes-version {ref.version}\n"
     )
     return folder
