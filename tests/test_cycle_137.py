@@ -424,3 +424,56 @@ def test_a_batch_older_than_500ms_gives_no_hint() -> None:
     assert batch.node_hint(None, p, signature, 3, 100.1, None) == ""  # type: ignore[arg-type]
     nominated = p.with_nominated_node_name("node-b")
     assert batch.node_hint(None, nominated, signature, 2, 100.1, None) == ""  # type: ignore[arg-type]
+
+
+class _PairAtPermit:
+    """Permit: the first pod waits until a second one arrives, then both go."""
+
+    name = "PairAtPermit"
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def permit(self, state: Any, p: Pod, node_name: str) -> tuple[Any, float]:
+        from wasmsched.framework.status import Code, Status
+
+        waiting: list[Any] = []
+        self.handle.iterate_waiting_pods(waiting.append)
+        if waiting:
+            for wp in waiting:
+                wp.allow(self.name)
+            return None, 0.0
+        return Status(Code.WAIT), 30.0
+
+
+@pytest.mark.parametrize(
+    ("features", "expected"),
+    [
+        (V133, {"first": None, "second": None}),
+        # The first pod waits at Permit: its binding cycle nominates its node first; the
+        # second one does not wait and has nothing to PreBind.
+        (
+            SchedulerFeatures.of(
+                KubernetesVersion(1, 37), "ClearingNominatedNodeNameAfterBinding=false"
+            ),
+            {"first": "node-a", "second": None},
+        ),
+        (V137, {"first": None, "second": None}),  # cleared at binding
+    ],
+)
+def test_a_pod_waiting_at_permit_is_nominated_first(
+    features: SchedulerFeatures, expected: dict[str, str | None]
+) -> None:
+    registry = default_registry()
+    registry.register("PairAtPermit", lambda args, handle: _PairAtPermit(handle))
+    plugins = {"multiPoint": {"enabled": [{"name": "PairAtPermit"}]}}
+    data = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}],
+    }
+    config = parse_config(data, "test.yaml", Path("."), set(registry.names()), features)
+    nodes = [node("node-a", labels={"kubernetes.io/hostname": "node-a"})]
+    result, _ = run_config(config, nodes, [pod("first"), pod("second")], registry=registry)
+    assert pending(result) == {"first": ("Scheduled", "node-a"), "second": ("Scheduled", "node-a")}
+    assert nominated(result) == expected

@@ -507,33 +507,6 @@ class Framework:
 
     # --- binding cycle ----------------------------------------------------------------
 
-    def run_pre_bind_pre_flights(
-        self, state: CycleState, pod: Pod, node_name: str
-    ) -> Status | None:
-        """k8s RunPreBindPreFlights (1.35+): None (Success) when some PreBind plugin has
-        work for the pod, Skip when none has, an Error when one fails. A plugin without a
-        ``pre_bind_pre_flight`` method counts as Skip."""
-        result: Status | None = Status(Code.SKIP)
-        for plugin in self.pre_bind_plugins:
-            pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
-            if pre_flight is None:
-                continue
-            try:
-                status = pre_flight(state, pod, node_name)
-            except Exception as err:
-                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-            if status is None or status.code == Code.SUCCESS:
-                result = None
-            elif status.code != Code.SKIP:
-                # Anything but Success and Skip is unsupported there: an error.
-                return _with_plugin(
-                    Status(
-                        Code.ERROR, f"running PreBindPreFlight {plugin.name!r}: {status.message}"
-                    ),
-                    plugin.name,
-                )
-        return result
-
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """k8s RunPreBindPlugins: the first failure wins."""
         for plugin in self._run(state)[7]:

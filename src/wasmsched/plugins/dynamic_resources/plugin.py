@@ -229,6 +229,13 @@ class DynamicResources:
         """Unreserve (dynamicresources.go: DynamicResources.Unreserve)."""
         return None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
+        claims, else Skip."""
+        if not self._enabled or not pod.resource_claims:
+            return self._skip
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind (dynamicresources.go: DynamicResources.PreBind): nothing to write for a
         pod without claims."""
