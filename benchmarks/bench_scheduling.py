@@ -39,12 +39,14 @@ The scale point (issue 11: under 60 s, peak RSS under 4 GB) runs in a subprocess
 own, so that the peak RSS (ru_maxrss) is its own; its seconds include loading. It is not
 part of --quick unless asked (--quick --scale runs 3,000 x 5,000).
 
-Each workload is also run by the reference (kube-scheduler v1.33.4 in process, built by
-scripts/build-reference) in the same run, and wasmsched's pods/s is printed as a ratio
-of kube-scheduler's. The reference runs at its default configuration, parallelism 16, at
+Each workload runs at two releases (``--kubernetes-version 1.33|1.37|all``, default all):
+wasmsched scheduling as that kube-scheduler release (``SchedulerFeatures.of``, its default
+profile), beside the reference of the same release (kube-scheduler v1.33.4 or v1.37.2 in
+process, built by scripts/build-reference --kubernetes-version all) in the same run, and
+wasmsched's pods/s is printed as a ratio of kube-scheduler's. The reference runs at its default configuration, parallelism 16, at
 every size (bench_support.py: KUBE_PARALLELISM): its placements may then differ from ours
 (which nodes a parallel Filter pass processed is racy), and this compares throughput, not
-placements. Without the binary the ratio is skipped with a note; --no-reference skips it
+placements. Without a release's binary its ratio is skipped with a note; --no-reference skips it
 always. benchmarks/bench_scheduler_perf.py runs scheduler_perf's whole workload list.
 """
 
@@ -61,8 +63,7 @@ import time
 from typing import Any
 
 from bench_support import (
-    REFERENCE,
-    REFERENCE_NOTE,
+    REFERENCES,
     CycleClock,
     make_node,
     make_pod,
@@ -72,9 +73,26 @@ from bench_support import (
 from wasmsched import Simulation
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
-from wasmsched.config import default_config
+from wasmsched.config import SchedulerConfig, default_config
 from wasmsched.framework.runtime import Framework
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
+
+V133 = KubernetesVersion(1, 33)
+V137 = KubernetesVersion(1, 37)
+RELEASES = {"1.33": V133, "1.37": V137}
+
+
+def _config(version: KubernetesVersion) -> SchedulerConfig:
+    """The default profile of ``version``'s kube-scheduler."""
+    return default_config(SchedulerFeatures.of(version))
+
+
+def _cluster(
+    version: KubernetesVersion, nodes: list[Node], pods: list[Pod], others: list[Any]
+) -> ClusterObjects:
+    return ClusterObjects(nodes=nodes, pods=pods, others=others, kubernetes_version=version)
 
 
 def _basic_run(
@@ -85,7 +103,8 @@ def _basic_run(
     Framework.use_batch = batch
     clock = CycleClock()
     try:
-        sim = Simulation(cluster, default_config(), in_tree_registry(), seed=seed)
+        config = _config(cluster.kubernetes_version)
+        sim = Simulation(cluster, config, in_tree_registry(), seed=seed)
         started = time.perf_counter()
         result = sim.run(clock)
         wall = time.perf_counter() - started
@@ -99,12 +118,15 @@ def _basic_run(
 
 
 def run_case(
-    nodes: int, pods: int, seed: int = 0, reference: bool = True, per_node: bool = True
+    nodes: int,
+    pods: int,
+    seed: int = 0,
+    reference: bool = True,
+    per_node: bool = True,
+    version: KubernetesVersion = V133,
 ) -> dict[str, float]:
-    cluster = ClusterObjects(
-        nodes=[make_node(i) for i in range(nodes)],
-        pods=[make_pod(i) for i in range(pods)],
-        others=[],
+    cluster = _cluster(
+        version, [make_node(i) for i in range(nodes)], [make_pod(i) for i in range(pods)], []
     )
     wall, placed, (rate, cpu_rate) = _basic_run(cluster, pods, seed, True)
     r = {
@@ -127,7 +149,8 @@ def run_case(
 def _with_reference(
     r: dict[str, float], cluster: ClusterObjects, reference: bool
 ) -> dict[str, float]:
-    ref = reference_pods_per_second(cluster, int(r["pods"])) if reference else None
+    binary = REFERENCES[str(cluster.kubernetes_version)]
+    ref = reference_pods_per_second(cluster, int(r["pods"]), binary) if reference else None
     if ref is not None:
         r["reference_pods_per_second"] = ref
         r["ratio"] = r["pods_per_second"] / ref
@@ -190,7 +213,12 @@ def in_zone1(node: Node) -> Node:
 
 
 def run_affinity_case(
-    kind: str, nodes: int, init_pods: int, pods: int, reference: bool = True
+    kind: str,
+    nodes: int,
+    init_pods: int,
+    pods: int,
+    reference: bool = True,
+    version: KubernetesVersion = V133,
 ) -> dict[str, float]:
     node_list = [make_node(i) for i in range(nodes)]
     if kind == AFFINITY:  # labelNodePrepareStrategy: every node in zone1
@@ -201,8 +229,8 @@ def run_affinity_case(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
         for ns in GROUP_NAMESPACES
     ]
-    cluster = ClusterObjects(nodes=node_list, pods=placed + pending, others=namespaces)
-    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+    cluster = _cluster(version, node_list, placed + pending, namespaces)
+    sim = Simulation(cluster, _config(version), in_tree_registry(), seed=0)
     started = time.perf_counter()
     result = sim.run()
     wall = time.perf_counter() - started
@@ -240,16 +268,14 @@ SCALE = (15_000, 50_000, 60.0, 4.0)  # nodes, pods, seconds target, peak RSS tar
 SCALE_QUICK = (3_000, 5_000, 60.0, 4.0)
 
 
-def scale_child(nodes: int, pods: int) -> dict[str, float]:
+def scale_child(nodes: int, pods: int, version: KubernetesVersion = V133) -> dict[str, float]:
     """The scale run itself (in its own process, so that its peak RSS is its own): load,
-    schedule every pod with the default profile, report seconds and ru_maxrss."""
+    schedule every pod with the release's default profile, report seconds and ru_maxrss."""
     started = time.perf_counter()
-    cluster = ClusterObjects(
-        nodes=[make_node(i) for i in range(nodes)],
-        pods=[make_pod(i) for i in range(pods)],
-        others=[],
+    cluster = _cluster(
+        version, [make_node(i) for i in range(nodes)], [make_pod(i) for i in range(pods)], []
     )
-    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+    sim = Simulation(cluster, _config(version), in_tree_registry(), seed=0)
     loaded = time.perf_counter()
     result = sim.run()
     done = time.perf_counter()
@@ -271,10 +297,10 @@ def scale_child(nodes: int, pods: int) -> dict[str, float]:
     }
 
 
-def run_scale(nodes: int, pods: int) -> dict[str, float]:
+def run_scale(nodes: int, pods: int, version: KubernetesVersion = V133) -> dict[str, float]:
     """``scale_child`` in a subprocess; its JSON line."""
     out = subprocess.run(
-        [sys.executable, __file__, "--scale-child", str(nodes), str(pods)],
+        [sys.executable, __file__, "--scale-child", str(nodes), str(pods), str(version)],
         check=True,
         capture_output=True,
         text=True,
@@ -283,10 +309,10 @@ def run_scale(nodes: int, pods: int) -> dict[str, float]:
     return result
 
 
-def print_scale(quick: bool) -> None:
+def print_scale(quick: bool, version: KubernetesVersion = V133) -> None:
     """The scale row: total seconds (loading included), scheduling pods/s, peak RSS."""
     nodes, pods, target_s, target_gb = SCALE_QUICK if quick else SCALE
-    r = run_scale(nodes, pods)
+    r = run_scale(nodes, pods, version)
     ok = "ok" if r["seconds"] < target_s and r["peak_rss_gb"] < target_gb else "BELOW"
     print(
         f"{'scale':>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
@@ -347,7 +373,8 @@ def _spread_run(cluster: ClusterObjects, pods: int, batch: bool) -> tuple[float,
 
     Framework.use_batch = batch
     try:
-        sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+        config = _config(cluster.kubernetes_version)
+        sim = Simulation(cluster, config, in_tree_registry(), seed=0)
         result = sim.run(progress)
         sim.close()
     finally:
@@ -359,7 +386,12 @@ def _spread_run(cluster: ClusterObjects, pods: int, batch: bool) -> tuple[float,
 
 
 def run_spread_case(
-    nodes: int, init_pods: int, pods: int, reference: bool = True, per_node: bool = True
+    nodes: int,
+    init_pods: int,
+    pods: int,
+    reference: bool = True,
+    per_node: bool = True,
+    version: KubernetesVersion = V133,
 ) -> dict[str, float]:
     """scheduler_perf's TopologySpreading: ``init_pods`` pod-default pods already bound
     (round robin), then ``pods`` spreading pods scheduled and timed."""
@@ -371,7 +403,7 @@ def run_spread_case(
         manifest["spec"] = {**manifest["spec"], "nodeName": f"node-{i % nodes}"}
         placed.append(Pod(manifest))
     pending = [spread_pod(init_pods + i) for i in range(pods)]
-    cluster = ClusterObjects(nodes=node_list, pods=placed + pending, others=[])
+    cluster = _cluster(version, node_list, placed + pending, [])
     per_pod, placed_nodes = _spread_run(cluster, pods, True)
     r = {"nodes": nodes, "pods": pods, "seconds": per_pod * pods, "pods_per_second": 1 / per_pod}
     if per_node:
@@ -390,10 +422,10 @@ SPREAD_CASES = [(500, 1000, 1000, 400.0), (5000, 5000, 1000, 400.0)]
 SPREAD_QUICK = [(100, 200, 200, 400.0)]
 
 
-def print_spread(quick: bool, reference: bool) -> None:
+def print_spread(quick: bool, reference: bool, version: KubernetesVersion = V133) -> None:
     """The spread rows: batch, per-node and (when built) kube-scheduler's pods/s."""
     for nodes, init_pods, pods, target in SPREAD_QUICK if quick else SPREAD_CASES:
-        r = run_spread_case(nodes, init_pods, pods, reference=reference)
+        r = run_spread_case(nodes, init_pods, pods, reference=reference, version=version)
         ok = "ok" if r["pods_per_second"] >= target else "BELOW"
         print(
             f"{SPREAD:>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
@@ -406,8 +438,9 @@ def print_spread(quick: bool, reference: bool) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--scale-child":
-        print(json.dumps(scale_child(int(sys.argv[2]), int(sys.argv[3]))))
+    if len(sys.argv) == 5 and sys.argv[1] == "--scale-child":
+        version = RELEASES[sys.argv[4]]
+        print(json.dumps(scale_child(int(sys.argv[2]), int(sys.argv[3]), version)))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -419,12 +452,17 @@ def main() -> None:
     )
     parser.add_argument("--no-reference", action="store_true", help="skip kube-scheduler")
     parser.add_argument(
+        "--kubernetes-version",
+        choices=[*RELEASES, "all"],
+        default="all",
+        help="the release wasmsched schedules as, beside that kube-scheduler (default: both)",
+    )
+    parser.add_argument(
         "--scale",
         action="store_true",
         help="also the 15,000 nodes x 50,000 pods point (in a subprocess, with its peak RSS)",
     )
     args = parser.parse_args()
-    reference = not args.no_reference
     if args.profile:
         cProfile.runctx(
             "run_case(500, 1000, reference=False, per_node=False)",
@@ -434,16 +472,31 @@ def main() -> None:
         )
         pstats.Stats("/tmp/bench_scheduling.prof").sort_stats("cumulative").print_stats(30)
         return
-    if reference and not REFERENCE.is_file():
-        print(f"note: {REFERENCE_NOTE}")
+    versions = list(RELEASES) if args.kubernetes_version == "all" else [args.kubernetes_version]
+    for name in versions:
+        print_release(args, RELEASES[name])
+
+
+def print_release(args: argparse.Namespace, version: KubernetesVersion) -> None:
+    """Every chosen workload with wasmsched as ``version`` beside that kube-scheduler."""
+    binary = REFERENCES[str(version)]
+    reference = not args.no_reference
+    print(f"Kubernetes {version}: wasmsched as kube-scheduler {version}", end="")
+    if reference and not binary.is_file():
+        print(
+            f"; kube-scheduler {version} not built (scripts/build-reference "
+            f"--kubernetes-version {version}): no ratio"
+        )
         reference = False
+    else:
+        print(f", beside {binary.name}" if reference else "")
     print(
         f"{'workload':>13} {'nodes':>6} {'pods':>6} {'seconds':>8} {'pods/s':>8} {'target':>7}"
         + (f" {'kube pods/s':>13} {'ratio':>6}" if reference else "")
     )
     if args.workload in ("all", "basic"):
         for nodes, pods, target in QUICK if args.quick else CASES:
-            r = run_case(nodes, pods, reference=reference)
+            r = run_case(nodes, pods, reference=reference, version=version)
             ok = "ok" if r["pods_per_second"] >= target else "BELOW"
             print(
                 f"{'basic':>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
@@ -458,16 +511,16 @@ def main() -> None:
     for kind, nodes, init_pods, pods, target in AFFINITY_QUICK if args.quick else AFFINITY_CASES:
         if args.workload not in ("all", kind):
             continue
-        r = run_affinity_case(kind, nodes, init_pods, pods, reference=reference)
+        r = run_affinity_case(kind, nodes, init_pods, pods, reference=reference, version=version)
         ok = "ok" if r["pods_per_second"] >= target else "BELOW"
         print(
             f"{kind:>13} {nodes:>6} {pods:>6} {r['seconds']:>8.2f} "
             f"{r['pods_per_second']:>8.1f} {target:>6.0f} {ok:5}{_ratio(r)}"
         )
     if args.scale or args.workload == "scale":
-        print_scale(args.quick)
+        print_scale(args.quick, version)
     if args.workload in ("all", SPREAD):
-        print_spread(args.quick, reference)
+        print_spread(args.quick, reference, version)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """What the scheduling benchmarks share: the scheduler_perf node and pod shapes, the
 clock that times wasmsched from its first scheduling cycle, and the reference
-(kube-scheduler v1.33.4 in process on a fake clientset, reference/, built by
-scripts/build-reference) run on the same cluster.
+(kube-scheduler v1.33.4, or v1.37.2 with ``binary=REFERENCES["1.37"]``, in process on a
+fake clientset, reference/, built by scripts/build-reference) run on the same cluster.
 
 The house rule for speed: kube-scheduler runs at its default configuration, parallelism 16,
 in the same run as wasmsched. Parallelism 1 exists for the differential suite's exactness
@@ -26,6 +26,8 @@ from wasmsched.api.objects import Node, Pod
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / ".cache" / "reference" / "wasmsched-reference"
+# The reference of each release (scripts/build-reference --kubernetes-version all).
+REFERENCES = {"1.33": REFERENCE, "1.37": REFERENCE.with_name("wasmsched-reference-1.37")}
 REFERENCE_NOTE = "kube-scheduler reference not built (scripts/build-reference): no ratio"
 # kube-scheduler's default parallelism (pkg/scheduler/apis/config/v1: SetDefaults_
 # KubeSchedulerConfiguration): every speed comparison runs the reference at it.
@@ -142,6 +144,7 @@ def run_reference(
     parallelism: int = KUBE_PARALLELISM,
     prefer: Mapping[str, str] | None = None,
     timeout: float = 900.0,
+    binary: Path = REFERENCE,
 ) -> dict[str, Any]:
     """kube-scheduler v1.33.4 on a cluster: its report (pods, summary with wallSeconds from
     its first cycle to its last activity). ``prefer`` (namespace/name -> node) breaks its
@@ -150,7 +153,7 @@ def run_reference(
         path = Path(tmp) / "cluster.yaml"
         write_cluster(path, manifests)
         command = [
-            str(REFERENCE),
+            str(binary),
             "--cluster",
             str(path),
             "--timeout",
@@ -171,12 +174,14 @@ def run_reference(
     return report
 
 
-def reference_pods_per_second(cluster: ClusterObjects, pods: int) -> float | None:
+def reference_pods_per_second(
+    cluster: ClusterObjects, pods: int, binary: Path = REFERENCE
+) -> float | None:
     """kube-scheduler's pods/s at parallelism 16 on the same cluster (from its first cycle
     to its last binding), or None when the reference is not built."""
-    if not REFERENCE.is_file():
+    if not binary.is_file():
         return None
-    summary = run_reference(cluster_manifests(cluster))["summary"]
+    summary = run_reference(cluster_manifests(cluster), binary=binary)["summary"]
     if summary["scheduled"] != pods:
         raise SystemExit(f"reference: expected {pods} scheduled, got {summary}")
     return float(summary["podsPerSecond"])

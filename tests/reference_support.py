@@ -6,10 +6,13 @@ wasmsched runs in process (wasmsched.sim.simulation.Simulation, as `wasmsched si
 at the release of the reference it is compared with (``Reference.features``: objects read,
 plugins defaulted and scheduled as that release); the reference binary of that version
 (built by scripts/build-reference --kubernetes-version) runs a directory of cases in one
-process. kube-scheduler breaks equal top scores at random (pkg/scheduler/schedule_one.go:
-selectHost); the reference is given the node wasmsched chose for each pod ("prefer") and
-follows it whenever that node is one of its equally best, so chance cannot fail a
-comparison, and a node outside its best set still shows as a disagreement. Preemption
+process. kube-scheduler 1.33 breaks equal top scores at random (pkg/scheduler/
+schedule_one.go: selectHost); the 1.33 reference is given the node wasmsched chose for each
+pod ("prefer") and follows it whenever that node is one of its equally best, so chance
+cannot fail a comparison, and a node outside its best set still shows as a disagreement.
+1.37 takes the top of a heap over the feasible nodes in the order they passed Filter
+(framework/sorted_nodes.go), which is fixed at parallelism 1: the 1.37 reference runs at
+parallelism 1 without a preference, so how wasmsched breaks ties is compared too. Preemption
 starts its candidate search at a random offset (pkg/scheduler/framework/preemption:
 DryRunPreemption via GetOffsetAndNumCandidates): disagreeing cases with a preemption are
 re-run, and any outcome the reference produces is accepted.
@@ -45,6 +48,9 @@ class Reference:
 
     version: KubernetesVersion
     binary: Path
+    # Run at parallelism 1 with no preference: ties are broken by a fixed rule (1.35+),
+    # and the comparison checks wasmsched's rule too.
+    exact_ties: bool = False
 
     @property
     def features(self) -> SchedulerFeatures:
@@ -65,7 +71,7 @@ class Reference:
 _BUILDS = ROOT / ".cache" / "reference"
 REFERENCES = {
     "1.33": Reference(KubernetesVersion(1, 33), _BUILDS / "wasmsched-reference"),
-    "1.37": Reference(KubernetesVersion(1, 37), _BUILDS / "wasmsched-reference-1.37"),
+    "1.37": Reference(KubernetesVersion(1, 37), _BUILDS / "wasmsched-reference-1.37", True),
 }
 V133 = REFERENCES["1.33"]
 V137 = REFERENCES["1.37"]
@@ -157,8 +163,9 @@ def run_reference(
     """Runs the reference on every case folder of ``cases_dir`` (reference.json each)."""
     for stale in list(cases_dir.glob("*/reference.json")) + list(cases_dir.glob("*/reference.err")):
         stale.unlink()
+    ties = ["--parallelism", "1"] if ref.exact_ties else []
     subprocess.run(
-        [str(ref.binary), "--cases", str(cases_dir), "--jobs", str(jobs)],
+        [str(ref.binary), "--cases", str(cases_dir), "--jobs", str(jobs), *ties],
         check=True,
         timeout=timeout,
         capture_output=True,
@@ -211,8 +218,14 @@ class Outcome:
         return [d for d in self.diffs if MESSAGE_DIFF not in d]
 
 
-def _prefer(data: dict[str, Any]) -> dict[str, str]:
-    return {f"{p['namespace']}/{p['name']}": p["node"] for p in data["pods"] if p["node"]}
+def _write_prefer(folder: Path, data: dict[str, Any], ref: Reference) -> None:
+    """prefer.json, the nodes wasmsched chose, for a reference that breaks ties at random."""
+    path = folder / "prefer.json"
+    if ref.exact_ties:
+        path.unlink(missing_ok=True)
+        return
+    prefer = {f"{p['namespace']}/{p['name']}": p["node"] for p in data["pods"] if p["node"]}
+    path.write_text(json.dumps(prefer))
 
 
 def run_cases(
@@ -227,7 +240,7 @@ def run_cases(
         report, data = run_wasmsched(folder, ref)
         ours[case.name] = report
         (folder / "wasmsched.json").write_text(json.dumps(data, indent=1))
-        (folder / "prefer.json").write_text(json.dumps(_prefer(data)))
+        _write_prefer(folder, data, ref)
     run_reference(workdir, jobs, ref=ref)
     outcomes = []
     for case in cases:
@@ -301,14 +314,14 @@ def write_reproducer(case: Case, diffs: Iterable[str], folder: Path, ref: Refere
     case.write(folder)
     _, data = run_wasmsched(folder, ref)
     (folder / "wasmsched.json").write_text(json.dumps(data, indent=1))
-    (folder / "prefer.json").write_text(json.dumps(_prefer(data)))
+    _write_prefer(folder, data, ref)
     config = " --config config.yaml" if case.config is not None else ""
+    ties = " --parallelism 1" if ref.exact_ties else " --prefer prefer.json"
     (folder / "DIFF.txt").write_text(
         "\n".join(diffs)
         + f"\n\nreproduce: {ref.binary.relative_to(ROOT)} --cluster cluster.yaml{config}"
-        + " --prefer prefer.json\n"
+        + f"{ties}\n"
         + f"and: wasmsched simulate --output json --cluster cluster.yaml{config}"
-        + ("" if ref is V133 else f" (as {ref.version}: tests/reference_support.py run_wasmsched)")
-        + "\n"
+        + f" --kubernetes-version {ref.version}\n"
     )
     return folder

@@ -34,7 +34,9 @@ from reference_support import (
     write_reproducer,
 )
 
-FIXED_SEED = 16
+# Per version: seed 137 draws each of the 1.37-only inputs (and clusters above 100 nodes)
+# into its 80 cases.
+FIXED_SEED = {V133: 16, V137: 137}
 # Cases per version: the whole default suite stays under 15 minutes on 2 shared cores.
 FIXED_COUNT = {V133: 160, V137: 80}
 FRESH_COUNT = {V133: 60, V137: 30}
@@ -74,12 +76,25 @@ FIXED_DIVERGENT = {
 }
 
 
+# wasmsched's 1.37 semantics are being written (issue 23: the 1.37 plugin and cycle
+# changes). Until they are merged, these comparisons are expected to fail at 1.37 (not
+# strict: an XPASS says which to take out of the set); every other test must agree at
+# 1.37 already. scripts/reference-diff --kubernetes-version 1.37 lists the disagreements.
+PENDING_137 = {"fixed-seed", "fixed-seed-large", "fresh", "wffc-binding"}
+
+
+def _pending(request: pytest.FixtureRequest, ref: Reference, what: str) -> bool:
+    """Marks the test an expected failure when ``what`` is pending at ``ref``'s release."""
+    if ref is not V137 or what not in PENDING_137:
+        return False
+    reason = f"wasmsched's 1.37 semantics are not all in yet (issue 23): {what} in PENDING_137"
+    request.applymarker(pytest.mark.xfail(reason=reason, strict=False))
+    return True
+
+
 def _built(ref: Reference) -> Any:
-    return pytest.param(
-        ref,
-        id=str(ref.version),
-        marks=pytest.mark.skipif(not ref.built(), reason=ref.not_built),
-    )
+    marks = pytest.mark.skipif(not ref.built(), reason=ref.not_built)
+    return pytest.param(ref, id=str(ref.version), marks=marks)
 
 
 # Every test that compares the two schedulers runs at both releases.
@@ -100,7 +115,9 @@ def _check(
     bad = [o for o in outcomes if diffs(o)]
     if not bad:
         return
-    if known:  # an xfail'ed known divergence: its shrunk reproducer is in the repository
+    # An xfail'ed known divergence (its shrunk reproducer is in the repository), or the
+    # pending 1.37 semantics (scripts/reference-diff --kubernetes-version 1.37 lists them).
+    if known:
         pytest.fail(f"{len(bad)} of {len(outcomes)} cases disagree: {bad[0].diffs[0]}")
     lines = []
     for o in bad[:3]:
@@ -123,7 +140,7 @@ def fixed(ref: Reference, tmp_path_factory: pytest.TempPathFactory) -> list[Outc
     """The fixed-seed set of ``ref``'s release, run once per session."""
     if ref not in _FIXED:
         workdir = tmp_path_factory.mktemp(f"reference-fixed-{ref.version}")
-        cases = draw_cases(FIXED_SEED, FIXED_COUNT[ref], prefix="fixed-", version=ref.version)
+        cases = draw_cases(FIXED_SEED[ref], FIXED_COUNT[ref], prefix="fixed-", version=ref.version)
         _FIXED[ref] = run_cases(cases, workdir, ref=ref)
     return _FIXED[ref]
 
@@ -132,26 +149,34 @@ def _small(outcomes: list[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if LARGE_CLUSTER not in o.case.features]
 
 
-def test_fixed_seed_cases_agree(ref: Reference, fixed: list[Outcome], tmp_path: Path) -> None:
+def test_fixed_seed_cases_agree(
+    request: pytest.FixtureRequest, ref: Reference, fixed: list[Outcome], tmp_path: Path
+) -> None:
     """Node, result and message of every pod, on clusters up to 100 nodes."""
+    pending = _pending(request, ref, "fixed-seed")
     assert len(fixed) == FIXED_COUNT[ref]
-    _check(_small(fixed), tmp_path, placements_only=False, ref=ref)
+    _check(_small(fixed), tmp_path, placements_only=False, ref=ref, known=pending)
 
 
 def test_fixed_seed_large_clusters_agree(
-    ref: Reference, fixed: list[Outcome], tmp_path: Path
+    request: pytest.FixtureRequest, ref: Reference, fixed: list[Outcome], tmp_path: Path
 ) -> None:
     """Placements on clusters above 100 nodes, where percentageOfNodesToScore samples."""
+    pending = _pending(request, ref, "fixed-seed-large")
     large = [o for o in fixed if LARGE_CLUSTER in o.case.features]
     assert large, "the fixed set has clusters above 100 nodes"
-    _check(large, tmp_path, placements_only=True, ref=ref)
+    _check(large, tmp_path, placements_only=True, ref=ref, known=pending)
 
 
-def test_fresh_cases_placements_agree(ref: Reference, tmp_path: Path) -> None:
+def test_fresh_cases_placements_agree(
+    request: pytest.FixtureRequest, ref: Reference, tmp_path: Path
+) -> None:
+    pending = _pending(request, ref, "fresh")
     seed = int(os.environ.get("REFERENCE_DIFF_SEED", random.randrange(2**31)))
     print(f"fresh seed {seed} (REFERENCE_DIFF_SEED={seed} repeats it)")
     cases = draw_cases(seed, FRESH_COUNT[ref], prefix=f"fresh{seed}-", version=ref.version)
-    _check(run_cases(cases, tmp_path, ref=ref), tmp_path, placements_only=False, ref=ref)
+    outcomes = run_cases(cases, tmp_path, ref=ref)
+    _check(outcomes, tmp_path, placements_only=False, ref=ref, known=pending)
 
 
 def _reproducer(folder: Path) -> Case:
@@ -166,8 +191,11 @@ def _reproducer(folder: Path) -> Case:
 
 
 @pytest.mark.parametrize("name", sorted(FIXED_DIVERGENT))
-def test_fixed_divergence_reproducer(ref: Reference, name: str, tmp_path: Path) -> None:
+def test_fixed_divergence_reproducer(
+    request: pytest.FixtureRequest, ref: Reference, name: str, tmp_path: Path
+) -> None:
     """A divergence once found and fixed: its shrunk reproducer agrees."""
+    _pending(request, ref, name)
     [outcome] = run_cases([_reproducer(FIXED_DIVERGENT[name])], tmp_path, ref=ref)
     assert outcome.diffs == []
 
@@ -183,7 +211,10 @@ HAND_WRITTEN = {
 
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
-def test_hand_written_case_agrees(ref: Reference, name: str, tmp_path: Path) -> None:
+def test_hand_written_case_agrees(
+    request: pytest.FixtureRequest, ref: Reference, name: str, tmp_path: Path
+) -> None:
+    _pending(request, ref, name)
     [outcome] = run_cases([_reproducer(HAND_WRITTEN[name])], tmp_path, ref=ref)
     assert outcome.ours.pods, "the case schedules nothing"
     assert outcome.diffs == []
