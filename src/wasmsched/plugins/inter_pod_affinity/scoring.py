@@ -27,6 +27,7 @@ from wasmsched.plugins.inter_pod_affinity.common import (
     _signature,
 )
 from wasmsched.plugins.inter_pod_affinity.terms import _EMPTY_LABELS, _PREFERRED, pod_affinity_terms
+from wasmsched.plugins.pod_topology_spread.columnar import domains
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -136,12 +137,23 @@ class Scoring(AffinityBase):
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` of every row (the framework's vectorized Score form): a node's score
-        depends on its values of the scored topology keys alone, so it is summed once per
-        distinct combination of them. None without PreScore's state (the per-node form
+        depends on its values of the scored topology keys alone, so each key's scores are
+        gathered by the rows' values (or, for counts too large, summed once per distinct
+        combination of them). None without PreScore's state (the per-node form
         reports the error)."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None
+        # Each key's counts gathered by the rows' interned label values (shared with
+        # PodTopologySpread), when they fit float64 exactly; else row by row.
+        out_array = np.zeros(len(rows), np.int64)
+        for key, values in s.topology_score.items():
+            gathered = domains(rows.columns, key).gather(values, rows.rows)
+            if gathered is None:
+                break
+            out_array += gathered
+        else:
+            return out_array
         pairs = list(s.topology_score.items())
         keys = [key for key, _ in pairs]
         memo: dict[tuple[str | None, ...], int] = {}
