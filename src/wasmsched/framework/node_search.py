@@ -74,6 +74,10 @@ class NominatedPods(Protocol):
         """The pods nominated to ``node_name``."""
         ...
 
+    def nominated_nodes(self) -> list[str]:
+        """The nodes with pods nominated to them."""
+        ...
+
     def __bool__(self) -> bool:
         """Whether any pod is nominated anywhere."""
         ...
@@ -218,13 +222,14 @@ def find_nodes_that_pass_filters(
             if len(passed) >= wanted:
                 stop = int(passed[wanted - 1])  # the context is cancelled: not kept
                 passed = passed[: wanted - 1]
-            for pos in np.flatnonzero(codes[:stop]).tolist():
-                status = statuses[int(codes[pos]) - 1]
-                if not status.is_rejected():
-                    found += int((passed < pos).sum())
-                    raise CycleError(status)
-                nts.set(nodes[chunk[pos]].name, status)
-                diagnosis.add_plugin_status(status)
+            rejected = np.flatnonzero(codes[:stop])
+            if len(rejected):
+                error = _record_rejections(
+                    diagnosis, statuses, codes[rejected], _names(nodes, rows, chunk[rejected])
+                )
+                if error is not None:
+                    found += int((passed < rejected[error]).sum())
+                    raise CycleError(statuses[int(codes[rejected[error]]) - 1])
             kept.append(chunk[passed])
             found += len(passed)
             processed += size
@@ -237,6 +242,37 @@ def find_nodes_that_pass_filters(
         return [nodes[i] for i in feasible.tolist()]
     feasible_rows = rows.rows[feasible]
     return NodeList(rows.columns.infos[feasible_rows].tolist(), feasible_rows)
+
+
+def _names(
+    nodes: Sequence[NodeInfo], rows: NodeRows | None, at: np.ndarray[Any, np.dtype[np.intp]]
+) -> list[str]:
+    """The names of ``nodes[i]`` for i in ``at``."""
+    if rows is not None:
+        names: list[str] = rows.columns.names[rows.rows[at]].tolist()
+        return names
+    return [nodes[i].name for i in at.tolist()]
+
+
+def _record_rejections(
+    diagnosis: Diagnosis, statuses: list[Status], codes: IntArray, names: list[str]
+) -> int | None:
+    """Records the rejected nodes ``names`` (their verdict ``codes``, all > 0) in order, as
+    checkNode does node by node, up to the first error; returns that error's position
+    among them, or None. Each distinct status counts its plugin once."""
+    errors = [k for k, status in enumerate(statuses, 1) if not status.is_rejected()]
+    first_error: int | None = None
+    if errors:
+        hits = np.flatnonzero(np.isin(codes, errors))
+        if len(hits):
+            first_error = int(hits[0])
+            codes = codes[:first_error]
+            names = names[:first_error]
+    at = (codes - 1).tolist()
+    diagnosis.node_to_status.update(zip(names, map(statuses.__getitem__, at), strict=True))
+    for k in sorted(set(at)):
+        diagnosis.add_plugin_status(statuses[k])
+    return first_error
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -261,22 +297,36 @@ def _filter_chunks(
     holds: plugin by plugin over the rows when every Filter plugin of the cycle has a
     vectorized form and at most the last one's calls have effects (a wasm guest's logs and
     state: it must see exactly the nodes the node-by-node search shows it); else node by
-    node, with the nominated pods when there are any."""
+    node, with the nominated pods when there are any.
+
+    Nominated pods count only on their own node, and only those of the pod's priority or
+    higher (framework.go: RunFilterPluginsWithNominatedPods, addGENominatedPods): the other
+    nodes are filtered as without nominations, so only the nodes with such pods leave the
+    vectorized forms (node by node, with the pods added), unless a plugin has effects."""
     nominator = search.nominator
     skip = state.skip_filter_plugins
     active = [p for p in fwk.filter_plugins if p.name not in skip]
     effects = [i for i, p in enumerate(active) if p.name in fwk.filter_effects]
     if (
         rows is not None
-        and not nominator
         and all(p.name in fwk.filter_columns for p in active)
         and (not effects or effects == [len(active) - 1])
     ):
+        special = _nominated_positions(nominator, pod, rows) if nominator else None
+        if special is None:
 
-        def by_plugin(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
-            return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
+            def by_plugin(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
+                return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
 
-        return by_plugin, 1 if effects else _MIN_FILTER_CHUNK
+            return by_plugin, 1 if effects else _MIN_FILTER_CHUNK
+        if not effects:
+
+            def by_plugin_and_node(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
+                return _filter_with_nominated_nodes(
+                    nominator, fwk, state, pod, nodes, rows, chunk, special
+                )
+
+            return by_plugin_and_node, _MIN_FILTER_CHUNK
 
     def by_node(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
         statuses: list[Status | None] = []
@@ -294,6 +344,57 @@ def _filter_chunks(
         return verdicts(len(chunk), enumerate(statuses))
 
     return by_node, 1
+
+
+def _nominated_positions(
+    nominator: NominatedPods, pod: Pod, rows: NodeRows
+) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
+    """Which of ``rows`` have nominated pods that count for ``pod``
+    (``_counted_nominated_pods``), or None when none has."""
+    row_of = rows.columns.row_of
+    found = [
+        row_of[name]
+        for name in nominator.nominated_nodes()
+        if name in row_of and _counted_nominated_pods(nominator, pod, name)
+    ]
+    if not found:
+        return None
+    special = np.isin(rows.rows, np.array(found, dtype=np.intp))
+    return special if special.any() else None
+
+
+def _filter_with_nominated_nodes(
+    nominator: NominatedPods,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    rows: NodeRows,
+    chunk: np.ndarray[Any, np.dtype[np.intp]],
+    special: np.ndarray[Any, np.dtype[np.bool_]],
+) -> Verdicts:
+    """A chunk's verdicts: the plugins' vectorized forms on the rows without nominated pods
+    that count, RunFilterPluginsWithNominatedPods node by node on the others."""
+    marked = special[chunk]
+    if not marked.any():
+        return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
+    codes = np.zeros(len(chunk), np.int64)
+    statuses: list[Status] = []
+    plain = np.flatnonzero(~marked)
+    if len(plain):
+        plain_codes, plain_statuses = _run_filter_plugins_on_rows(
+            fwk, state, pod, rows.take(chunk[plain])
+        )
+        codes[plain] = plain_codes
+        statuses.extend(plain_statuses)
+    for pos in np.flatnonzero(marked).tolist():
+        status = run_filter_plugins_with_nominated_pods(
+            nominator, fwk, state, pod, nodes[chunk[pos]]
+        )
+        if status is not None and status.code != Code.SUCCESS:
+            statuses.append(status)
+            codes[pos] = len(statuses)
+    return codes, statuses
 
 
 def _run_filter_plugins_on_rows(
@@ -372,11 +473,7 @@ def run_filter_plugins_with_nominated_pods(
 ) -> Status | None:
     """RunFilterPluginsWithNominatedPods: filter with and without the nominated pods of
     higher or equal priority."""
-    nominated = [
-        pi
-        for pi in nominator.pods_for_node(node_info.name)
-        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
-    ]
+    nominated = _counted_nominated_pods(nominator, pod, node_info.name)
     if not nominated:
         return fwk.run_filter_plugins(state, pod, node_info)
     state_with = state.clone()
@@ -390,6 +487,16 @@ def run_filter_plugins_with_nominated_pods(
     if status is not None:
         return status
     return fwk.run_filter_plugins(state, pod, node_info)
+
+
+def _counted_nominated_pods(nominator: NominatedPods, pod: Pod, node_name: str) -> list[PodInfo]:
+    """The pods nominated to ``node_name`` that count when filtering ``pod``: the others,
+    of equal or higher priority (framework.go: addGENominatedPods)."""
+    return [
+        pi
+        for pi in nominator.pods_for_node(node_name)
+        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
+    ]
 
 
 def find_nodes_that_pass_extenders(
