@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -137,8 +137,7 @@ def find_nodes_that_fit(
 
     nodes: Sequence[NodeInfo] = all_nodes
     if pre_result is not None and pre_result.node_names is not None:
-        names = pre_result.node_names
-        nodes = [ni for ni in all_nodes if ni.name in names]
+        nodes = _named_nodes(snapshot, pre_result.node_names)
         diagnosis.node_to_status.absent_nodes_status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
@@ -154,6 +153,19 @@ def find_nodes_that_fit(
         search.next_start_node_index = (search.next_start_node_index + processed) % len(all_nodes)
     feasible = find_nodes_that_pass_extenders(search.extenders, pod, feasible, diagnosis)
     return feasible, diagnosis
+
+
+def _named_nodes(snapshot: Snapshot, names: Collection[str]) -> Sequence[NodeInfo]:
+    """The nodes PreFilter named, in snapshot order: looked up by name when they are few
+    (a DaemonSet pod names one node; schedule_one.go evaluates only those nodes), with their
+    rows in the columns; else by a pass over every node."""
+    columns = snapshot.columns
+    all_nodes = snapshot.node_infos
+    if columns is None or len(names) * 8 > len(all_nodes):
+        return [ni for ni in all_nodes if ni.name in names]
+    row_of = columns.row_of
+    rows = np.array(sorted(row_of[name] for name in names if name in row_of), dtype=np.intp)
+    return NodeList(columns.infos[rows].tolist(), rows)
 
 
 def find_nodes_that_pass_filters(
