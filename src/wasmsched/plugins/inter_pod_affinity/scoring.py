@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from wasmsched.framework.node_info import NodeInfo
 
 PRE_SCORE_KEY = "PreScore" + NAME
+# Integers below 2**53 convert to float64 exactly, so numpy's division rounds as Python's.
+_FLOAT_EXACT = 1 << 53
 
 
 class _TopologyScores:
@@ -189,6 +191,28 @@ class Scoring(AffinityBase):
             # As k8s: float64(MaxNodeScore) * (float64(score-min) / float64(max-min)), truncated.
             ns.score = int(float(MAX_NODE_SCORE) * ((ns.score - lo) / diff)) if diff > 0 else 0
         return None
+
+    def normalize_rows(
+        self, state: CycleState, pod: Pod, rows: NodeRows, values: IntArray
+    ) -> IntArray | None:
+        """``normalize_score`` over the columnar Score form's array: the same float64 steps
+        (float64 division of exact integers, times MaxNodeScore, truncated); None without
+        PreScore's state or for scores whose differences float64 would round (the per-node
+        form answers)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        if not s.topology_score or not len(values):
+            return values
+        lo = int(values.min())
+        diff = int(values.max()) - lo
+        if diff >= _FLOAT_EXACT:
+            return None
+        if diff <= 0:
+            return np.zeros(len(values), np.int64)
+        shares = (values - lo).astype(np.float64) / float(diff)
+        out: IntArray = (float(MAX_NODE_SCORE) * shares).astype(np.int64)
+        return out
 
     def score_extensions(self) -> Scoring:
         """ScoreExtensions (scoring.go): the plugin itself (NormalizeScore)."""
