@@ -10,6 +10,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import AsyncBinder, Event, NodeScore, WaitingPod
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 from wasmsched.framework.status import Status
+from wasmsched.release.features import SchedulerFeatures
 
 Requests = Mapping[str, str | int]
 
@@ -171,6 +172,7 @@ class FakeHandle:
     """The little of framework.Handle that in-tree plugins use."""
 
     parallelism = 16
+    features = SchedulerFeatures.of()
 
     def __init__(self, snapshot: Snapshot | None = None, binder: FakeBinder | None = None) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()

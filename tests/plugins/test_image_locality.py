@@ -110,3 +110,21 @@ def test_normalized_image_name(name: str, want: str) -> None:
 )
 def test_calculate_priority(total: int, containers: int, want: int) -> None:
     assert calculate_priority(total, containers) == want
+
+
+def test_release_counting_image_volumes_scores_node_by_node() -> None:
+    # The columnar form sums container images only; from the release that also counts
+    # image volumes (1.36) it answers None, so the framework takes the per-node form.
+    from wasmsched.framework.columns import NodeColumns, NodeRows
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.release.features import SchedulerFeatures
+    from wasmsched.release.version import KubernetesVersion
+
+    snapshot = make_snapshot([make_node("node0", images=[(["gcr.io/300:latest"], 300 * MB)])])
+    columns = NodeColumns(snapshot.node_infos)
+    rows = NodeRows(columns, columns.all_rows)
+    pod = make_pod(images=["gcr.io/300"])
+    handle = FakeHandle(snapshot)
+    assert ImageLocality(handle).score_columns(CycleState(), pod, rows) is not None
+    handle.features = SchedulerFeatures.of(KubernetesVersion(1, 36))
+    assert ImageLocality(handle).score_columns(CycleState(), pod, rows) is None

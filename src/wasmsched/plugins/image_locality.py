@@ -80,6 +80,9 @@ class ImageLocality:
         # (pod, its images, container count) of the last pod scored: Score runs once per
         # node for the same pod. One tuple, so that concurrent readers never mix two pods.
         self._last: tuple[Pod | None, tuple[str, ...], int] = (None, (), 0)
+        # The columnar form sums container images only: a release that also counts image
+        # volumes (features.image_locality_counts_image_volumes) scores node by node.
+        self._columnar = not handle.features.image_locality_counts_image_volumes
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """Score (image_locality.go: ImageLocality.Score): the node's score for the images of the
@@ -104,7 +107,10 @@ class ImageLocality:
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns: each of the pod's images adds its scaled score (the
         same for every node that holds it) on the rows that hold it; then calculatePriority
-        on the sums. Which rows hold an image is found once per image (and node set)."""
+        on the sums. Which rows hold an image is found once per image (and node set).
+        None (node by node) for a release that counts image volumes."""
+        if not self._columnar:
+            return None
         images, count = pod_images(pod)
         size = len(rows)
         if count == 0:
