@@ -5,18 +5,18 @@ It reads as pkg/scheduler/schedule_one.go does, top to bottom: ``find_nodes_that
 the extenders), ``find_nodes_that_pass_filters`` (findNodesThatPassFilters: from where the
 last search stopped, round robin, until enough nodes are feasible), then
 ``prioritize_nodes`` (prioritizeNodes: PreScore, Score, NormalizeScore, the weights, the
-extenders' priorities). ``run_filter_plugins_with_nominated_pods`` and
-``run_score_plugins`` are framework.go's RunFilterPluginsWithNominatedPods and
-RunScorePlugins.
+extenders' priorities). ``run_score_plugins`` is framework.go's RunScorePlugins;
+RunFilterPluginsWithNominatedPods is in framework/nominated.
 
 Each plugin runs in the best form it offers. The per-node form (``filter``, ``score``) always
 exists; a plugin may add a vectorized form over node rows (framework/columns:
 ``filter_columns``, ``score_columns``) that answers, row by row, exactly what its per-node
 form would, or None, and then the per-node form answers. The vectorized forms run plugin
 by plugin over a chunk of nodes. A cycle runs node by node, as kube-scheduler does, when it
-is explained or observed (both read every per-node call), when nominated pods must be
-added, when a Filter plugin has no vectorized form, or without usable columns. Either way
-one loop keeps the feasible nodes, stops the search and records the rejections.
+is explained or observed (both read every per-node call), when a Filter plugin has no
+vectorized form, or without usable columns; the nodes where nominated pods must be added go
+node by node within a chunk. Either way one loop keeps the feasible nodes, stops the search
+and records the rejections.
 """
 
 from __future__ import annotations
@@ -32,12 +32,17 @@ from wasmsched.framework.columns import IntArray, NodeList, NodeRows, verdicts
 from wasmsched.framework.diagnosis import CycleError, Diagnosis
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
+from wasmsched.framework.nominated import (
+    NominatedPods,
+    counted_nominated_pods,
+    run_filter_plugins_with_nominated_pods,
+)
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+    from wasmsched.framework.node_info import NodeInfo, Snapshot
     from wasmsched.framework.runtime import Framework
 
 __all__ = [
@@ -65,22 +70,6 @@ _MIN_FILTER_CHUNK = 32
 # ``statuses[k - 1]``, the status the node's Filter ends with (its plugin named, an error
 # wrapped as RunFilterPlugins wraps it).
 Verdicts = tuple[IntArray, list[Status]]
-
-
-class NominatedPods(Protocol):
-    """The pods nominated to nodes (the scheduling queue's nominator)."""
-
-    def pods_for_node(self, node_name: str) -> list[PodInfo]:
-        """The pods nominated to ``node_name``."""
-        ...
-
-    def nominated_nodes(self) -> list[str]:
-        """The nodes with pods nominated to them."""
-        ...
-
-    def __bool__(self) -> bool:
-        """Whether any pod is nominated anywhere."""
-        ...
 
 
 class SearchState(Protocol):
@@ -367,7 +356,7 @@ def _nominated_positions(
     found = [
         row_of[name]
         for name in nominator.nominated_nodes()
-        if name in row_of and _counted_nominated_pods(nominator, pod, name)
+        if name in row_of and counted_nominated_pods(nominator, pod, name)
     ]
     if not found:
         return None
@@ -478,37 +467,6 @@ def _named(plugin: str, status: Status) -> Status:
         return _error(f"running {plugin!r} filter plugin: {status.message}", plugin)
     status.plugin = plugin
     return status
-
-
-def run_filter_plugins_with_nominated_pods(
-    nominator: NominatedPods, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
-) -> Status | None:
-    """RunFilterPluginsWithNominatedPods: filter with and without the nominated pods of
-    higher or equal priority."""
-    nominated = _counted_nominated_pods(nominator, pod, node_info.name)
-    if not nominated:
-        return fwk.run_filter_plugins(state, pod, node_info)
-    state_with = state.clone()
-    info_with = node_info.clone()
-    for pi in nominated:
-        info_with.add_pod_info(pi)
-        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
-        if status is not None:
-            return status
-    status = fwk.run_filter_plugins(state_with, pod, info_with)
-    if status is not None:
-        return status
-    return fwk.run_filter_plugins(state, pod, node_info)
-
-
-def _counted_nominated_pods(nominator: NominatedPods, pod: Pod, node_name: str) -> list[PodInfo]:
-    """The pods nominated to ``node_name`` that count when filtering ``pod``: the others,
-    of equal or higher priority (framework.go: addGENominatedPods)."""
-    return [
-        pi
-        for pi in nominator.pods_for_node(node_name)
-        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
-    ]
 
 
 def find_nodes_that_pass_extenders(
