@@ -324,6 +324,72 @@ def random_cluster(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return node_docs, bound + pending
 
 
+APPS = ["web", "api", "db"]
+
+
+def _affine(rng: random.Random, pod: dict[str, Any]) -> dict[str, Any]:
+    """``pod`` with an app label and, for some, inter-pod (anti-)affinity terms on hostname
+    or zone, required or preferred."""
+    pod["metadata"]["labels"] = {"app": rng.choice(APPS)}
+    terms: dict[str, Any] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.25:
+            term = {
+                "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+                "topologyKey": rng.choice(["kubernetes.io/hostname", "zone"]),
+            }
+            if rng.random() < 0.3:
+                terms[kind] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+            else:
+                terms[kind] = {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": rng.randint(1, 100), "podAffinityTerm": term}
+                    ]
+                }
+    if terms:
+        pod["spec"].setdefault("affinity", {}).update(terms)
+    return pod
+
+
+def large_cluster(seed: int, n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``n`` random nodes, most running a DaemonSet-like pod with a host port, bound pods
+    with app labels and inter-pod (anti-)affinity, and pending pods of every kind, a few of
+    them of high priority on a cluster left full enough that they preempt (their
+    nominations then count on their nodes while the others are scheduled)."""
+    rng = random.Random(seed)
+    node_docs = [_random_node(rng, i) for i in range(n)]
+    bound: list[dict[str, Any]] = []
+    for i in range(n):
+        if rng.random() < 0.8:
+            daemon = _random_pod(rng, len(bound), f"node-{i}")
+            container = daemon["spec"]["containers"][0]
+            container["ports"] = [{"containerPort": 1, "hostPort": 9100}]
+            container["resources"] = {"requests": {"cpu": "1"}}
+            bound.append(daemon)
+    for _ in range(n // 2):
+        bound.append(_affine(rng, _random_pod(rng, len(bound), f"node-{rng.randrange(n)}")))
+    pending = [_affine(rng, _random_pod(rng, len(bound) + i, None)) for i in range(40)]
+    for pod in pending[1::5]:
+        # Fits no node (at most 4 CPUs, most of them running a 1-CPU pod): preempts.
+        pod["spec"] = {
+            "containers": [
+                {"name": "c", "image": IMAGES[0], "resources": {"requests": {"cpu": "4"}}}
+            ],
+            "priority": 1000,
+        }
+    return node_docs, bound + pending
+
+
+@pytest.mark.parametrize("n", [500, 5000])
+def test_columnar_and_per_node_paths_agree_on_large_clusters(n: int) -> None:
+    # As below, at the scheduler_perf sizes: host ports on most nodes, taints, images,
+    # inter-pod (anti-)affinity and preemption with nominated pods.
+    node_docs, pod_docs = large_cluster(n, n)
+    config = default_config()
+    columnar = run_with(node_docs, pod_docs, True, 0, config)
+    assert columnar == run_with(node_docs, pod_docs, False, 0, config)
+
+
 STRATEGIES = [
     None,
     {
@@ -514,13 +580,25 @@ def test_columns_follow_the_cache_incrementally(seed: int) -> None:
             cache.remove_pod(placed.pop(rng.randrange(len(placed))))
         else:
             doc = dict(rng.choice(node_docs))
-            doc["spec"] = {**doc["spec"], "unschedulable": rng.random() < 0.5}
-            cache.add_node(Node(doc))  # an update of the same node
+            taints = [{"key": rng.choice(TAINT_KEYS), "value": "x", "effect": "NoSchedule"}]
+            doc["spec"] = {
+                **doc["spec"],
+                "unschedulable": rng.random() < 0.5,
+                "taints": taints if rng.random() < 0.5 else [],
+            }
+            labels = {**doc["metadata"]["labels"], "disk": rng.choice(DISKS)}
+            doc["metadata"] = {**doc["metadata"], "labels": labels}
+            cache.update_node(Node(doc))  # the same zone: the rows are re-read in place
         snap = cache.snapshot()
         assert snap.columns is columns  # not rebuilt: the node set did not change
         fresh = NodeColumns(snap.node_infos)
         for name in COLUMN_FIELDS:
             assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
+        # Rows share a taint (host port) class exactly when they have equal taints (ports).
+        for classes in ("taint_classes", "port_classes"):
+            kept, new = getattr(columns, classes).ids, getattr(fresh, classes).ids
+            assert np.array_equal(kept == 0, new == 0), classes
+            assert np.array_equal(kept[:, None] == kept, new[:, None] == new), classes
         for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
             assert np.array_equal(got, want)
 
@@ -542,3 +620,67 @@ def test_plugins_offer_a_per_node_form_and_at_most_one_over_rows() -> None:
         assert not hasattr(cls, "filter_batch"), cls
         assert not hasattr(cls, "score_batch"), cls
     sim.close()
+
+
+def nominated_cluster(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``n`` 4-CPU nodes each running a 1-CPU pod; 3.5-CPU pods of priority 1000 fit no
+    node and preempt, and while they are nominated the 2-CPU pods pending beside them would
+    prefer the nodes their victims left empty, where the nominated pods must still count."""
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    node_docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+            "status": {"capacity": alloc, "allocatable": alloc},
+        }
+        for i in range(n)
+    ]
+
+    def pod(name: str, cpu: str, node: str | None = None, priority: int = 0) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "containers": [
+                {"name": "c", "image": IMAGES[0], "resources": {"requests": {"cpu": cpu}}}
+            ],
+            "priority": priority,
+        }
+        if node is not None:
+            spec["nodeName"] = node
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "d"},
+            "spec": spec,
+        }
+
+    bound = [pod(f"low-{i}", "1", f"node-{i}") for i in range(n)]
+    high = [pod(f"high-{i}", "3500m", priority=1000) for i in range(8)]
+    pending = [pod(f"mid-{i}", "2") for i in range(40)]
+    return node_docs, bound + high + pending
+
+
+@pytest.mark.parametrize("n", [500, 5000])
+def test_columnar_filter_keeps_nominated_pods_on_their_nodes(n: int) -> None:
+    # The vectorized Filter runs while pods are nominated: only the nominated nodes go node
+    # by node (their nominated pods looked up), and every pod gets the node the per-node
+    # search gives it.
+    from wasmsched.queue.nominator import Nominator
+
+    node_docs, pod_docs = nominated_cluster(n)
+    config = default_config()
+    looked_up: list[str] = []
+    original = Nominator.pods_for_node
+
+    def spy(self: Nominator, node_name: str) -> Any:
+        looked_up.append(node_name)
+        return original(self, node_name)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Nominator, "pods_for_node", spy)
+        columnar = run_with(node_docs, pod_docs, True, 0, config)
+        counted = len(looked_up)
+        per_node = run_with(node_docs, pod_docs, False, 0, config)
+    assert columnar == per_node
+    assert counted < (len(looked_up) - counted) / 5
+    placed = {name: node for name, _, node, _ in columnar[0]}
+    assert all(placed[f"high-{i}"] for i in range(8))

@@ -123,6 +123,9 @@ def view(plugin: InterPodAffinity, pod: Pod, snap: Snapshot, mask: int) -> list[
         assert batch_scores.tolist() == raw
         scores = [NodeScore(ni.name, v) for ni, v in zip(candidates, raw, strict=True)]
         assert plugin.normalize_score(state, pod, scores) is None
+        normalized = plugin.normalize_rows(state, pod, NodeRows(columns, rows), batch_scores)
+        assert normalized is not None
+        assert normalized.tolist() == [x.score for x in scores]
         out.append((raw, [x.score for x in scores]))
     return out
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from wasmsched.framework.columns import NodeColumns
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 
@@ -61,18 +63,28 @@ class Cache:
             for pod in self._orphans.pop(node.name, []):
                 info.add_pod(pod)
             self._snapshot = None
+            self._images_dirty = True
         else:
+            old = info.node
             info.set_node(node)
             self._dirty[node.name] = info
-            self._nodes_changed = True
-        self._images_dirty = True
+            # Per-node caches (framework/columns: node_cache, the taint classes) follow the
+            # labels and taints; the image states only the images. A status update (the
+            # kubelet's heartbeat, conditions) changes neither.
+            if old.labels != node.labels or old.taints != node.taints:
+                self._nodes_changed = True
+            if old.images != node.images:
+                self._images_dirty = True
         self.generation += 1
         return info
 
     def update_node(self, node: Node) -> NodeInfo:
-        info = self.add_node(node)
-        self._snapshot = None  # zone may have changed
-        return info
+        """A node changed: its row of the columns is re-read; the snapshot is rebuilt only
+        when its zone changed (its place in the node tree, k8s nodeTree.updateNode)."""
+        info = self.nodes.get(node.name)
+        if info is None or zone_key(info.node) != zone_key(node):
+            self._snapshot = None
+        return self.add_node(node)
 
     def remove_node(self, name: str) -> None:
         info = self.nodes.pop(name, None)
@@ -189,12 +201,8 @@ class Cache:
         if columns is None:
             snap.refresh_affinity_lists()
         else:
-            row_of = columns.row_of
-            infos = columns.infos
-            snap.with_affinity = [infos[r] for r in sorted(row_of[n] for n in self._affinity)]
-            snap.with_required_anti_affinity = [
-                infos[r] for r in sorted(row_of[n] for n in self._anti_affinity)
-            ]
+            snap.with_affinity = _in_row_order(columns, self._affinity)
+            snap.with_required_anti_affinity = _in_row_order(columns, self._anti_affinity)
         self._affinity_dirty = False
 
     def _node_tree_order(self) -> list[NodeInfo]:
@@ -229,3 +237,12 @@ class Cache:
                 name: summaries[name] for names, _ in info.node.images for name in names
             }
         self._images_dirty = False
+
+
+def _in_row_order(columns: NodeColumns, names: set[str]) -> list[NodeInfo]:
+    """The NodeInfos of ``names`` in snapshot order (a sort of their rows in numpy: the
+    sets hold up to every node)."""
+    rows = np.fromiter(map(columns.row_of.__getitem__, names), np.intp, len(names))
+    rows.sort()
+    infos: list[NodeInfo] = columns.infos[rows].tolist()
+    return infos

@@ -15,7 +15,7 @@ switch the columns off: the plugins then take their per-node forms.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,9 +33,12 @@ __all__ = [
     "NodeColumns",
     "NodeList",
     "NodeRows",
+    "RowClasses",
     "default_normalize_columns",
     "go_div_array",
+    "values_by_class",
     "verdicts",
+    "verdicts_by_class",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -56,6 +59,49 @@ _FIELDS = (
     "non_zero_memory",
     "pod_count",
 )
+
+
+def _taint_key(ni: NodeInfo) -> Hashable | None:
+    return ni.node.taints or None
+
+
+def _ports_key(ni: NodeInfo) -> Hashable | None:
+    used = ni.used_ports
+    if not used:
+        return None
+    return frozenset((key, frozenset(ips)) for key, ips in used.items())
+
+
+class RowClasses:
+    """The rows grouped by an equal value of what a per-node form reads (a node's taints,
+    its host ports in use): ``ids[row]`` is 0 where that value is empty, else the value's
+    class, so that a plugin answers once per class instead of once per row."""
+
+    __slots__ = ("_index", "_key", "ids")
+
+    def __init__(self, infos: Sequence[NodeInfo], key: Callable[[NodeInfo], Hashable | None]):
+        self._key = key
+        self._index: dict[Hashable, int] = {}
+        self.ids: IntArray = np.fromiter(map(self._id_of, infos), np.int64, len(infos))
+
+    def _id_of(self, ni: NodeInfo) -> int:
+        value = self._key(ni)
+        if value is None:
+            return 0
+        found = self._index.get(value)
+        if found is None:
+            found = self._index[value] = len(self._index) + 1
+        return found
+
+    def set(self, row: int, ni: NodeInfo) -> None:
+        """Re-reads one row."""
+        self.ids[row] = self._id_of(ni)
+
+    def compact(self, infos: Iterable[NodeInfo]) -> None:
+        """Starts the classes over when many are no longer any row's (values that changed)."""
+        if len(self._index) > 2 * len(self.ids) + 64:
+            self._index = {}
+            self.ids[:] = list(map(self._id_of, infos))
 
 
 def _row_values(ni: NodeInfo) -> tuple[int, ...]:
@@ -128,6 +174,10 @@ class NodeColumns:
             self.unschedulable[i] = bool(node.unschedulable)
             self.tainted[i] = bool(node.taints)
             self.uses_ports[i] = bool(ni.used_ports)
+        # The rows by their taints and by their host ports in use (TaintToleration's and
+        # NodePorts' inputs).
+        self.taint_classes = RowClasses(node_infos, _taint_key)
+        self.port_classes = RowClasses(node_infos, _ports_key)
 
     def _check(self, table: IntArray) -> None:
         if table.size and (int(table.max()) >= SAFE_LIMIT or int(table.min()) <= -SAFE_LIMIT):
@@ -155,6 +205,9 @@ class NodeColumns:
             self.unschedulable[i] = bool(node.unschedulable)
             self.tainted[i] = bool(node.taints)
             self.uses_ports[i] = bool(ni.used_ports)
+            if node_changed:
+                self.taint_classes.set(i, ni)
+            self.port_classes.set(i, ni)
             for name, (alloc, req) in self._scalars.items():
                 a = ni.allocatable.scalar.get(name, 0)
                 r = ni.requested.scalar.get(name, 0)
@@ -163,6 +216,8 @@ class NodeColumns:
                     continue
                 alloc[i] = a
                 req[i] = r
+        self.taint_classes.compact(self.infos)
+        self.port_classes.compact(self.infos)
 
     def scalar(self, name: str) -> tuple[IntArray, IntArray]:
         """(allocatable, requested) of an extended resource for every row (0 if absent)."""
@@ -232,6 +287,46 @@ def verdicts(
             code = index[id(status)] = len(statuses)
         codes[pos] = code
     return codes, statuses
+
+
+def verdicts_by_class(
+    ids: IntArray, rows: NodeRows, one: Callable[[NodeInfo], Status | None]
+) -> tuple[IntArray, list[Status]]:
+    """A columnar Filter answer from one per-node answer per class (``ids``: the rows'
+    classes, see RowClasses; class 0 passes), asked of the class's first row: exact when
+    the per-node form reads nothing of the node but what the classes group by."""
+    codes = np.zeros(len(ids), np.int64)
+    statuses: list[Status] = []
+    present = np.flatnonzero(ids)
+    if not len(present):
+        return codes, statuses
+    classes, first = np.unique(ids[present], return_index=True)
+    lookup = np.zeros(int(classes[-1]) + 1, np.int64)
+    infos = rows.columns.infos
+    at = rows.rows[present[first]]
+    for c, row in zip(classes.tolist(), at.tolist(), strict=True):
+        status = one(infos[row])
+        if status is not None and status.code != Code.SUCCESS:
+            statuses.append(status)
+            lookup[c] = len(statuses)
+    if statuses:
+        codes = lookup[ids]
+    return codes, statuses
+
+
+def values_by_class(ids: IntArray, rows: NodeRows, one: Callable[[NodeInfo], int]) -> IntArray:
+    """A columnar Score answer from one per-node answer per class (class 0 scores 0), asked
+    of the class's first row, as ``verdicts_by_class``."""
+    present = np.flatnonzero(ids)
+    if not len(present):
+        return np.zeros(len(ids), np.int64)
+    classes, first = np.unique(ids[present], return_index=True)
+    lookup = np.zeros(int(classes[-1]) + 1, np.int64)
+    infos = rows.columns.infos
+    at = rows.rows[present[first]]
+    lookup[classes] = [one(infos[row]) for row in at.tolist()]
+    out: IntArray = lookup[ids]
+    return out
 
 
 def go_div_array(a: IntArray, b: int) -> IntArray:

@@ -149,6 +149,10 @@ class NodeToStatus:
         """Records a node's status."""
         self.statuses[node_name] = status
 
+    def update(self, pairs: Iterable[tuple[str, Status]]) -> None:
+        """Records the statuses of many nodes, in order."""
+        self.statuses.update(pairs)
+
     def get(self, node_name: str) -> Status | None:
         """A node's status, or ``absent_nodes_status`` when none was recorded."""
         status = self.statuses.get(node_name)

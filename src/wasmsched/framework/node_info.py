@@ -130,7 +130,12 @@ class NodeInfo:
     def remove_pod(self, pod: Pod) -> bool:
         """Removes the pod with ``pod``'s uid; False when it is not here."""
         uid = pod.uid
-        index = next((i for i, p in enumerate(self.pods) if p.pod.uid == uid), -1)
+        # From the end: the pod removed is most often the one just assumed (the cache
+        # replaces it with the bound pod), and uids are unique, so the index is the same.
+        pods = self.pods
+        index = len(pods) - 1
+        while index >= 0 and pods[index].pod.uid != uid:
+            index -= 1
         if index < 0:
             return False
         info = self.pods.pop(index)

@@ -5,25 +5,25 @@ It reads as pkg/scheduler/schedule_one.go does, top to bottom: ``find_nodes_that
 the extenders), ``find_nodes_that_pass_filters`` (findNodesThatPassFilters: from where the
 last search stopped, round robin, until enough nodes are feasible), then
 ``prioritize_nodes`` (prioritizeNodes: PreScore, Score, NormalizeScore, the weights, the
-extenders' priorities). ``run_filter_plugins_with_nominated_pods`` and
-``run_score_plugins`` are framework.go's RunFilterPluginsWithNominatedPods and
-RunScorePlugins.
+extenders' priorities). ``run_score_plugins`` is framework.go's RunScorePlugins;
+RunFilterPluginsWithNominatedPods is in framework/nominated.
 
 Each plugin runs in the best form it offers. The per-node form (``filter``, ``score``) always
 exists; a plugin may add a vectorized form over node rows (framework/columns:
 ``filter_columns``, ``score_columns``) that answers, row by row, exactly what its per-node
 form would, or None, and then the per-node form answers. The vectorized forms run plugin
 by plugin over a chunk of nodes. A cycle runs node by node, as kube-scheduler does, when it
-is explained or observed (both read every per-node call), when nominated pods must be
-added, when a Filter plugin has no vectorized form, or without usable columns. Either way
-one loop keeps the feasible nodes, stops the search and records the rejections.
+is explained or observed (both read every per-node call), when a Filter plugin has no
+vectorized form, or without usable columns; the nodes where nominated pods must be added go
+node by node within a chunk. Either way one loop keeps the feasible nodes, stops the search
+and records the rejections.
 """
 
 from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -32,12 +32,17 @@ from wasmsched.framework.columns import IntArray, NodeList, NodeRows, verdicts
 from wasmsched.framework.diagnosis import CycleError, Diagnosis
 from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
+from wasmsched.framework.nominated import (
+    NominatedPods,
+    counted_nominated_pods,
+    run_filter_plugins_with_nominated_pods,
+)
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
+    from wasmsched.framework.node_info import NodeInfo, Snapshot
     from wasmsched.framework.runtime import Framework
 
 __all__ = [
@@ -65,18 +70,6 @@ _MIN_FILTER_CHUNK = 32
 # ``statuses[k - 1]``, the status the node's Filter ends with (its plugin named, an error
 # wrapped as RunFilterPlugins wraps it).
 Verdicts = tuple[IntArray, list[Status]]
-
-
-class NominatedPods(Protocol):
-    """The pods nominated to nodes (the scheduling queue's nominator)."""
-
-    def pods_for_node(self, node_name: str) -> list[PodInfo]:
-        """The pods nominated to ``node_name``."""
-        ...
-
-    def __bool__(self) -> bool:
-        """Whether any pod is nominated anywhere."""
-        ...
 
 
 class SearchState(Protocol):
@@ -142,8 +135,7 @@ def find_nodes_that_fit(
 
     nodes: Sequence[NodeInfo] = all_nodes
     if pre_result is not None and pre_result.node_names is not None:
-        names = pre_result.node_names
-        nodes = [ni for ni in all_nodes if ni.name in names]
+        nodes = _named_nodes(snapshot, pre_result.node_names)
         diagnosis.node_to_status.absent_nodes_status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
@@ -159,6 +151,19 @@ def find_nodes_that_fit(
         search.next_start_node_index = (search.next_start_node_index + processed) % len(all_nodes)
     feasible = find_nodes_that_pass_extenders(search.extenders, pod, feasible, diagnosis)
     return feasible, diagnosis
+
+
+def _named_nodes(snapshot: Snapshot, names: Collection[str]) -> Sequence[NodeInfo]:
+    """The nodes PreFilter named, in snapshot order: looked up by name when they are few
+    (a DaemonSet pod names one node; schedule_one.go evaluates only those nodes), with their
+    rows in the columns; else by a pass over every node."""
+    columns = snapshot.columns
+    all_nodes = snapshot.node_infos
+    if columns is None or len(names) * 8 > len(all_nodes):
+        return [ni for ni in all_nodes if ni.name in names]
+    row_of = columns.row_of
+    rows = np.array(sorted(row_of[name] for name in names if name in row_of), dtype=np.intp)
+    return NodeList(columns.infos[rows].tolist(), rows)
 
 
 def find_nodes_that_pass_filters(
@@ -227,13 +232,14 @@ def find_nodes_that_pass_filters(
             if len(passed) >= wanted:
                 stop = int(passed[wanted - 1])  # the context is cancelled: not kept
                 passed = passed[: wanted - 1]
-            for pos in np.flatnonzero(codes[:stop]).tolist():
-                status = statuses[int(codes[pos]) - 1]
-                if not status.is_rejected():
-                    found += int((passed < pos).sum())
-                    raise CycleError(status)
-                nts.set(nodes[chunk[pos]].name, status)
-                diagnosis.add_plugin_status(status)
+            rejected = np.flatnonzero(codes[:stop])
+            if len(rejected):
+                error = _record_rejections(
+                    diagnosis, statuses, codes[rejected], _names(nodes, rows, chunk[rejected])
+                )
+                if error is not None:
+                    found += int((passed < rejected[error]).sum())
+                    raise CycleError(statuses[int(codes[rejected[error]]) - 1])
             kept.append(chunk[passed])
             found += len(passed)
             processed += size
@@ -246,6 +252,37 @@ def find_nodes_that_pass_filters(
         return [nodes[i] for i in feasible.tolist()]
     feasible_rows = rows.rows[feasible]
     return NodeList(rows.columns.infos[feasible_rows].tolist(), feasible_rows)
+
+
+def _names(
+    nodes: Sequence[NodeInfo], rows: NodeRows | None, at: np.ndarray[Any, np.dtype[np.intp]]
+) -> list[str]:
+    """The names of ``nodes[i]`` for i in ``at``."""
+    if rows is not None:
+        names: list[str] = rows.columns.names[rows.rows[at]].tolist()
+        return names
+    return [nodes[i].name for i in at.tolist()]
+
+
+def _record_rejections(
+    diagnosis: Diagnosis, statuses: list[Status], codes: IntArray, names: list[str]
+) -> int | None:
+    """Records the rejected nodes ``names`` (their verdict ``codes``, all > 0) in order, as
+    checkNode does node by node, up to the first error; returns that error's position
+    among them, or None. Each distinct status counts its plugin once."""
+    errors = [k for k, status in enumerate(statuses, 1) if not status.is_rejected()]
+    first_error: int | None = None
+    if errors:
+        hits = np.flatnonzero(np.isin(codes, errors))
+        if len(hits):
+            first_error = int(hits[0])
+            codes = codes[:first_error]
+            names = names[:first_error]
+    at = (codes - 1).tolist()
+    diagnosis.node_to_status.update(zip(names, map(statuses.__getitem__, at), strict=True))
+    for k in sorted(set(at)):
+        diagnosis.add_plugin_status(statuses[k])
+    return first_error
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -270,22 +307,36 @@ def _filter_chunks(
     holds: plugin by plugin over the rows when every Filter plugin of the cycle has a
     vectorized form and at most the last one's calls have effects (a wasm guest's logs and
     state: it must see exactly the nodes the node-by-node search shows it); else node by
-    node, with the nominated pods when there are any."""
+    node, with the nominated pods when there are any.
+
+    Nominated pods count only on their own node, and only those of the pod's priority or
+    higher (framework.go: RunFilterPluginsWithNominatedPods, addGENominatedPods): the other
+    nodes are filtered as without nominations, so only the nodes with such pods leave the
+    vectorized forms (node by node, with the pods added), unless a plugin has effects."""
     nominator = search.nominator
     skip = state.skip_filter_plugins
     active = [p for p in fwk.filter_plugins if p.name not in skip]
     effects = [i for i, p in enumerate(active) if p.name in fwk.filter_effects]
     if (
         rows is not None
-        and not nominator
         and all(p.name in fwk.filter_columns for p in active)
         and (not effects or effects == [len(active) - 1])
     ):
+        special = _nominated_positions(nominator, pod, rows) if nominator else None
+        if special is None:
 
-        def by_plugin(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
-            return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
+            def by_plugin(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
+                return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
 
-        return by_plugin, 1 if effects else _MIN_FILTER_CHUNK
+            return by_plugin, 1 if effects else _MIN_FILTER_CHUNK
+        if not effects:
+
+            def by_plugin_and_node(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
+                return _filter_with_nominated_nodes(
+                    nominator, fwk, state, pod, nodes, rows, chunk, special
+                )
+
+            return by_plugin_and_node, _MIN_FILTER_CHUNK
 
     def by_node(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
         statuses: list[Status | None] = []
@@ -303,6 +354,57 @@ def _filter_chunks(
         return verdicts(len(chunk), enumerate(statuses))
 
     return by_node, 1
+
+
+def _nominated_positions(
+    nominator: NominatedPods, pod: Pod, rows: NodeRows
+) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
+    """Which of ``rows`` have nominated pods that count for ``pod``
+    (``_counted_nominated_pods``), or None when none has."""
+    row_of = rows.columns.row_of
+    found = [
+        row_of[name]
+        for name in nominator.nominated_nodes()
+        if name in row_of and counted_nominated_pods(nominator, pod, name)
+    ]
+    if not found:
+        return None
+    special = np.isin(rows.rows, np.array(found, dtype=np.intp))
+    return special if special.any() else None
+
+
+def _filter_with_nominated_nodes(
+    nominator: NominatedPods,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    rows: NodeRows,
+    chunk: np.ndarray[Any, np.dtype[np.intp]],
+    special: np.ndarray[Any, np.dtype[np.bool_]],
+) -> Verdicts:
+    """A chunk's verdicts: the plugins' vectorized forms on the rows without nominated pods
+    that count, RunFilterPluginsWithNominatedPods node by node on the others."""
+    marked = special[chunk]
+    if not marked.any():
+        return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
+    codes = np.zeros(len(chunk), np.int64)
+    statuses: list[Status] = []
+    plain = np.flatnonzero(~marked)
+    if len(plain):
+        plain_codes, plain_statuses = _run_filter_plugins_on_rows(
+            fwk, state, pod, rows.take(chunk[plain])
+        )
+        codes[plain] = plain_codes
+        statuses.extend(plain_statuses)
+    for pos in np.flatnonzero(marked).tolist():
+        status = run_filter_plugins_with_nominated_pods(
+            nominator, fwk, state, pod, nodes[chunk[pos]]
+        )
+        if status is not None and status.code != Code.SUCCESS:
+            statuses.append(status)
+            codes[pos] = len(statuses)
+    return codes, statuses
 
 
 def _run_filter_plugins_on_rows(
@@ -374,31 +476,6 @@ def _named(plugin: str, status: Status) -> Status:
         return _error(f"running {plugin!r} filter plugin: {status.message}", plugin)
     status.plugin = plugin
     return status
-
-
-def run_filter_plugins_with_nominated_pods(
-    nominator: NominatedPods, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
-) -> Status | None:
-    """RunFilterPluginsWithNominatedPods: filter with and without the nominated pods of
-    higher or equal priority."""
-    nominated = [
-        pi
-        for pi in nominator.pods_for_node(node_info.name)
-        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
-    ]
-    if not nominated:
-        return fwk.run_filter_plugins(state, pod, node_info)
-    state_with = state.clone()
-    info_with = node_info.clone()
-    for pi in nominated:
-        info_with.add_pod_info(pi)
-        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
-        if status is not None:
-            return status
-    status = fwk.run_filter_plugins(state_with, pod, info_with)
-    if status is not None:
-        return status
-    return fwk.run_filter_plugins(state, pod, node_info)
 
 
 def find_nodes_that_pass_extenders(

@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from wasmsched.framework.batching import HOST_PORTS_SIGNER, host_ports_signature
-from wasmsched.framework.columns import IntArray, NodeRows, verdicts
+from wasmsched.framework.columns import IntArray, NodeRows, verdicts_by_class
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -105,15 +103,12 @@ class NodePorts:
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]] | None:
-        """``filter`` over the columns: only rows with host ports in use are looked at."""
+        """``filter`` over the columns: once per distinct set of host ports in use among the
+        rows (the per-node form reads nothing else of the node); rows without pass."""
         if state.get(PRE_FILTER_KEY) is None:
             return None  # the per-node form reports the error
-        used = np.flatnonzero(rows.columns.uses_ports[rows.rows])
-        infos = rows.columns.infos
-        one = self.filter
-        return verdicts(
-            len(rows), ((p, one(state, pod, infos[rows.rows[p]])) for p in used.tolist())
-        )
+        ids = rows.columns.port_classes.ids[rows.rows]
+        return verdicts_by_class(ids, rows, lambda ni: self.filter(state, pod, ni))
 
     def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
         """SignPod (node_ports.go, 1.35+): the host ports."""

@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_untolerated_taint
 from wasmsched.framework.batching import TOLERATIONS_SIGNER, tolerations_signature
-from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns, verdicts
+from wasmsched.framework.columns import (
+    IntArray,
+    NodeRows,
+    default_normalize_columns,
+    values_by_class,
+    verdicts_by_class,
+)
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import ClusterEventWithHint, QueueingHint
@@ -98,15 +102,10 @@ class TaintToleration:
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
     ) -> tuple[IntArray, list[Status]]:
-        """``filter`` over the columns: only the tainted rows are looked at, per node."""
-        tainted = np.flatnonzero(rows.columns.tainted[rows.rows])
-        if not len(tainted):
-            return np.zeros(len(rows), np.int64), []
-        infos = rows.columns.infos
-        one = self.filter
-        return verdicts(
-            len(rows), ((p, one(state, pod, infos[rows.rows[p]])) for p in tainted.tolist())
-        )
+        """``filter`` over the columns: once per distinct list of taints among the rows
+        (the per-node form reads nothing else of the node), untainted rows pass."""
+        ids = rows.columns.taint_classes.ids[rows.rows]
+        return verdicts_by_class(ids, rows, lambda ni: self.filter(state, pod, ni))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (taint_toleration.go: TaintToleration.PreScore): the pod's tolerations
@@ -133,20 +132,19 @@ class TaintToleration:
         return count_intolerable_prefer_no_schedule(taints, s.tolerations), None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
-        """``score`` over the columns: only the tainted rows are counted, per node; None
-        without PreScore's state (the per-node form reports the error)."""
+        """``score`` over the columns: counted once per distinct list of taints among the
+        rows, untainted rows 0; None without PreScore's state (the per-node form reports the
+        error)."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None
-        out = np.zeros(len(rows), np.int64)
-        tainted = np.flatnonzero(rows.columns.tainted[rows.rows])
-        if len(tainted):
-            infos = rows.columns.infos
-            tolerations = s.tolerations
-            count = count_intolerable_prefer_no_schedule
-            for p in tainted.tolist():
-                out[p] = count(infos[rows.rows[p]].node.taints, tolerations)
-        return out
+        tolerations = s.tolerations
+        count = count_intolerable_prefer_no_schedule
+        return values_by_class(
+            rows.columns.taint_classes.ids[rows.rows],
+            rows,
+            lambda ni: count(ni.node.taints, tolerations),
+        )
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

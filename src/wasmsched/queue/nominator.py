@@ -57,6 +57,10 @@ class Nominator:
         pods = self._by_node.get(node_name)
         return list(pods.values()) if pods else []
 
+    def nominated_nodes(self) -> list[str]:
+        """The nodes with pods nominated to them."""
+        return list(self._by_node)
+
     def __bool__(self) -> bool:
         return bool(self._by_node)
 

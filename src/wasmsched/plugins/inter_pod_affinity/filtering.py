@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
+
 from wasmsched.framework.columns import IntArray, NodeRows, verdicts
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.inter_pod_affinity.common import (
@@ -31,6 +34,7 @@ from wasmsched.plugins.inter_pod_affinity.terms import (
     matches_all,
     pod_affinity_terms,
 )
+from wasmsched.plugins.pod_topology_spread.columnar import domains
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
@@ -232,6 +236,9 @@ class Filtering(AffinityBase):
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return None
+        gathered = self._verdicts_by_domain(s, rows)
+        if gathered is not None:
+            return gathered
         keys = list(
             dict.fromkeys(
                 [t.topology_key for t in s.affinity_terms]
@@ -252,6 +259,54 @@ class Filtering(AffinityBase):
             if status is not None:
                 found.append((pos, status))
         return verdicts(len(rows), found)
+
+    def _verdicts_by_domain(
+        self, s: _PreFilterState, rows: NodeRows
+    ) -> tuple[IntArray, list[Status]] | None:
+        """``_verdict`` of every row at once: each term's counts gathered by the rows'
+        interned values of its topology key (shared with PodTopologySpread), in
+        ``_verdict``'s order (affinity, anti-affinity, existing pods' anti-affinity); None
+        for counts too large to gather exactly."""
+        columns = rows.columns
+        at = rows.rows
+        size = len(rows)
+        failing: list[tuple[Status, npt.NDArray[np.bool_]]] = []
+        terms = s.affinity_terms
+        if terms:
+            missing = np.zeros(size, np.bool_)
+            pods_exist = np.ones(size, np.bool_)
+            for t in terms:
+                found = domains(columns, t.topology_key)
+                missing |= found.ids[at] < 0
+                counts = found.gather(s.affinity.get(t.topology_key, {}), at)
+                if counts is None:
+                    return None
+                pods_exist &= counts > 0
+            if not s.affinity and s.self_match:
+                failing.append((self._affinity_rejected, missing))
+            else:
+                failing.append((self._affinity_rejected, missing | ~pods_exist))
+        for table, keys, status in (
+            (s.anti, [t.topology_key for t in s.anti_terms], self._anti_rejected),
+            (s.existing_anti, list(s.existing_anti), self._existing_rejected),
+        ):
+            if not table:
+                continue
+            hit = np.zeros(size, np.bool_)
+            for key in keys:
+                counts = domains(columns, key).gather(table.get(key, {}), at)
+                if counts is None:
+                    return None
+                hit |= counts > 0
+            failing.append((status, hit))
+        codes = np.zeros(size, np.int64)
+        statuses: list[Status] = []
+        for status, rejected in reversed(failing):  # the first failing check wins
+            if rejected.any():
+                if status not in statuses:
+                    statuses.append(status)
+                codes[rejected] = statuses.index(status) + 1
+        return codes, statuses
 
     def _verdict(self, s: _PreFilterState, labels: Mapping[str, str]) -> Status | None:
         """Filter's answer for a node with ``labels``."""

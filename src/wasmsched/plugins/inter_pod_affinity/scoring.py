@@ -27,6 +27,7 @@ from wasmsched.plugins.inter_pod_affinity.common import (
     _signature,
 )
 from wasmsched.plugins.inter_pod_affinity.terms import _EMPTY_LABELS, _PREFERRED, pod_affinity_terms
+from wasmsched.plugins.pod_topology_spread.columnar import domains
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from wasmsched.framework.node_info import NodeInfo
 
 PRE_SCORE_KEY = "PreScore" + NAME
+# Integers below 2**53 convert to float64 exactly, so numpy's division rounds as Python's.
+_FLOAT_EXACT = 1 << 53
 
 
 class _TopologyScores:
@@ -136,12 +139,23 @@ class Scoring(AffinityBase):
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` of every row (the framework's vectorized Score form): a node's score
-        depends on its values of the scored topology keys alone, so it is summed once per
-        distinct combination of them. None without PreScore's state (the per-node form
+        depends on its values of the scored topology keys alone, so each key's scores are
+        gathered by the rows' values (or, for counts too large, summed once per distinct
+        combination of them). None without PreScore's state (the per-node form
         reports the error)."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None
+        # Each key's counts gathered by the rows' interned label values (shared with
+        # PodTopologySpread), when they fit float64 exactly; else row by row.
+        out_array = np.zeros(len(rows), np.int64)
+        for key, values in s.topology_score.items():
+            gathered = domains(rows.columns, key).gather(values, rows.rows)
+            if gathered is None:
+                break
+            out_array += gathered
+        else:
+            return out_array
         pairs = list(s.topology_score.items())
         keys = [key for key, _ in pairs]
         memo: dict[tuple[str | None, ...], int] = {}
@@ -177,6 +191,28 @@ class Scoring(AffinityBase):
             # As k8s: float64(MaxNodeScore) * (float64(score-min) / float64(max-min)), truncated.
             ns.score = int(float(MAX_NODE_SCORE) * ((ns.score - lo) / diff)) if diff > 0 else 0
         return None
+
+    def normalize_rows(
+        self, state: CycleState, pod: Pod, rows: NodeRows, values: IntArray
+    ) -> IntArray | None:
+        """``normalize_score`` over the columnar Score form's array: the same float64 steps
+        (float64 division of exact integers, times MaxNodeScore, truncated); None without
+        PreScore's state or for scores whose differences float64 would round (the per-node
+        form answers)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return None
+        if not s.topology_score or not len(values):
+            return values
+        lo = int(values.min())
+        diff = int(values.max()) - lo
+        if diff >= _FLOAT_EXACT:
+            return None
+        if diff <= 0:
+            return np.zeros(len(values), np.int64)
+        shares = (values - lo).astype(np.float64) / float(diff)
+        out: IntArray = (float(MAX_NODE_SCORE) * shares).astype(np.int64)
+        return out
 
     def score_extensions(self) -> Scoring:
         """ScoreExtensions (scoring.go): the plugin itself (NormalizeScore)."""

@@ -1,0 +1,63 @@
+"""Nominated pods in Filter (pkg/scheduler/framework/runtime/framework.go:
+RunFilterPluginsWithNominatedPods, addGENominatedPods): the pods nominated to a node count
+there, when of the filtered pod's priority or higher, in a first pass with them added."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.node_info import NodeInfo, PodInfo
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.framework.status import Status
+
+__all__ = ["NominatedPods", "counted_nominated_pods", "run_filter_plugins_with_nominated_pods"]
+
+
+class NominatedPods(Protocol):
+    """The pods nominated to nodes (the scheduling queue's nominator)."""
+
+    def pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name``."""
+        ...
+
+    def nominated_nodes(self) -> list[str]:
+        """The nodes with pods nominated to them."""
+        ...
+
+    def __bool__(self) -> bool:
+        """Whether any pod is nominated anywhere."""
+        ...
+
+
+def run_filter_plugins_with_nominated_pods(
+    nominator: NominatedPods, fwk: Framework, state: CycleState, pod: Pod, node_info: NodeInfo
+) -> Status | None:
+    """RunFilterPluginsWithNominatedPods: filter with and without the nominated pods of
+    higher or equal priority."""
+    nominated = counted_nominated_pods(nominator, pod, node_info.name)
+    if not nominated:
+        return fwk.run_filter_plugins(state, pod, node_info)
+    state_with = state.clone()
+    info_with = node_info.clone()
+    for pi in nominated:
+        info_with.add_pod_info(pi)
+        status = fwk.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
+        if status is not None:
+            return status
+    status = fwk.run_filter_plugins(state_with, pod, info_with)
+    if status is not None:
+        return status
+    return fwk.run_filter_plugins(state, pod, node_info)
+
+
+def counted_nominated_pods(nominator: NominatedPods, pod: Pod, node_name: str) -> list[PodInfo]:
+    """The pods nominated to ``node_name`` that count when filtering ``pod``: the others,
+    of equal or higher priority (framework.go: addGENominatedPods)."""
+    return [
+        pi
+        for pi in nominator.pods_for_node(node_name)
+        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
+    ]
