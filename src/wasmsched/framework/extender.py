@@ -7,14 +7,21 @@ so that plugins (preemption) never import the HTTP client (``wasmsched.extenders
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from wasmsched.errors import ExternalError
+from wasmsched.framework.diagnosis import CycleError, Diagnosis
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
+from wasmsched.framework.status import Code, Status
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.columns import IntArray
     from wasmsched.framework.node_info import NodeInfo
 
 # extenderv1.MaxExtenderPriority: extender scores are scaled from [0, 10] to [0, 100].
@@ -82,3 +89,55 @@ class Extender(Protocol):
 
 
 __all__ = ["MAX_EXTENDER_PRIORITY", "Extender", "ExtenderError", "NodeLookup", "Victims"]
+
+
+# --- the search's extender steps (schedule_one.go) ------------------------------------
+
+
+def find_nodes_that_pass_extenders(
+    extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+) -> list[NodeInfo]:
+    """findNodesThatPassExtenders: extenders filter in turn; unresolvable wins."""
+    nts = diagnosis.node_to_status
+    for extender in extenders:
+        if not feasible:
+            break
+        if not extender.has_filter or not extender.is_interested(pod):
+            continue
+        try:
+            feasible, failed, unresolvable = extender.filter(pod, feasible)
+        except ExtenderError as err:
+            if extender.ignorable:
+                log.info("skipping ignorable extender %s: %s", extender.name, err)
+                continue
+            raise CycleError(Status(Code.ERROR, str(err))) from None
+        for node_name, msg in unresolvable.items():
+            nts.set(node_name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg))
+        for node_name, msg in failed.items():
+            if node_name not in unresolvable:
+                nts.set(node_name, Status(Code.UNSCHEDULABLE, msg))
+    return feasible
+
+
+def add_extender_scores(
+    extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo], totals: IntArray
+) -> set[int]:
+    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10); the
+    indices of the nodes some extender scored."""
+    index = {ni.name: i for i, ni in enumerate(nodes)}
+    scored: set[int] = set()
+    for extender in extenders:
+        if not extender.is_interested(pod):
+            continue
+        try:
+            priorities = extender.prioritize(pod, nodes)
+        except ExtenderError as err:
+            # kube-scheduler ignores prioritization errors: other scores decide.
+            log.info("extender %s prioritize failed: %s", extender.name, err)
+            continue
+        for node_name, score in priorities:
+            i = index.get(node_name)
+            if i is not None:
+                totals[i] += score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+                scored.add(i)
+    return scored

@@ -30,7 +30,11 @@ import numpy as np
 
 from wasmsched.framework.columns import IntArray, NodeList, NodeRows, verdicts
 from wasmsched.framework.diagnosis import CycleError, Diagnosis
-from wasmsched.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderError
+from wasmsched.framework.extender import (
+    Extender,
+    add_extender_scores,
+    find_nodes_that_pass_extenders,
+)
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from wasmsched.framework.nominated import (
     NominatedPods,
@@ -478,31 +482,6 @@ def _named(plugin: str, status: Status) -> Status:
     return status
 
 
-def find_nodes_that_pass_extenders(
-    extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
-) -> list[NodeInfo]:
-    """findNodesThatPassExtenders: extenders filter in turn; unresolvable wins."""
-    nts = diagnosis.node_to_status
-    for extender in extenders:
-        if not feasible:
-            break
-        if not extender.has_filter or not extender.is_interested(pod):
-            continue
-        try:
-            feasible, failed, unresolvable = extender.filter(pod, feasible)
-        except ExtenderError as err:
-            if extender.ignorable:
-                log.info("skipping ignorable extender %s: %s", extender.name, err)
-                continue
-            raise CycleError(Status(Code.ERROR, str(err))) from None
-        for node_name, msg in unresolvable.items():
-            nts.set(node_name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg))
-        for node_name, msg in failed.items():
-            if node_name not in unresolvable:
-                nts.set(node_name, Status(Code.UNSCHEDULABLE, msg))
-    return feasible
-
-
 # --- Score --------------------------------------------------------------------------------
 
 
@@ -666,30 +645,6 @@ def _error(message: str, plugin: str) -> Status:
     status = Status(Code.ERROR, message)
     status.plugin = plugin
     return status
-
-
-def add_extender_scores(
-    extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo], totals: IntArray
-) -> set[int]:
-    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10); the
-    indices of the nodes some extender scored."""
-    index = {ni.name: i for i, ni in enumerate(nodes)}
-    scored: set[int] = set()
-    for extender in extenders:
-        if not extender.is_interested(pod):
-            continue
-        try:
-            priorities = extender.prioritize(pod, nodes)
-        except ExtenderError as err:
-            # kube-scheduler ignores prioritization errors: other scores decide.
-            log.info("extender %s prioritize failed: %s", extender.name, err)
-            continue
-        for node_name, score in priorities:
-            i = index.get(node_name)
-            if i is not None:
-                totals[i] += score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
-                scored.add(i)
-    return scored
 
 
 # --- the nodes' rows ----------------------------------------------------------------------
