@@ -23,6 +23,9 @@ EVENT_RESOURCES = {
     "PersistentVolumeClaim": ev.PERSISTENT_VOLUME_CLAIM,
     "StorageClass": ev.STORAGE_CLASS,
     "CSINode": ev.CSI_NODE,
+    "ResourceClaim": ev.RESOURCE_CLAIM,
+    "ResourceSlice": ev.RESOURCE_SLICE,
+    "DeviceClass": ev.DEVICE_CLASS,
 }
 
 

@@ -119,6 +119,10 @@ class SchedulerHandle:
         """The configured extenders (preemption asks those that support it)."""
         return self._scheduler.extenders
 
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Writes a ResourceClaim through the writer."""
+        return self._scheduler.writer.write_resource_claim(claim)
+
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Other cluster objects by kind; the list is shared: do not modify it."""
         return self._scheduler.objects.list(kind)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from wasmsched.api.admission import admit_pods
+from wasmsched.api.dra import RESOURCE_CLAIM_TEMPLATE, claims_from_templates
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.api.resources import Resource
@@ -85,6 +87,8 @@ class Simulation:
         self._seq = itertools.count()
         self.other_scheduler_pods: list[Pod] = []
         self._skipped: dict[str, str] = {}  # uid -> why this simulation does not schedule it
+        # ResourceClaimTemplates by "namespace/name", for the resourceclaim controller.
+        self._templates: dict[str, Mapping[str, Any]] = {}
 
     # --- what a driver of the run reads ----------------------------------------------------
 
@@ -152,6 +156,13 @@ class Simulation:
         for node in sorted(self.cluster.nodes, key=lambda n: n.name):
             store.add_node(node)
         pods = admit_pods([*self.cluster.pods, *workloads.initial_pods()], self.cluster.others)
+        self._templates = {
+            f"{(t.get('metadata') or {}).get('namespace') or 'default'}/"
+            f"{(t.get('metadata') or {}).get('name')}": t
+            for t in self.cluster.others
+            if t.get("kind") == RESOURCE_CLAIM_TEMPLATE
+        }
+        pods = [self._with_claims(pod) for pod in pods]
         for pod in pods:
             # A finished pod holds nothing: kube-scheduler's pod informer lists pods with
             # the field selector status.phase!=Succeeded,status.phase!=Failed
@@ -231,7 +242,17 @@ class Simulation:
 
     def _create(self, pods: list[Pod]) -> None:
         for pod in pods:
-            self.store.add_pod(pod)
+            self.store.add_pod(self._with_claims(pod))
+
+    def _with_claims(self, pod: Pod) -> Pod:
+        """The resourceclaim controller, before the scheduler sees a pending pod: the
+        claims from its templates are made and named in its status (api/dra.py)."""
+        if pod.node_name or pod.is_terminal or not pod.resource_claims or not self._templates:
+            return pod
+        pod, claims = claims_from_templates(pod, self._templates)
+        for claim in claims:
+            self.store.write_resource_claim(claim)
+        return pod
 
     def _node_usage(self) -> list[NodeUsage]:
         """Requested and allocatable per node, counting bound pods only (not assumed ones)."""

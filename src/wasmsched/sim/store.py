@@ -17,9 +17,9 @@ Two kinds of subscribers, with the timing each has in a cluster:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from wasmsched.api.objects import Node, Pod
 from wasmsched.framework.interfaces import Event
@@ -60,6 +60,8 @@ class ClusterEventHandler(Protocol):
 
     def on_pod_delete(self, pod: Pod) -> None: ...
 
+    def on_object_add(self, manifest: Mapping[str, Any]) -> None: ...
+
 
 _Change = Callable[[ClusterEventHandler], None]
 
@@ -91,6 +93,8 @@ class ClusterStore:
         self.events: list[Event] = []
         self.preemptions: list[Preemption] = []
         self.conditions: dict[str, tuple[str, str]] = {}
+        # ResourceClaims as the scheduler last wrote them, by "namespace/name".
+        self.resource_claims: dict[str, Mapping[str, Any]] = {}
         self._uid_of: dict[str, str] = {}  # "namespace/name" -> uid, to find a preemptor
         self._handlers: list[ClusterEventHandler] = []
         self._inbox: deque[_Change] = deque()
@@ -220,6 +224,12 @@ class ClusterStore:
 
     def record_event(self, event: Event) -> None:
         self.events.append(event)
+
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        meta = claim.get("metadata") or {}
+        self.resource_claims[f"{meta.get('namespace') or ''}/{meta.get('name')}"] = claim
+        self._notify(lambda h: h.on_object_add(claim))
+        return None
 
     # --- other writes -----------------------------------------------------------------------
 

@@ -411,7 +411,9 @@ def _format_source(r: _Request, device: Device, name: str, consumed: Fraction) -
         if capacity.valid_min is not None and consumed == capacity.valid_min:
             return valid_range["min"]
         return valid_range.get("step", requested)
-    for text, value in zip(_l(policy.get("validValues")), capacity.valid_values or (), strict=False):
+    for text, value in zip(
+        _l(policy.get("validValues")), capacity.valid_values or (), strict=False
+    ):
         if value == consumed:
             return text
     return requested
