@@ -279,7 +279,9 @@ spec:
 """
 
 
-def _simulate(tmp_path: Any, text: str) -> tuple[dict[str, tuple[str, str | None, str]], Any]:
+def _simulate(
+    tmp_path: Any, text: str, after: Any = None
+) -> tuple[dict[str, tuple[str, str | None, str]], Any]:
     from wasmsched.api.manifests import load_manifests
     from wasmsched.sim.simulation import Simulation
 
@@ -289,6 +291,8 @@ def _simulate(tmp_path: Any, text: str) -> tuple[dict[str, tuple[str, str | None
     sim = Simulation(cluster, default_config(V137), in_tree_registry())
     try:
         result = sim.run()
+        if after is not None:
+            after(sim)
     finally:
         sim.close()
     return {o.pod.name: (o.result, o.node, o.message) for o in result.outcomes}, sim.store
@@ -383,3 +387,43 @@ spec:
     assert written["status"]["allocation"]["devices"]["results"] == [
         {"request": "gpu", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}
     ]
+
+
+def test_a_finished_pod_frees_its_claims(tmp_path: Any) -> None:
+    """The resourceclaim controller: a pod gone leaves reservedFor; its own claim (from a
+    template) is deleted; a shared claim without consumers is deallocated."""
+    shared = """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q, namespace: default}
+spec:
+  containers: [{name: c, image: i}]
+  resourceClaims:
+  - {name: gpu, resourceClaimName: shared}
+"""
+    seen: dict[str, Any] = {}
+
+    def finish(sim: Any) -> None:
+        store = sim.store
+        seen["before"] = dict(store.resource_claims)
+        for name in ("p1", "q"):
+            store.remove_pod(store.uid_of(f"default/{name}"))
+
+    got, store = _simulate(tmp_path, DRA_CLUSTER + _dra_pod("p1", "one-gpu") + shared, finish)
+    assert got["p1"][0] == got["q"][0] == "Scheduled"
+    before = seen["before"]
+    assert len(before) == 2
+    assert before["default/shared"]["status"]["allocation"]
+    assert list(store.resource_claims) == ["default/shared"]
+    freed = store.resource_claims["default/shared"]
+    assert freed["status"] == {}
+    assert "finalizers" not in freed["metadata"]

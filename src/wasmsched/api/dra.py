@@ -31,6 +31,7 @@ __all__ = [
     "RESOURCE_CLAIM_TEMPLATE",
     "RESOURCE_SLICE",
     "claims_from_templates",
+    "released_claim",
     "with_dra_defaults",
 ]
 
@@ -97,10 +98,37 @@ def with_dra_defaults(kind: str, manifest: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# --- the resourceclaim controller's claims from templates ---------------------------------
+# --- the resourceclaim controller ------------------------------------------------------------
 
-# resource/v1: PodResourceClaimAnnotation; the finalizer the scheduler adds when allocating.
+# resource/v1: PodResourceClaimAnnotation; Finalizer, which the scheduler adds when allocating.
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+ALLOCATION_FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+def released_claim(claim: Mapping[str, Any], remaining: list[Any]) -> dict[str, Any]:
+    """controller.go: syncClaim after consumers went away: ``remaining`` in reservedFor;
+    without any, the scheduler's allocation (marked by its finalizer) is removed, and the
+    finalizer with it."""
+    out = dict(claim)
+    status = dict(claim.get("status") or {})
+    meta = dict(claim.get("metadata") or {})
+    if remaining:
+        status["reservedFor"] = remaining
+    else:
+        status.pop("reservedFor", None)
+        finalizers = list(meta.get("finalizers") or [])
+        if ALLOCATION_FINALIZER in finalizers:
+            status.pop("allocation", None)
+            finalizers.remove(ALLOCATION_FINALIZER)
+            if finalizers:
+                meta["finalizers"] = finalizers
+            else:
+                meta.pop("finalizers", None)
+    out["status"] = status
+    out["metadata"] = meta
+    return out
+
+
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand alphanumerics
 
 

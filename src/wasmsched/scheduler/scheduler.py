@@ -216,6 +216,10 @@ class Scheduler:
         """Another object (PDB, PVC, PV, StorageClass...) appeared or changed."""
         self.events.on_object_add(manifest)
 
+    def on_object_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Another object changed (an Update event, with both versions for the hints)."""
+        self.events.on_object_update(old, new)
+
     def on_object_delete(self, manifest: Mapping[str, Any]) -> None:
         """Another object is gone."""
         self.events.on_object_delete(manifest)

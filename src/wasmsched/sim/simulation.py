@@ -15,7 +15,12 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from wasmsched.api.admission import admit_pods
-from wasmsched.api.dra import RESOURCE_CLAIM_TEMPLATE, claims_from_templates
+from wasmsched.api.dra import (
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    claims_from_templates,
+    released_claim,
+)
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.api.resources import Resource
@@ -150,6 +155,12 @@ class Simulation:
         )
         for manifest in [*self.cluster.others, *workloads.objects]:
             sched.on_object_add(manifest)
+            if manifest.get("kind") == RESOURCE_CLAIM:
+                meta = manifest.get("metadata") or {}
+                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+                store.resource_claims[key] = manifest
+        # The resourceclaim controller frees what a deleted or finished pod held.
+        store.subscribe(on_deleted=lambda pod, _: self._release_claims(pod))
         # An informer's initial LIST returns the nodes in key order, by name (the API
         # server's storage lists etcd keys in order: storage/etcd3/store.go: GetList), and
         # kube-scheduler's node tree (backend/cache/node_tree.go: addNode) keeps that order.
@@ -243,6 +254,25 @@ class Simulation:
     def _create(self, pods: list[Pod]) -> None:
         for pod in pods:
             self.store.add_pod(self._with_claims(pod))
+
+    def _release_claims(self, pod: Pod) -> None:
+        """The resourceclaim controller after a pod is gone (controller.go: syncClaim): the
+        pod leaves reservedFor; a claim left without consumers is deallocated (when the
+        scheduler allocated it: its finalizer); a claim the pod owned is deleted."""
+        store = self.store
+        for claim in list(store.resource_claims.values()):
+            status = claim.get("status") or {}
+            reserved = status.get("reservedFor") or []
+            remaining = [r for r in reserved if r.get("uid") != pod.uid]
+            owned = any(
+                ref.get("controller") and ref.get("uid") == pod.uid
+                for ref in (claim.get("metadata") or {}).get("ownerReferences") or ()
+            )
+            if len(remaining) < len(reserved):
+                claim = released_claim(claim, remaining)
+                store.write_resource_claim(claim)
+            if owned and not remaining:
+                store.delete_resource_claim(claim)
 
     def _with_claims(self, pod: Pod) -> Pod:
         """The resourceclaim controller, before the scheduler sees a pending pod: the

@@ -62,6 +62,10 @@ class ClusterEventHandler(Protocol):
 
     def on_object_add(self, manifest: Mapping[str, Any]) -> None: ...
 
+    def on_object_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
+
+    def on_object_delete(self, manifest: Mapping[str, Any]) -> None: ...
+
 
 _Change = Callable[[ClusterEventHandler], None]
 
@@ -226,10 +230,19 @@ class ClusterStore:
         self.events.append(event)
 
     def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        meta = claim.get("metadata") or {}
-        self.resource_claims[f"{meta.get('namespace') or ''}/{meta.get('name')}"] = claim
-        self._notify(lambda h: h.on_object_add(claim))
+        key = _claim_key(claim)
+        old = self.resource_claims.get(key)
+        self.resource_claims[key] = claim
+        if old is None:
+            self._notify(lambda h: h.on_object_add(claim))
+        else:
+            self._notify(lambda h: h.on_object_update(old, claim))
         return None
+
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> None:
+        """Deletes a ResourceClaim (the garbage collector, its owning pod gone)."""
+        if self.resource_claims.pop(_claim_key(claim), None) is not None:
+            self._notify(lambda h: h.on_object_delete(claim))
 
     # --- other writes -----------------------------------------------------------------------
 
@@ -271,3 +284,8 @@ class ClusterStore:
             gone_node = node
             self._notify(lambda h: h.on_node_delete(gone_node))
         return gone
+
+
+def _claim_key(claim: Mapping[str, Any]) -> str:
+    meta = claim.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.cel import SelectorCache
+from wasmsched.api.dra import ALLOCATION_FINALIZER
 from wasmsched.api.selectors import NodeSelector
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns
@@ -68,8 +69,7 @@ NAME = "DynamicResources"
 DEVICE_CLASS_KIND = "DeviceClass"
 SLICE_KIND = "ResourceSlice"
 TAINT_RULE_KIND = "DeviceTaintRule"
-# resource/v1: Finalizer, which the scheduler adds to a claim it allocates.
-FINALIZER = "resource.kubernetes.io/delete-protection"
+FINALIZER = ALLOCATION_FINALIZER
 STATE_KEY = NAME
 # framework.ErrNotFound: what CycleState.Read answers for a key never written.
 ERR_NOT_FOUND = "not found"
