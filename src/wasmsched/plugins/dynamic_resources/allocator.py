@@ -22,8 +22,23 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.cel import CELError, SelectorCache
+from wasmsched.plugins.dynamic_resources.capacity import (
+    CapacityError,
+    consumed_capacity,
+    format_quantity,
+    format_source,
+    is_binary,
+    request_fits_capacity,
+)
+from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
+from wasmsched.plugins.dynamic_resources.requests import (
+    DistinctAttribute,
+    MatchAttribute,
+    Request,
+    taint_prevents_allocation,
+)
+from wasmsched.plugins.dynamic_resources.results import NodeSelectorError, allocation_result
 from wasmsched.plugins.dynamic_resources.slices import (
-    Capacity,
     Device,
     DeviceID,
     Pool,
@@ -81,8 +96,8 @@ class AllocatedState:
 
     def add_allocation(self, allocation: Manifest, consumable_capacity: bool) -> None:
         """allocateddevices.go: foreachAllocatedDevice over one claim's allocation."""
-        for result in _l(_m(allocation.get("devices")).get("results")):
-            r = _m(result)
+        for result in as_list(as_mapping(allocation.get("devices")).get("results")):
+            r = as_mapping(result)
             if r.get("adminAccess") is True:
                 continue
             device_id = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
@@ -92,7 +107,7 @@ class AllocatedState:
                 consumed = r.get("consumedCapacity")
                 if consumed is not None:
                     held = self.capacity.setdefault(device_id, {})
-                    for name, value in _m(consumed).items():
+                    for name, value in as_mapping(consumed).items():
                         held[name] = held.get(name, Fraction(0)) + _quantity(value)
                 continue
             self.devices.add(device_id)
@@ -102,344 +117,16 @@ class AllocatedState:
         return device_id in self.devices or any(d == device_id for d, _ in self.shared)
 
 
-def _m(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
-
-
 def _quantity(value: Any) -> Fraction:
     from wasmsched.api.quantity import parse_quantity
 
     return parse_quantity(value)
 
 
-_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-_DECIMAL_SUFFIXES = ((18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, ""))
-_SMALL_SUFFIXES = ((-3, "m"), (-6, "u"), (-9, "n"))
-
-
-def is_binary(text: Any) -> bool:
-    """Whether a quantity text has resource.BinarySI format (a Ki..Ei suffix)."""
-    return isinstance(text, str) and text.endswith(_BINARY_SUFFIXES)
-
-
-def format_quantity(value: Fraction, binary: bool = False) -> str:
-    """Quantity.String() of ``value`` in the format of the quantity it came from: BinarySI
-    as the largest power of 1024 that divides it (whole values of at least 1024), else
-    DecimalSI with the largest power of 1000 that leaves a whole mantissa."""
-    if binary and value.denominator == 1 and abs(value) >= 1024:
-        amount, exponent = value.numerator, 0
-        while exponent < 6 and amount % 1024 == 0:
-            amount //= 1024
-            exponent += 1
-        return f"{amount}{_BINARY_SUFFIXES[exponent - 1]}" if exponent else str(amount)
-    if value == 0:
-        return "0"
-    for power, suffix in _DECIMAL_SUFFIXES:
-        scaled = value / Fraction(10) ** power
-        if scaled.denominator == 1:
-            return f"{scaled.numerator}{suffix}"
-    for power, suffix in _SMALL_SUFFIXES:
-        scaled = value / Fraction(10) ** power
-        if scaled.denominator == 1:
-            return f"{scaled.numerator}{suffix}"
-    scaled = value * 10**9
-    return f"{-(-scaled.numerator // scaled.denominator)}n"
-
-
 def claim_key(claim: Manifest) -> str:
     """klog.KObj of a claim: ``namespace/name``."""
-    meta = _m(claim.get("metadata"))
+    meta = as_mapping(claim.get("metadata"))
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-
-
-class _Request:
-    """requestAccessor: a request's ``exactly`` or one of its ``firstAvailable`` entries."""
-
-    __slots__ = (
-        "admin_access",
-        "all_devices",
-        "capacity_requests",
-        "class_name",
-        "count",
-        "device_class",
-        "has_admin_access",
-        "mode",
-        "name",
-        "num_devices",
-        "parent",
-        "raw",
-        "selected_sub",
-        "selectors",
-        "tolerations",
-    )
-
-    def __init__(self, raw: Manifest, name: str, parent: str | None, sub: bool) -> None:
-        self.raw = raw
-        self.name = name
-        self.parent = parent
-        self.class_name: str = raw.get("deviceClassName") or ""
-        self.mode: str = raw.get("allocationMode") or ""
-        self.count: int = raw.get("count") or 0
-        self.has_admin_access = not sub and raw.get("adminAccess") is not None
-        self.admin_access = not sub and raw.get("adminAccess") is True
-        self.selectors: list[Any] = _l(raw.get("selectors"))
-        self.tolerations: list[Mapping[str, Any]] = [_m(t) for t in _l(raw.get("tolerations"))]
-        capacity = raw.get("capacity")
-        self.capacity_requests: dict[str, Fraction] | None = (
-            None
-            if capacity is None or _m(capacity).get("requests") is None
-            else {k: _quantity(v) for k, v in _m(_m(capacity).get("requests")).items()}
-        )
-        self.device_class: Manifest | None = None
-        self.num_devices = 0
-        self.all_devices: list[tuple[DeviceID, Device, Slice, Pool]] = []
-        self.selected_sub = 0
-
-    @property
-    def full_name(self) -> str:
-        """requestData.requestName: ``request`` or ``request/subrequest``."""
-        return self.name if self.parent is None else f"{self.parent}/{self.name}"
-
-
-class _MatchAttribute:
-    """matchAttributeConstraint: every device of the named requests has the same value."""
-
-    __slots__ = ("attribute", "name", "num_devices", "requests")
-
-    def __init__(self, requests: Sequence[str], name: str) -> None:
-        self.requests = set(requests)
-        self.name = name
-        self.attribute: tuple[str, Any] | None = None
-        self.num_devices = 0
-
-    def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        if not sub:
-            return request in self.requests
-        return request in self.requests or f"{request}/{sub}" in self.requests
-
-    def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
-        if not self._applies(request, sub):
-            return True
-        attribute = lookup_attribute(device, device_id, self.name)
-        if attribute is None:
-            return False
-        if self.num_devices == 0:
-            self.attribute = attribute
-            self.num_devices = 1
-            return True
-        kind, value = attribute
-        if kind not in ("string", "int", "bool", "version"):
-            return False
-        assert self.attribute is not None
-        if self.attribute[0] != kind or self.attribute[1] != value:
-            return False
-        self.num_devices += 1
-        return True
-
-    def remove(self, request: str, sub: str, device: Device, device_id: DeviceID) -> None:
-        if self._applies(request, sub):
-            self.num_devices -= 1
-
-
-class _DistinctAttribute(_MatchAttribute):
-    """distinctAttributeConstraint: the devices of the named requests all differ."""
-
-    __slots__ = ("seen",)
-
-    def __init__(self, requests: Sequence[str], name: str) -> None:
-        super().__init__(requests, name)
-        self.seen: list[tuple[str, Any]] = []
-
-    def add(self, request: str, sub: str, device: Device, device_id: DeviceID) -> bool:
-        if not self._applies(request, sub):
-            return True
-        attribute = lookup_attribute(device, device_id, self.name)
-        if attribute is None or attribute in self.seen:
-            return False
-        self.seen.append(attribute)
-        return True
-
-    def remove(self, request: str, sub: str, device: Device, device_id: DeviceID) -> None:
-        if not self._applies(request, sub):
-            return
-        attribute = lookup_attribute(device, device_id, self.name)
-        if attribute in self.seen:
-            self.seen.remove(attribute)
-
-
-_ATTRIBUTE_KINDS = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
-
-
-def lookup_attribute(device: Device, device_id: DeviceID, name: str) -> tuple[str, Any] | None:
-    """allocator_incubating.go: lookupAttribute. (value kind, value) of a fully qualified
-    attribute; a bare attribute of the device counts under its driver's domain."""
-    attribute = device.attributes.get(name)
-    if attribute is None:
-        domain, sep, ident = name.partition("/")
-        if not sep or domain != device_id[0]:
-            return None
-        attribute = device.attributes.get(ident)
-        if attribute is None:
-            return None
-    a = _m(attribute)
-    for kind in _ATTRIBUTE_KINDS:
-        value = a.get(kind)
-        if value is not None:
-            return kind, tuple(value) if isinstance(value, list) else value
-    return ("", None)
-
-
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """resourceclaim.ToleratesTaint."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or ""
-    if operator in ("", "Equal"):
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return operator == "Exists"
-
-
-def taint_prevents_allocation(device: Device, request: _Request) -> bool:
-    """allocator_incubating.go: taintPreventsAllocation (NoSchedule and NoExecute only)."""
-    for taint in device.taints:
-        if taint.get("effect") in ("NoExecute", "NoSchedule") and not any(
-            tolerates(t, taint) for t in request.tolerations
-        ):
-            return True
-    return False
-
-
-# --- consumable capacity (consumable_capacity.go) --------------------------------------------
-
-
-def _round_up(requested: Fraction, capacity: Capacity, fractional: bool) -> Fraction:
-    """calculateConsumedCapacity for one requested value."""
-    if not capacity.has_policy:
-        return requested
-    if capacity.valid_min is not None:
-        low = capacity.valid_min
-        if requested < low:
-            return low
-        step = capacity.step
-        if step is None:
-            return requested
-        unit = Fraction(1, 1000) if fractional and _milli_ok(capacity) else Fraction(1)
-        r, s, m = _to_unit(requested, unit), _to_unit(step, unit), _to_unit(low, unit)
-        added = r - m
-        n = -(-added // s)
-        return (m + s * n) * unit
-    if capacity.valid_values is not None:
-        for v in capacity.valid_values:
-            if requested <= v:
-                return v
-        return requested
-    return requested
-
-
-def _to_unit(value: Fraction, unit: Fraction) -> int:
-    """Quantity.Value() / MilliValue(): rounded up to a whole number of units."""
-    scaled = value / unit
-    return -(-scaled.numerator // scaled.denominator)
-
-
-def _milli_ok(capacity: Capacity) -> bool:
-    """useMilli: every range bound representable in milli units, the step at least 1m."""
-    for q in (capacity.valid_min, capacity.valid_max, capacity.step):
-        if q is not None and (q * 1000).denominator != 1:
-            return False
-    return not (capacity.step is not None and capacity.step * 1000 < 1)
-
-
-def _violates(value: Fraction, capacity: Capacity, fractional: bool) -> bool:
-    """violatesPolicy."""
-    if not capacity.has_policy:
-        return False
-    if capacity.default is not None and value == capacity.default:
-        return False
-    if capacity.has_range:
-        if capacity.valid_max is not None and value > capacity.valid_max:
-            return True
-        if capacity.step is not None and capacity.valid_min is not None:
-            unit = Fraction(1, 1000) if fractional and _milli_ok(capacity) else Fraction(1)
-            if unit == Fraction(1, 1000) and (value * 1000).denominator != 1:
-                return True
-            r = _to_unit(value, unit)
-            s = _to_unit(capacity.step, unit)
-            m = _to_unit(capacity.valid_min, unit)
-            return (r - m) % s != 0
-        return False
-    if capacity.valid_values:
-        return value not in capacity.valid_values
-    return False
-
-
-def consumed_capacity(
-    requests: dict[str, Fraction] | None, device: Device, fractional: bool
-) -> dict[str, Fraction]:
-    """GetConsumedCapacityFromRequest: what a share of ``device`` takes of each capacity."""
-    out: dict[str, Fraction] = {}
-    for name, capacity in device.capacity.items():
-        requested = requests.get(name) if requests else None
-        if requested is None:
-            out[name] = capacity.default if capacity.default is not None else capacity.value
-        else:
-            out[name] = _round_up(requested, capacity, fractional)
-    return out
-
-
-def _format_source(r: _Request, device: Device, name: str, consumed: Fraction) -> Any:
-    """The quantity text whose format the consumed amount keeps (calculateConsumedCapacity:
-    the request's, the default's, the range's min or step, or the valid value chosen)."""
-    raw_capacity = _m(_m(device.raw.get("capacity")).get(name))
-    policy = _m(raw_capacity.get("requestPolicy"))
-    requested = _m(_m(r.raw.get("capacity")).get("requests")).get(name)
-    if requested is None:
-        return policy.get("default", raw_capacity.get("value"))
-    valid_range = _m(policy.get("validRange"))
-    capacity = device.capacity[name]
-    if valid_range.get("min") is not None:
-        if capacity.valid_min is not None and consumed == capacity.valid_min:
-            return valid_range["min"]
-        return valid_range.get("step", requested)
-    for text, value in zip(
-        _l(policy.get("validValues")), capacity.valid_values or (), strict=False
-    ):
-        if value == consumed:
-            return text
-    return requested
-
-
-def request_fits_capacity(
-    current: Mapping[str, Fraction],
-    requests: dict[str, Fraction] | None,
-    device: Device,
-    allocating: Mapping[str, Fraction],
-    fractional: bool,
-) -> bool:
-    """CmpRequestOverCapacity: the request's share fits what is left of every capacity."""
-    if requests and any(name not in device.capacity for name in requests):
-        return False
-    consumed = consumed_capacity(requests, device, fractional)
-    for name, capacity in device.capacity.items():
-        value = consumed[name]
-        if value < 0:
-            raise AllocationError(f'capacity "{name}": capacity value is negative')
-        if _violates(value, capacity, fractional):
-            return False
-        total = current.get(name, Fraction(0)) + value + allocating.get(name, Fraction(0))
-        if total > capacity.value:
-            return False
-    return True
 
 
 # --- the allocator -----------------------------------------------------------------------------
@@ -482,8 +169,8 @@ class _Run:
         self.node = node
         self.claims = claims
         self.pools: list[Pool] = []
-        self.requests: dict[tuple[int, int, int], _Request] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.requests: dict[tuple[int, int, int], Request] = {}
+        self.constraints: list[list[MatchAttribute]] = []
         self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
@@ -502,12 +189,12 @@ class _Run:
         )
         for ci, claim in enumerate(self.claims):
             key = claim_key(claim)
-            devices = _m(_m(claim.get("spec")).get("devices"))
+            devices = as_mapping(as_mapping(claim.get("spec")).get("devices"))
             min_per_claim = 0
-            for ri, raw in enumerate(_l(devices.get("requests"))):
-                request = _m(raw)
+            for ri, raw in enumerate(as_list(devices.get("requests"))):
+                request = as_mapping(raw)
                 name = request.get("name") or ""
-                subs = _l(request.get("firstAvailable"))
+                subs = as_list(request.get("firstAvailable"))
                 if subs and not self.features.prioritized_list:
                     raise AllocationError(
                         f"claim {key}, request {name}: has subrequests, but the "
@@ -516,13 +203,15 @@ class _Run:
                 if subs:
                     least = None
                     for si, sub in enumerate(subs):
-                        r = _Request(_m(sub), _m(sub).get("name") or "", name, sub=True)
+                        r = Request(
+                            as_mapping(sub), as_mapping(sub).get("name") or "", name, sub=True
+                        )
                         self._validate(ci, ri, si, r, key)
                         self.requests[(ci, ri, si)] = r
                         least = r.num_devices if least is None else min(least, r.num_devices)
                     per_request = least or 0
                 else:
-                    r = _Request(_m(request.get("exactly")), name, None, sub=False)
+                    r = Request(as_mapping(request.get("exactly")), name, None, sub=False)
                     self._validate(ci, ri, 0, r, key)
                     self.requests[(ci, ri, 0)] = r
                     per_request = r.num_devices
@@ -533,14 +222,14 @@ class _Run:
                         "already accounted for"
                     )
                 min_per_claim += per_request
-            constraints: list[_MatchAttribute] = []
-            for i, raw in enumerate(_l(devices.get("constraints"))):
-                c = _m(raw)
-                requests = [str(r) for r in _l(c.get("requests"))]
+            constraints: list[MatchAttribute] = []
+            for i, raw in enumerate(as_list(devices.get("constraints"))):
+                c = as_mapping(raw)
+                requests = [str(r) for r in as_list(c.get("requests"))]
                 if c.get("matchAttribute") is not None:
-                    constraints.append(_MatchAttribute(requests, str(c["matchAttribute"])))
+                    constraints.append(MatchAttribute(requests, str(c["matchAttribute"])))
                 elif c.get("distinctAttribute") is not None:
-                    constraints.append(_DistinctAttribute(requests, str(c["distinctAttribute"])))
+                    constraints.append(DistinctAttribute(requests, str(c["distinctAttribute"])))
                 else:
                     raise AllocationError(
                         f"claim {key}, constraint #{i}: empty constraint (unsupported "
@@ -551,9 +240,28 @@ class _Run:
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
-        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+        out = []
+        for ci, claim in enumerate(self.claims):
+            n = len(
+                as_list(as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests"))
+            )
+            chosen = []
+            for ri in range(n):
+                r = self.requests[(ci, ri, 0)]
+                chosen.append(r if r.parent is None else self.requests[(ci, ri, r.selected_sub)])
+            try:
+                out.append(
+                    allocation_result(
+                        claim, chosen, self.results[ci], self.result_devices[ci], self.node.name
+                    )
+                )
+            except NodeSelectorError as err:
+                raise AllocationError(
+                    f"create NodeSelector for claim {as_mapping(claim.get('metadata')).get('name')}: {err}"
+                ) from None
+        return out
 
-    def _validate(self, ci: int, ri: int, si: int, r: _Request, key: str) -> None:
+    def _validate(self, ci: int, ri: int, si: int, r: Request, key: str) -> None:
         """validateDeviceRequest."""
         if r.raw.get("derivedAttributes"):
             raise AllocationError(
@@ -561,7 +269,7 @@ class _Run:
                 "attributes, the feature is disabled"
             )
         for i, selector in enumerate(r.selectors):
-            if _m(selector).get("cel") is None:
+            if as_mapping(selector).get("cel") is None:
                 raise AllocationError(
                     f"claim {key}, request {r.name}, selector #{i}: CEL expression empty "
                     "(unsupported selector type?)"
@@ -607,12 +315,8 @@ class _Run:
                         device_id = (s.driver, s.pool, device.name)
                         if not self._selectable((ci, ri, si), r, s, device, device_id):
                             continue
-                        if self.features.consumable_capacity and not request_fits_capacity(
-                            {},
-                            r.capacity_requests,
-                            device,
-                            {},
-                            self.features.fractional_capacity_range,
+                        if self.features.consumable_capacity and not _fits(
+                            key, r, device_id, device, {}, {}, self.features
                         ):
                             continue
                         r.all_devices.append((device_id, device, s, pool))
@@ -623,7 +327,7 @@ class _Run:
     # --- matching ----------------------------------------------------------------------------
 
     def _selectable(
-        self, rk: tuple[int, int, int], r: _Request, s: Slice, device: Device, device_id: DeviceID
+        self, rk: tuple[int, int, int], r: Request, s: Slice, device: Device, device_id: DeviceID
     ) -> bool:
         """isSelectable: the class's selectors, then the request's, then per-device node
         selection; the answer is kept per (device, request)."""
@@ -652,12 +356,12 @@ class _Run:
     ) -> bool:
         """selectorsMatch, with kube's error wording."""
         who = (
-            f"class {_m(device_class.get('metadata')).get('name')}"
+            f"class {as_mapping(device_class.get('metadata')).get('name')}"
             if device_class is not None
             else f"claim {claim_key(self.claims[rk[0]])}"
         )
         for i, selector in enumerate(selectors):
-            expression = _m(_m(selector).get("cel")).get("expression") or ""
+            expression = as_mapping(as_mapping(selector).get("cel")).get("expression") or ""
             try:
                 compiled = self.a.selectors.get(expression)
             except CELError as err:
@@ -692,7 +396,9 @@ class _Run:
         True when everything after it got allocated too."""
         if ci >= len(self.claims):
             return True
-        requests = _l(_m(_m(self.claims[ci].get("spec")).get("devices")).get("requests"))
+        requests = as_list(
+            as_mapping(as_mapping(self.claims[ci].get("spec")).get("devices")).get("requests")
+        )
         if ri >= len(requests):
             try:
                 return self._allocate_one(ci + 1, 0, 0, 0, False, (0, 0, 0))
@@ -756,7 +462,7 @@ class _Run:
                     if not self._selectable(rk, r, s, device, device_id):
                         continue
                     if self.features.consumable_capacity and not self._capacity_fits(
-                        r, device_id, device
+                        ci, r, device_id, device
                     ):
                         continue
                     undo = self._allocate_device(
@@ -774,14 +480,16 @@ class _Run:
                     undo()
         return False
 
-    def _capacity_fits(self, r: _Request, device_id: DeviceID, device: Device) -> bool:
+    def _capacity_fits(self, ci: int, r: Request, device_id: DeviceID, device: Device) -> bool:
         """allocator.CmpRequestOverCapacity."""
-        return request_fits_capacity(
-            self.a.allocated.capacity.get(device_id, {}),
-            r.capacity_requests,
+        return _fits(
+            claim_key(self.claims[ci]),
+            r,
+            device_id,
             device,
+            self.a.allocated.capacity.get(device_id, {}),
             self.allocating_capacity.get(device_id, {}),
-            self.features.fractional_capacity_range,
+            self.features,
         )
 
     def _capacity_in_use(self, device_id: DeviceID) -> bool:
@@ -798,7 +506,7 @@ class _Run:
         ci: int,
         ri: int,
         si: int,
-        r: _Request,
+        r: Request,
         device_id: DeviceID,
         device: Device,
         s: Slice,
@@ -847,7 +555,7 @@ class _Run:
         consumed: dict[str, Fraction] = {}
         share: str | None = None
         if self.features.consumable_capacity:
-            if not self._capacity_fits(r, device_id, device):
+            if not self._capacity_fits(ci, r, device_id, device):
                 undo()
                 return None
             if multiple:
@@ -891,7 +599,7 @@ class _Run:
             result["shareID"] = share
         if consumed:
             result["consumedCapacity"] = {
-                k: format_quantity(v, is_binary(_format_source(r, device, k, v)))
+                k: format_quantity(v, is_binary(format_source(r, device, k, v)))
                 for k, v in consumed.items()
             }
         if self.features.device_binding_and_status:
@@ -952,121 +660,28 @@ class _Run:
             for name, value in counters.items():
                 held[name] -= value
 
-    # --- the result ----------------------------------------------------------------------------
 
-    def _result(self, ci: int, claim: Manifest) -> dict[str, Any]:
-        devices = _m(_m(claim.get("spec")).get("devices"))
-        requests = _l(devices.get("requests"))
-        config: list[dict[str, Any]] = []
-        class_ranges: dict[str, tuple[int, int]] = {}
-        chosen: list[_Request] = []
-        for ri in range(len(requests)):
-            r = self.requests[(ci, ri, 0)]
-            if r.parent is not None:
-                r = self.requests[(ci, ri, r.selected_sub)]
-            chosen.append(r)
-            if r.device_class is None:
-                continue
-            class_name = str(_m(r.device_class.get("metadata")).get("name"))
-            span = class_ranges.get(class_name)
-            if span is not None:
-                for i in range(*span):
-                    config[i]["requests"].append(r.full_name)
-                continue
-            first = len(config)
-            for c in _l(_m(r.device_class.get("spec")).get("config")):
-                entry = {"source": "FromClass", "requests": [r.full_name]}
-                entry.update({k: v for k, v in _m(c).items() if k != "requests"})
-                config.append(entry)
-            class_ranges[class_name] = (first, len(config))
-        names = [str(_m(q).get("name") or "") for q in requests]
-        sub_names = [r.full_name for r in chosen]
-        for c in _l(devices.get("config")):
-            cfg = _m(c)
-            wanted = [str(x) for x in _l(cfg.get("requests"))]
-            entry = {"source": "FromClaim", "requests": wanted}
-            entry.update({k: v for k, v in cfg.items() if k != "requests"})
-            if not wanted:
-                config.append(entry)
-                continue
-            for i, name in enumerate(names):
-                if name in wanted or (chosen[i].parent is not None and sub_names[i] in wanted):
-                    config.append(entry)
-                    break
-        for entry in config:
-            listed = entry["requests"]
-            if listed and all(
-                names[i] in listed or (chosen[i].parent is not None and sub_names[i] in listed)
-                for i in range(len(names))
-            ):
-                entry["requests"] = []
-        for entry in config:
-            if not entry["requests"]:
-                del entry["requests"]
-        out: dict[str, Any] = {"devices": {"results": self.results[ci]}}
-        if config:
-            out["devices"]["config"] = config
-        selector = self._node_selector(ci)
-        if selector is not None:
-            out["nodeSelector"] = selector
-        return out
-
-    def _node_selector(self, ci: int) -> dict[str, Any] | None:
-        """createNodeSelector."""
-        fields: list[dict[str, Any]] = []
-        expressions: list[dict[str, Any]] = []
-        for device, s in self.result_devices[ci]:
-            if s.per_device:
-                node_name, selector = device.node_name, device.raw.get("nodeSelector")
-            else:
-                node_name, selector = s.node_name, _m(s.raw.get("spec")).get("nodeSelector")
-            if node_name or device.binds_to_node:
-                return {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchFields": [
-                                {
-                                    "key": "metadata.name",
-                                    "operator": "In",
-                                    "values": [self.node.name],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            terms = _l(_m(selector).get("nodeSelectorTerms"))
-            if len(terms) == 1:
-                first = _m(terms[0])
-                _add_requirements(_l(first.get("matchFields")), fields)
-                _add_requirements(_l(first.get("matchExpressions")), expressions)
-            elif len(terms) > 1:
-                raise AllocationError(
-                    f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms"
-                )
-        if not fields and not expressions:
-            return None
-        term: dict[str, Any] = {}
-        if expressions:
-            term["matchExpressions"] = expressions
-        if fields:
-            term["matchFields"] = fields
-        return {"nodeSelectorTerms": [term]}
-
-
-def _class_selectors(r: _Request) -> list[Any]:
+def _class_selectors(r: Request) -> list[Any]:
     assert r.device_class is not None
-    return _l(_m(r.device_class.get("spec")).get("selectors"))
+    return as_list(as_mapping(r.device_class.get("spec")).get("selectors"))
 
 
-def _add_requirements(source: list[Any], into: list[dict[str, Any]]) -> None:
-    """addNewNodeSelectorRequirements: each requirement once (values compared as sets)."""
-    for raw in source:
-        req = _m(raw)
-        values = set(_l(req.get("values")))
-        if not any(
-            e.get("key") == req.get("key")
-            and e.get("operator") == req.get("operator")
-            and set(_l(e.get("values"))) == values
-            for e in into
-        ):
-            into.append(dict(req))
+def _fits(
+    key: str,
+    r: Request,
+    device_id: DeviceID,
+    device: Device,
+    current: Mapping[str, Fraction],
+    allocating: Mapping[str, Fraction],
+    features: Features,
+) -> bool:
+    """request_fits_capacity, its failure worded as the allocator's error."""
+    try:
+        return request_fits_capacity(
+            current, r.capacity_requests, device, allocating, features.fractional_capacity_range
+        )
+    except CapacityError as err:
+        raise AllocationError(
+            f"claim {key}, request {r.name}: checking capacity for device "
+            f"{device_id_text(device_id)}: {err}"
+        ) from None

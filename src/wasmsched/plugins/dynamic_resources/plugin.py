@@ -11,7 +11,7 @@ default profile, never runs; Score is 0 without claims.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,7 +32,6 @@ from wasmsched.framework.types import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    QueueingHint,
 )
 from wasmsched.plugins.dynamic_resources.allocator import (
     FIRST_AVAILABLE_MAX_SIZE,
@@ -49,6 +48,18 @@ from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
     ClaimIndex,
     Manifest,
+    allocation_of,
+    api_timestamp,
+    as_list,
+    as_mapping,
+    check_device_class,
+    claim_key,
+    meta_of,
+    with_status,
+)
+from wasmsched.plugins.dynamic_resources.hints import (
+    schedulable_after_claim_change,
+    schedulable_after_target_pod_update,
 )
 from wasmsched.plugins.dynamic_resources.slices import SliceIndex
 from wasmsched.plugins.helpers import default_normalize_score
@@ -115,7 +126,7 @@ class _State:
 
     def to_allocate(self) -> list[tuple[int, _Claim]]:
         """claimStore.toAllocate: the claims without an allocation, with their index."""
-        return [(i, c) for i, c in enumerate(self.claims) if _allocation(c.claim) is None]
+        return [(i, c) for i, c in enumerate(self.claims) if allocation_of(c.claim) is None]
 
 
 class DynamicResources:
@@ -170,7 +181,7 @@ class DynamicResources:
         out: list[Manifest] = []
         seen: set[str] = set()
         for claim in listed:
-            key = _key(claim)
+            key = claim_key(claim)
             assumed = self._assumed.get(key)
             if assumed is not None and assumed is not claim:
                 claim = assumed
@@ -193,15 +204,15 @@ class DynamicResources:
         state = AllocatedState()
         seen: set[str] = set()
         for claim in self._claims_now():
-            uid = str(_meta(claim).get("uid") or "")
+            uid = str(meta_of(claim).get("uid") or "")
             in_flight = self._in_flight.get(uid)
-            allocation = _allocation(in_flight[0]) if in_flight else _allocation(claim)
+            allocation = allocation_of(in_flight[0]) if in_flight else allocation_of(claim)
             seen.add(uid)
             if allocation is not None:
                 state.add_allocation(allocation, self._consumable_capacity)
         for uid, (claim, _) in self._in_flight.items():
             if uid not in seen:
-                allocation = _allocation(claim)
+                allocation = allocation_of(claim)
                 if allocation is not None:
                     state.add_allocation(allocation, self._consumable_capacity)
         return state
@@ -215,7 +226,7 @@ class DynamicResources:
         """UpdateStatus through the handle, then AssumeClaimAfterAPICall."""
         status = self.handle.write_resource_claim(claim)
         if status is None or status.is_success():
-            self._assumed[_key(claim)] = claim
+            self._assumed[claim_key(claim)] = claim
         return status
 
     # --- PreEnqueue -------------------------------------------------------------------------
@@ -255,23 +266,25 @@ class DynamicResources:
         # Kept in the state only once PreFilter succeeds (as upstream's s.claims = claims).
         infos = [_Claim(name, claim) for name, claim in claims]
         to_allocate = 0
-        classes = {str(_meta(c).get("name")): c for c in self.handle.objects(DEVICE_CLASS_KIND)}
+        classes = {str(meta_of(c).get("name")): c for c in self.handle.objects(DEVICE_CLASS_KIND)}
         for info in infos:
-            allocation = _allocation(info.claim)
+            allocation = allocation_of(info.claim)
             if allocation is not None:
                 selector = allocation.get("nodeSelector")
                 if selector is not None:
                     info.available_on = NodeSelector.from_dict(selector)
                 continue
             to_allocate += 1
-            uid = str(_meta(info.claim).get("uid") or "")
+            uid = str(meta_of(info.claim).get("uid") or "")
             if uid in self._in_flight:
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    f"resource claim {_key(info.claim)} is in the process of being allocated",
+                    f"resource claim {claim_key(info.claim)} is in the process of being allocated",
                 )
-            for request in _l(_m(_m(info.claim.get("spec")).get("devices")).get("requests")):
-                status = self._check_request(_m(request), classes)
+            for request in as_list(
+                as_mapping(as_mapping(info.claim.get("spec")).get("devices")).get("requests")
+            ):
+                status = self._check_request(as_mapping(request), classes)
                 if status is not None:
                     return None, status
         if to_allocate:
@@ -296,9 +309,11 @@ class DynamicResources:
         """PreFilter's check of a request's kind and device classes (validateDeviceClass)."""
         name = request.get("name") or ""
         exactly = request.get("exactly")
-        subs = _l(request.get("firstAvailable"))
+        subs = as_list(request.get("firstAvailable"))
         if exactly is not None:
-            return _check_class(_m(exactly).get("deviceClassName") or "", name, classes)
+            return check_device_class(
+                as_mapping(exactly).get("deviceClassName") or "", name, classes
+            )
         if subs:
             if not self._prioritized_list:
                 return Status(
@@ -307,9 +322,9 @@ class DynamicResources:
                     "disabled",
                 )
             for sub in subs:
-                status = _check_class(
-                    _m(sub).get("deviceClassName") or "",
-                    f"{name}/{_m(sub).get('name') or ''}",
+                status = check_device_class(
+                    as_mapping(sub).get("deviceClassName") or "",
+                    f"{name}/{as_mapping(sub).get('name') or ''}",
                     classes,
                 )
                 if status is not None:
@@ -381,9 +396,11 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE)
         for index in sorted(s.unavailable):
             claim = s.claims[index].claim
-            reserved = _l(_m(claim.get("status")).get("reservedFor"))
-            if not reserved or (len(reserved) == 1 and _m(reserved[0]).get("uid") == pod.uid):
-                updated = _with_status(claim, allocation=None, reserved_for=None, devices=None)
+            reserved = as_list(as_mapping(claim.get("status")).get("reservedFor"))
+            if not reserved or (
+                len(reserved) == 1 and as_mapping(reserved[0]).get("uid") == pod.uid
+            ):
+                updated = with_status(claim, allocation=None, reserved_for=None, devices=None)
                 status = self._write(updated)
                 if status is not None and not status.is_success():
                     return None, Status(Code.ERROR, status.message)
@@ -406,31 +423,7 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_info.name)
         if allocations is None:
             return 0, None
-        score = 0
-        pending = iter(allocations)
-        for info in s.claims:
-            allocation = _allocation(info.claim)
-            if allocation is None:
-                allocation = next(pending, None)
-                if allocation is None:
-                    return 0, Status(
-                        Code.ERROR,
-                        f"number of allocations {len(allocations)} is smaller than number of "
-                        "claims needing allocation",
-                    )
-            chosen = {
-                str(_m(r).get("request"))
-                for r in _l(_m(allocation.get("devices")).get("results"))
-                if "/" in str(_m(r).get("request"))
-            }
-            for request in _l(_m(_m(info.claim.get("spec")).get("devices")).get("requests")):
-                r = _m(request)
-                if r.get("exactly") is not None:
-                    continue
-                for i, sub in enumerate(_l(r.get("firstAvailable"))):
-                    if f"{r.get('name')}/{_m(sub).get('name')}" in chosen:
-                        score += FIRST_AVAILABLE_MAX_SIZE - i
-        return score, None
+        return compute_score([info.claim for info in s.claims], allocations)
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the rows: all 0 for a pod without claims."""
@@ -482,13 +475,13 @@ class DynamicResources:
             )
         for (_, info), allocation in zip(to_allocate, allocations, strict=True):
             info.allocation = allocation
-            claim = _with_status(info.claim, allocation=allocation)
-            meta = dict(_meta(claim))
+            claim = with_status(info.claim, allocation=allocation)
+            meta = dict(meta_of(claim))
             finalizers = list(meta.get("finalizers") or [])
             if FINALIZER not in finalizers:
                 meta["finalizers"] = [*finalizers, FINALIZER]
             claim["metadata"] = meta
-            self._in_flight[str(_meta(info.claim).get("uid") or "")] = (claim, pod.uid)
+            self._in_flight[str(meta_of(info.claim).get("uid") or "")] = (claim, pod.uid)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -500,26 +493,26 @@ class DynamicResources:
         if s is None or not s.claims:
             return
         for info in s.claims:
-            uid = str(_meta(info.claim).get("uid") or "")
+            uid = str(meta_of(info.claim).get("uid") or "")
             held = self._in_flight.get(uid)
             if held is not None and held[1] == pod.uid:
                 del self._in_flight[uid]
             current = self._current(info.claim)
-            reserved = _l(_m(current.get("status")).get("reservedFor"))
-            if _allocation(current) is not None and any(
-                _m(r).get("uid") == pod.uid for r in reserved
+            reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
+            if allocation_of(current) is not None and any(
+                as_mapping(r).get("uid") == pod.uid for r in reserved
             ):
-                kept = [r for r in reserved if _m(r).get("uid") != pod.uid]
-                self._write(_with_status(current, reserved_for=kept or None))
+                kept = [r for r in reserved if as_mapping(r).get("uid") != pod.uid]
+                self._write(with_status(current, reserved_for=kept or None))
 
     def _current(self, claim: Manifest) -> Manifest:
         """The claim as the scheduler knows it now (assumed or listed)."""
-        key = _key(claim)
+        key = claim_key(claim)
         assumed = self._assumed.get(key)
         if assumed is not None:
             return assumed
         for listed in self.handle.objects(CLAIM_KIND):
-            if _key(listed) == key:
+            if claim_key(listed) == key:
                 return listed
         return claim
 
@@ -534,31 +527,33 @@ class DynamicResources:
             return Status(Code.ERROR, ERR_NOT_FOUND)
         for info in s.claims:
             current = self._current(info.claim)
-            reserved = _l(_m(current.get("status")).get("reservedFor"))
-            if any(_m(r).get("uid") == pod.uid for r in reserved):
+            reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
+            if any(as_mapping(r).get("uid") == pod.uid for r in reserved):
                 continue
-            uid = str(_meta(info.claim).get("uid") or "")
-            if _meta(current).get("deletionTimestamp"):
-                return Status(Code.ERROR, f"claim {_key(current)} got deleted in the meantime")
+            uid = str(meta_of(info.claim).get("uid") or "")
+            if meta_of(current).get("deletionTimestamp"):
+                return Status(Code.ERROR, f"claim {claim_key(current)} got deleted in the meantime")
             allocation = info.allocation
-            if allocation is not None and _allocation(current) is not None:
+            if allocation is not None and allocation_of(current) is not None:
                 return Status(
-                    Code.ERROR, f"claim {_key(current)} got allocated elsewhere in the meantime"
+                    Code.ERROR,
+                    f"claim {claim_key(current)} got allocated elsewhere in the meantime",
                 )
-            updated = _with_status(current)
+            updated = with_status(current)
             if allocation is not None:
-                meta = dict(_meta(updated))
+                meta = dict(meta_of(updated))
                 finalizers = list(meta.get("finalizers") or [])
                 if FINALIZER not in finalizers:
                     meta["finalizers"] = [*finalizers, FINALIZER]
                 updated["metadata"] = meta
                 allocation = dict(allocation)
                 if self._binding_status and "allocationTimestamp" not in allocation:
-                    allocation["allocationTimestamp"] = _timestamp(self.handle.now())
+                    allocation["allocationTimestamp"] = api_timestamp(self.handle.now())
                 updated["status"]["allocation"] = allocation
-            elif _allocation(current) is None:
+            elif allocation_of(current) is None:
                 return Status(
-                    Code.ERROR, f"claim {_key(current)} got deallocated elsewhere in the meantime"
+                    Code.ERROR,
+                    f"claim {claim_key(current)} got deallocated elsewhere in the meantime",
                 )
             updated["status"]["reservedFor"] = [
                 *reserved,
@@ -568,7 +563,7 @@ class DynamicResources:
             if status is not None and not status.is_success():
                 return Status(
                     Code.ERROR,
-                    f"add allocation and reservation to claim {_key(current)}: {status.message}",
+                    f"add allocation and reservation to claim {claim_key(current)}: {status.message}",
                 )
             self._in_flight.pop(uid, None)
             info.claim = updated
@@ -594,124 +589,52 @@ class DynamicResources:
                 ClusterEvent(
                     RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
                 ),
-                self.is_schedulable_after_claim_change,
+                partial(schedulable_after_claim_change, self._pod_claims),
             ),
             # 1.37 registers this for TargetPod (the pod itself); the queue here tells the
             # pod's own updates apart by the hint.
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                self.is_schedulable_after_target_pod_update,
+                partial(schedulable_after_target_pod_update, self._pod_claims),
             ),
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
 
-    def is_schedulable_after_claim_change(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
-        """dynamicresources.go: isSchedulableAfterClaimChange. A deleted claim matters only
-        if it was allocated; a changed one if it was deallocated, or is the pod's and was
-        created or had its status changed."""
-        if new_obj is None:
-            if isinstance(old_obj, Mapping) and _allocation(old_obj) is None:
-                return QueueingHint.QUEUE_SKIP
-            return QueueingHint.QUEUE
-        if not isinstance(new_obj, Mapping):
-            return QueueingHint.QUEUE
-        try:
-            claims = self._pod_claims(pod)
-        except ClaimError:
-            return QueueingHint.QUEUE_SKIP
-        new_uid = _meta(new_obj).get("uid")
-        uses_claim = any(_meta(claim).get("uid") == new_uid for _, claim in claims)
-        old = old_obj if isinstance(old_obj, Mapping) else None
-        if old is not None and _allocation(old) is not None and _allocation(new_obj) is None:
-            return QueueingHint.QUEUE
-        if not uses_claim:
-            return QueueingHint.QUEUE_SKIP
-        if old is None:
-            return QueueingHint.QUEUE
-        if (old.get("status") or {}) == (new_obj.get("status") or {}):
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
 
-    def is_schedulable_after_target_pod_update(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
-        """dynamicresources.go: isSchedulableAfterTargetPodUpdate: the updated pod now has
-        all its claims."""
-        if new_obj is None or getattr(new_obj, "uid", None) != pod.uid:
-            return QueueingHint.QUEUE_SKIP
-        try:
-            self._pod_claims(new_obj)
-        except ClaimError:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
-
-
-def _meta(obj: Manifest) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _m(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
-
-
-def _key(claim: Manifest) -> str:
-    """klog.KObj: ``namespace/name``."""
-    meta = _meta(claim)
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-
-
-def _allocation(claim: Manifest) -> Any:
-    status = claim.get("status")
-    return status.get("allocation") if isinstance(status, Mapping) else None
-
-
-_UNSET = object()
-
-
-def _with_status(
-    claim: Manifest, *, allocation: Any = _UNSET, reserved_for: Any = _UNSET, devices: Any = _UNSET
-) -> dict[str, Any]:
-    """A copy of ``claim`` with these status fields set (None removes one)."""
-    out = dict(claim)
-    status = dict(_m(claim.get("status")))
-    for field, value in (
-        ("allocation", allocation),
-        ("reservedFor", reserved_for),
-        ("devices", devices),
-    ):
-        if value is _UNSET:
-            continue
-        if value is None:
-            status.pop(field, None)
-        else:
-            status[field] = value
-    out["status"] = status
-    return out
-
-
-def _timestamp(seconds: float) -> str:
-    """metav1.Time as the API writes it (RFC 3339, seconds)."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _check_class(class_name: str, request: str, classes: Mapping[str, Manifest]) -> Status | None:
-    """validateDeviceClass: Error without a class name; the pod waits for a missing class."""
-    if not class_name:
-        return Status(Code.ERROR, f"request {request}: unsupported request type")
-    if class_name not in classes:
-        return Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            f"request {request}: device class {class_name} does not exist",
-        )
-    return None
+def compute_score(
+    claims: Sequence[Manifest], allocations: Sequence[Mapping[str, Any]]
+) -> tuple[int, Status | None]:
+    """dynamicresources.go: computeScore. For each claim's request with a prioritized list,
+    8 - i for the subrequest i allocated; an allocated claim counts with its own allocation,
+    the others with Filter's, in order."""
+    score = 0
+    pending = iter(allocations)
+    for claim in claims:
+        allocation = allocation_of(claim)
+        if allocation is None:
+            allocation = next(pending, None)
+            if allocation is None:
+                return 0, Status(
+                    Code.ERROR,
+                    f"number of allocations {len(allocations)} is smaller than number of "
+                    "claims needing allocation",
+                )
+        chosen = {
+            str(as_mapping(r).get("request"))
+            for r in as_list(as_mapping(allocation.get("devices")).get("results"))
+            if "/" in str(as_mapping(r).get("request"))
+        }
+        for request in as_list(
+            as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests")
+        ):
+            r = as_mapping(request)
+            if r.get("exactly") is not None:
+                continue
+            for i, sub in enumerate(as_list(r.get("firstAvailable"))):
+                if f"{r.get('name')}/{as_mapping(sub).get('name')}" in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score, None
 
 
 def new(args: dict[str, Any], handle: Handle) -> DynamicResources:

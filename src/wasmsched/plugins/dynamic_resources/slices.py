@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.api.cel import DeviceInput, device_input
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.api.selectors import NodeSelector
+from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node
@@ -26,14 +27,6 @@ def device_id_text(device_id: DeviceID) -> str:
     return "/".join(device_id)
 
 
-def _m(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
-
-
 def _selector(raw: Any) -> NodeSelector | None:
     return None if raw is None else NodeSelector.from_dict(raw)
 
@@ -44,9 +37,9 @@ class Capacity:
     __slots__ = ("default", "has_range", "step", "valid_max", "valid_min", "valid_values", "value")
 
     def __init__(self, raw: Any) -> None:
-        c = _m(raw)
+        c = as_mapping(raw)
         self.value = parse_quantity(c.get("value", "0"))
-        policy = _m(c.get("requestPolicy")) if c.get("requestPolicy") is not None else None
+        policy = as_mapping(c.get("requestPolicy")) if c.get("requestPolicy") is not None else None
         self.default: Fraction | None = None
         self.valid_values: tuple[Fraction, ...] | None = None
         self.valid_min: Fraction | None = None
@@ -57,11 +50,11 @@ class Capacity:
             if policy.get("default") is not None:
                 self.default = parse_quantity(policy["default"])
             if policy.get("validValues") is not None:
-                self.valid_values = tuple(parse_quantity(v) for v in _l(policy["validValues"]))
+                self.valid_values = tuple(parse_quantity(v) for v in as_list(policy["validValues"]))
             valid_range = policy.get("validRange")
             if valid_range is not None:
                 self.has_range = True
-                r = _m(valid_range)
+                r = as_mapping(valid_range)
                 self.valid_min = parse_quantity(r["min"]) if r.get("min") is not None else None
                 self.valid_max = parse_quantity(r["max"]) if r.get("max") is not None else None
                 self.step = parse_quantity(r["step"]) if r.get("step") is not None else None
@@ -100,24 +93,26 @@ class Device:
         self.raw = raw
         self.driver = driver
         self.name: str = raw.get("name") or ""
-        self.attributes: Mapping[str, Any] = _m(raw.get("attributes"))
+        self.attributes: Mapping[str, Any] = as_mapping(raw.get("attributes"))
         self.capacity: dict[str, Capacity] = {
-            name: Capacity(c) for name, c in _m(raw.get("capacity")).items()
+            name: Capacity(c) for name, c in as_mapping(raw.get("capacity")).items()
         }
         self.allow_multiple = raw.get("allowMultipleAllocations") is True
-        self.taints: list[Mapping[str, Any]] = [_m(t) for t in _l(raw.get("taints"))]
+        self.taints: list[Mapping[str, Any]] = [as_mapping(t) for t in as_list(raw.get("taints"))]
         self.consumes: list[tuple[str, dict[str, Fraction]]] = [
             (
-                str(_m(c).get("counterSet") or ""),
+                str(as_mapping(c).get("counterSet") or ""),
                 {
-                    name: parse_quantity(_m(v).get("value", "0"))
-                    for name, v in _m(_m(c).get("counters")).items()
+                    name: parse_quantity(as_mapping(v).get("value", "0"))
+                    for name, v in as_mapping(as_mapping(c).get("counters")).items()
                 },
             )
-            for c in _l(raw.get("consumesCounters"))
+            for c in as_list(raw.get("consumesCounters"))
         ]
-        self.binding_conditions: list[str] = list(_l(raw.get("bindingConditions")))
-        self.binding_failure_conditions: list[str] = list(_l(raw.get("bindingFailureConditions")))
+        self.binding_conditions: list[str] = list(as_list(raw.get("bindingConditions")))
+        self.binding_failure_conditions: list[str] = list(
+            as_list(raw.get("bindingFailureConditions"))
+        )
         self.binds_to_node = raw.get("bindsToNode") is True
         self.node_name: str = raw.get("nodeName") or ""
         self.node_selector = _selector(raw.get("nodeSelector"))
@@ -130,7 +125,7 @@ class Device:
             self._cel = device_input(
                 self.driver,
                 self.attributes,
-                {name: _m(c) for name, c in _m(self.raw.get("capacity")).items()},
+                {name: as_mapping(c) for name, c in as_mapping(self.raw.get("capacity")).items()},
                 self.allow_multiple,
             )
         return self._cel
@@ -162,9 +157,9 @@ class Slice:
 
     def __init__(self, raw: Manifest) -> None:
         self.raw = raw
-        spec = _m(raw.get("spec"))
-        pool = _m(spec.get("pool"))
-        self.name: str = _m(raw.get("metadata")).get("name") or ""
+        spec = as_mapping(raw.get("spec"))
+        pool = as_mapping(spec.get("pool"))
+        self.name: str = as_mapping(raw.get("metadata")).get("name") or ""
         self.driver: str = spec.get("driver") or ""
         self.pool: str = pool.get("name") or ""
         self.generation: int = pool.get("generation") or 0
@@ -173,16 +168,18 @@ class Slice:
         self.node_selector = _selector(spec.get("nodeSelector"))
         self.all_nodes = spec.get("allNodes") is True
         self.per_device = spec.get("perDeviceNodeSelection") is True
-        self.devices: list[Device] = [Device(self.driver, _m(d)) for d in _l(spec.get("devices"))]
+        self.devices: list[Device] = [
+            Device(self.driver, as_mapping(d)) for d in as_list(spec.get("devices"))
+        ]
         self.counter_sets: list[tuple[str, dict[str, Fraction]]] = [
             (
-                str(_m(s).get("name") or ""),
+                str(as_mapping(s).get("name") or ""),
                 {
-                    name: parse_quantity(_m(v).get("value", "0"))
-                    for name, v in _m(_m(s).get("counters")).items()
+                    name: parse_quantity(as_mapping(v).get("value", "0"))
+                    for name, v in as_mapping(as_mapping(s).get("counters")).items()
                 },
             )
-            for s in _l(spec.get("sharedCounters"))
+            for s in as_list(spec.get("sharedCounters"))
         ]
 
     @property
@@ -403,14 +400,14 @@ def _tainted(s: Slice, rules: Sequence[Manifest]) -> Slice:
     for d in s.devices:
         extra: list[Mapping[str, Any]] = []
         for rule in rules:
-            spec = _m(rule.get("spec"))
-            selector = _m(spec.get("deviceSelector"))
+            spec = as_mapping(rule.get("spec"))
+            selector = as_mapping(spec.get("deviceSelector"))
             if (
                 (selector.get("driver") or s.driver) == s.driver
                 and (selector.get("pool") or s.pool) == s.pool
                 and (selector.get("device") or d.name) == d.name
             ):
-                extra.append(_m(spec.get("taint")))
+                extra.append(as_mapping(spec.get("taint")))
         if extra:
             changed = True
             devices.append(d.with_taints(extra))
