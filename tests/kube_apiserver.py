@@ -1,4 +1,5 @@
-"""A real kube-apiserver (v1.33, built by scripts/build-apiserver) with etcd, on loopback.
+"""A real kube-apiserver (v1.33.4 or v1.37.2, built by scripts/build-apiserver) with etcd,
+on loopback.
 
 What a cluster's control plane gives a scheduler, minus the controllers and kubelets:
 self-signed serving certificates (openssl), a service-account signing key pair, a token
@@ -42,7 +43,11 @@ from wasmsched.live import ApiClient, load_kube_config
 from wasmsched.live.client import ApiError
 
 ROOT = Path(__file__).resolve().parents[1]
-APISERVER = ROOT / ".cache" / "bin" / "kube-apiserver"
+BIN = ROOT / ".cache" / "bin"
+# The releases scripts/build-apiserver builds, each kube-apiserver binary by its version.
+APISERVERS = {"1.33": BIN / "kube-apiserver", "1.37": BIN / "kube-apiserver-1.37"}
+VERSIONS = tuple(APISERVERS)
+DEFAULT_VERSION = "1.33"
 RBAC = ROOT / "deploy" / "rbac.yaml"
 SCHEDULER_NAMESPACE = "kube-system"
 SCHEDULER_ACCOUNT = "wasmsched"
@@ -70,14 +75,15 @@ BUILD = ROOT / "scripts" / "build-apiserver"
 BUILD_ENV = "WASMSCHED_BUILD_APISERVER"
 
 
-def missing() -> str | None:
-    """Why the real API server cannot run here (None when it can)."""
+def missing(version: str = DEFAULT_VERSION) -> str | None:
+    """Why the real API server of ``version`` cannot run here (None when it can)."""
     tools: tuple[str, ...] = ("openssl",)  # with BUILD_ENV, the script installs etcd
     if os.environ.get(BUILD_ENV) != "1":
-        if not APISERVER.is_file():
+        binary = APISERVERS[version]
+        if not binary.is_file():
             return (
-                f"{APISERVER.relative_to(ROOT)} is not built "
-                f"(run scripts/build-apiserver, or set {BUILD_ENV}=1)"
+                f"{binary.relative_to(ROOT)} (kube-apiserver {version}) is not built (run "
+                f"scripts/build-apiserver --kubernetes-version {version}, or set {BUILD_ENV}=1)"
             )
         tools = ("etcd", "etcdctl", "openssl")
     for tool in tools:
@@ -86,13 +92,18 @@ def missing() -> str | None:
     return None
 
 
-def ensure_built() -> None:
+def ensure_built(version: str = DEFAULT_VERSION) -> None:
     """scripts/build-apiserver: nothing when the binary matches reference/apiserver's
-    go.mod and go.sum (a stamp), a rebuild (seconds with a warm Go cache) when not."""
+    module file and sums (a stamp), a rebuild (seconds with a warm Go cache) when not."""
     out = subprocess.run(
-        [str(BUILD)], cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False
+        [str(BUILD), "--kubernetes-version", version],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
     )
-    if out.returncode != 0 or not APISERVER.is_file() or shutil.which("etcd") is None:
+    if out.returncode != 0 or not APISERVERS[version].is_file() or shutil.which("etcd") is None:
         raise AssertionError(f"scripts/build-apiserver failed:\n{out.stdout}{out.stderr}")
 
 
@@ -266,7 +277,15 @@ class Etcd(Process):
 class KubeApiServer(Process):
     """kube-apiserver on a free loopback port, over ``etcd``; restartable on the same port."""
 
-    def __init__(self, work: Path, etcd: Etcd, admin_token: str, extra: Iterable[str] = ()):
+    def __init__(
+        self,
+        work: Path,
+        etcd: Etcd,
+        admin_token: str,
+        extra: Iterable[str] = (),
+        version: str = DEFAULT_VERSION,
+    ):
+        self.version = version
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
         self.ca = work / "ca.crt"
@@ -274,7 +293,7 @@ class KubeApiServer(Process):
         super().__init__(
             "kube-apiserver",
             [
-                str(APISERVER),
+                str(APISERVERS[version]),
                 f"--etcd-servers={etcd.url}",
                 "--storage-backend=etcd3",
                 "--bind-address=127.0.0.1",
@@ -307,12 +326,15 @@ class KubeApiServer(Process):
 class Cluster:
     """etcd + kube-apiserver + an admin client; ``scheduler()`` starts ``wasmsched run``."""
 
-    def __init__(self, work: Path, extra_args: Iterable[str] = ()) -> None:
+    def __init__(
+        self, work: Path, extra_args: Iterable[str] = (), version: str = DEFAULT_VERSION
+    ) -> None:
         self.work = work
+        self.version = version
         make_pki(work)
         self.etcd = Etcd(work)
         token = base64.urlsafe_b64encode(os.urandom(24)).decode().rstrip("=")
-        self.apiserver = KubeApiServer(work, self.etcd, token, extra_args)
+        self.apiserver = KubeApiServer(work, self.etcd, token, extra_args, version)
         self.admin_kubeconfig = kubeconfig(
             work / "admin.kubeconfig", self.apiserver.url, self.apiserver.ca, token, "test-admin"
         )
@@ -588,11 +610,12 @@ class Scheduler(Process):
             os.kill(self.pid, signal.SIGCONT)
 
 
-def start_cluster(extra_args: Iterable[str] = ()) -> Cluster:
-    """A started Cluster in a fresh temporary directory (removed by ``Cluster.close``)."""
-    ensure_built()
+def start_cluster(extra_args: Iterable[str] = (), version: str = DEFAULT_VERSION) -> Cluster:
+    """A started Cluster of kube-apiserver ``version`` (1.33 or 1.37) in a fresh temporary
+    directory (removed by ``Cluster.close``)."""
+    ensure_built(version)
     work = Path(tempfile.mkdtemp(prefix="wasmsched-kube-"))
-    cluster = Cluster(work, extra_args)
+    cluster = Cluster(work, extra_args, version)
     try:
         return cluster.start()
     except BaseException:

@@ -60,9 +60,12 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], expected: str) -
     assert expected in line
 
 
-def stop_at_the_runner(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
+def stop_at_the_runner(
+    monkeypatch: pytest.MonkeyPatch, server_version: str | None = "v1.33.4"
+) -> list[tuple[Any, Any]]:
     """`run` ends where it would make its LiveRunner; the (api client, options) it passed
-    are kept in the list returned."""
+    are kept in the list returned, the config it loaded on ``configs``. With a
+    ``server_version``, /version is not asked: the API server need not exist."""
     import wasmsched.live as live
     from wasmsched.errors import InputError
 
@@ -70,10 +73,55 @@ def stop_at_the_runner(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]
 
     def fake_runner(api: Any, config: object, registry: object, options: object) -> None:
         seen.append((api, options))
+        configs.append(config)
         raise InputError("stop here")
 
     monkeypatch.setattr(live, "LiveRunner", fake_runner)
+    if server_version is not None:
+        monkeypatch.setattr(live.ApiClient, "server_version", lambda self: server_version)
     return seen
+
+
+configs: list[Any] = []
+
+
+@pytest.mark.parametrize(
+    ("git_version", "release", "warning"),
+    [
+        ("v1.33.4", "1.33", None),
+        ("v1.37.2", "1.37", None),
+        ("v1.36.0-eks-4b1c3a", "1.36", None),
+        ("v1.40.1", "1.37", "API server v1.40.1: wasmsched models Kubernetes 1.33 to 1.37"),
+        ("v1.31.9", "1.33", "API server v1.31.9: wasmsched models Kubernetes 1.33 to 1.37"),
+    ],
+)
+def test_run_schedules_as_its_api_servers_release(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    srv: ApiServerDouble,
+    git_version: str,
+    release: str,
+    warning: str | None,
+) -> None:
+    """Without a version given, the config is read (default plugins, args) and the pods
+    scheduled as the release that the API server's /version names."""
+    seen = stop_at_the_runner(monkeypatch, server_version=None)
+    configs.clear()
+    srv.git_version = git_version
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    kubeconfig = srv.kubeconfig(tmp_path / "kubeconfig")
+    result = cli.invoke(app, ["run", "--config", str(config), "--kubeconfig", str(kubeconfig)])
+    assert "stop here" in result.stderr, result.output
+    ((_, options),) = seen
+    assert options.kubernetes_version is None and options.feature_gates == ""
+    (sched_config,) = configs
+    assert str(sched_config.features.version) == release
+    warnings = [line for line in result.stderr.splitlines() if "wasmsched models" in line]
+    if warning is None:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1 and warning in warnings[0], result.stderr
 
 
 @pytest.mark.parametrize(

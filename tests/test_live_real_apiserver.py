@@ -1,4 +1,6 @@
-"""``wasmsched run`` against a real kube-apiserver v1.33 and etcd (tests/kube_apiserver.py).
+"""``wasmsched run`` against a real kube-apiserver, v1.33.4 and v1.37.2, and etcd
+(tests/kube_apiserver.py): every test runs against both servers, the scheduler scheduling
+as the server's release.
 
 The scheduler runs as a process, authenticated as its ServiceAccount with a TokenRequest
 token and authorised by deploy/rbac.yaml only. What the API server double cannot show:
@@ -22,22 +24,11 @@ import yaml
 from typer.testing import CliRunner
 
 import live_support
-from kube_apiserver import LEASE, Cluster, Scheduler, missing, start_cluster
+from kube_apiserver import LEASE, VERSIONS, Cluster, Scheduler, missing, start_cluster
 from live_support import node, wait
+from wasmsched.api.manifests import load_manifests
 from wasmsched.cli import app
 from wasmsched.live import ApiClient, load_kube_config
-
-REASON = missing()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _real_apiserver_present() -> None:
-    """Skipped without the binaries, except in CI (``CI`` set), which must run this suite."""
-    if REASON is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"real API server: {REASON} (CI runs this suite: scripts/dev-setup)")
-        pytest.skip(f"real API server: {REASON}")
-
 
 SCHEDULER = "wasmsched"
 CONFIG = f"""
@@ -60,9 +51,17 @@ Window = tuple[tuple[datetime, datetime], ...]
 cli = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def kube() -> Iterator[Cluster]:
-    cluster = start_cluster()
+@pytest.fixture(scope="module", params=VERSIONS, ids=[f"kube-{v}" for v in VERSIONS])
+def kube(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """One API server per release for the whole module. Skipped without its binaries,
+    except in CI (``CI`` set), which must run this suite."""
+    version = str(request.param)
+    reason = missing(version)
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"real API server: {reason} (CI runs this suite: scripts/dev-setup)")
+        pytest.skip(f"real API server: {reason}")
+    cluster = start_cluster(version=version)
     try:
         yield cluster
     finally:
@@ -261,6 +260,47 @@ def test_snapshot_then_simulate_places_pods_as_the_live_scheduler(
     wait(lambda: len(cluster.placements()) == 11, 30, "every pod bound")
     live = cluster.placements()
     assert {name: live[name] for name in simulated} == simulated
+    assert_clean(sched)
+    assert sched.stop() == 0
+
+
+def test_snapshot_of_newer_fields_loads_as_the_servers_release(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Nodes with ``status.declaredFeatures`` (NodeDeclaredFeatures) and pods with pod-level
+    ``spec.resources`` (PodLevelResources): a 1.37 server keeps both, and its snapshot loads
+    as 1.37's objects; a 1.33 server drops both (its gates are off or absent) and its
+    snapshot loads as 1.33's. Either way, ``wasmsched run`` schedules as the server's
+    release and binds the pods."""
+    newer = cluster.version == "1.37"
+    declared = ["GuaranteedQoSPodCPUResize", "SidecarContainers"]
+    for i in range(2):
+        n = node(f"node-{i}", cpu="2")
+        n["status"]["declaredFeatures"] = declared
+        cluster.add_node(n)
+    for i in range(3):
+        cluster.create(pod(f"web-{i}", resources={"requests": {"cpu": "600m", "memory": "128Mi"}}))
+    assert cluster.scheduler_kubeconfig is not None
+    result = cli.invoke(app, ["snapshot", "--kubeconfig", str(cluster.scheduler_kubeconfig)])
+    assert result.exit_code == 0, result.output
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert docs[0]["kind"] == "Snapshot"
+    assert docs[0]["serverVersion"] == ("v1.37.2" if newer else "v1.33.4")
+    nodes = [d for d in docs if d["kind"] == "Node"]
+    pods = [d for d in docs if d["kind"] == "Pod"]
+    assert [n["status"].get("declaredFeatures") for n in nodes] == [declared if newer else None] * 2
+    assert [p["spec"].get("resources") for p in pods] == [
+        {"requests": {"cpu": "600m", "memory": "128Mi"}} if newer else None
+    ] * 3
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(result.stdout)
+    loaded = load_manifests(snap)
+    assert str(loaded.kubernetes_version) == cluster.version
+    assert len(loaded.nodes) == 2 and len(loaded.pods) == 3
+
+    sched = cluster.scheduler(CONFIG, *NO_ELECTION)
+    wait(lambda: len(cluster.placements()) == 3, 30, "every pod bound")
+    assert f"scheduling as kube-scheduler release={cluster.version}" in sched.messages()
     assert_clean(sched)
     assert sched.stop() == 0
 

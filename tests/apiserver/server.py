@@ -298,6 +298,8 @@ class ApiServerDouble:
         self.pod_deletion = pod_deletion
         self.kubelet_delay = kubelet_delay
         self.too_large_rv_wait = too_large_rv_wait
+        # What /version answers (a test may name another release).
+        self.git_version = "v1.33.0-apiserver-double"
         self._store = Store()
         self.faults = Faults(lambda kind: lookup(kind).key, self._compact)
         self.requests: list[tuple[str, str, int]] = []
@@ -567,8 +569,8 @@ class ApiServerDouble:
                 200,
                 {
                     "major": "1",
-                    "minor": "33",
-                    "gitVersion": "v1.33.0-apiserver-double",
+                    "minor": self.git_version.split(".")[1],
+                    "gitVersion": self.git_version,
                     "platform": "linux/amd64",
                 },
             )

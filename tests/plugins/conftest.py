@@ -174,7 +174,13 @@ class FakeHandle:
     parallelism = 16
     features = SchedulerFeatures.of()
 
-    def __init__(self, snapshot: Snapshot | None = None, binder: FakeBinder | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot | None = None,
+        binder: FakeBinder | None = None,
+        features: SchedulerFeatures | None = None,
+    ) -> None:
+        self.features = features if features is not None else SchedulerFeatures.of()
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self._binder = binder if binder is not None else FakeBinder()
         self.events: list[Event] = []

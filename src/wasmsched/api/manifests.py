@@ -32,7 +32,6 @@ from wasmsched.api.validation import validate_object
 from wasmsched.errors import InputError, InternalError
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
-    SCHEDULER_VERSION,
     SUPPORTED_VERSIONS,
     KubernetesVersion,
     VersionError,
@@ -318,13 +317,6 @@ def load_manifests(
     _read_snapshots(state, [(w, p, o) for w, p, k, o in found if k == SNAPSHOT_KIND])
     if kubernetes_version is not None:
         out.kubernetes_version = kubernetes_version
-    if out.kubernetes_version != SCHEDULER_VERSION:
-        source = str(path) if str(path) != STDIN else "<stdin>"
-        out.warnings.append(
-            f"{source}: the objects are read as Kubernetes {out.kubernetes_version}'s and "
-            f"scheduled as kube-scheduler {SCHEDULER_VERSION} schedules them (newer "
-            "releases' scheduling is not modelled yet)"
-        )
     for where, fpath, kind, obj in found:
         if kind != SNAPSHOT_KIND:
             _add(state, kind, obj, where, fpath)

@@ -40,6 +40,7 @@ from wasmsched.api.quantity import (
 from wasmsched.api.resources import (
     Resource,
     node_allocatable,
+    pod_level_requests,
     pod_non_zero_requests,
     pod_requests,
 )
@@ -188,6 +189,7 @@ _POD_PROPERTIES = (
     "preferred_node_affinity",
     "scheduling_gates",
     "host_ports",
+    "container_host_ports",
     "images",
     "resource_claims",
     "resource_claim_statuses",
@@ -301,6 +303,46 @@ class Pod(_Object):
         with _fields("spec"):
             return pod_non_zero_requests(self.spec, limits_as_default=True)
 
+    # With the PodLevelResources gate the pod-level requests (spec.resources.requests)
+    # count; a pod without them has the same amounts either way.
+
+    @cached_property
+    def has_pod_level_requests(self) -> bool:
+        """Whether spec.resources.requests sets cpu, memory or hugepages
+        (component-helpers/resource: IsPodLevelRequestsSet)."""
+        with _fields("spec"):
+            return bool(pod_level_requests(self.spec))
+
+    @cached_property
+    def pod_level_requests(self) -> Resource:
+        """``requests`` with the pod-level requests counted (PodRequests,
+        SkipPodLevelResources false). Do not mutate."""
+        if not self.has_pod_level_requests:
+            return self.requests
+        with _fields("spec"):
+            return pod_requests(self.spec, limits_as_default=True, pod_level=True)
+
+    @cached_property
+    def pod_level_non_zero_requests(self) -> tuple[int, int]:
+        """``non_zero_requests`` with the pod-level requests counted, as scoring computes
+        the incoming pod's (noderesources/resource_allocation.go: calculatePodResourceRequest)."""
+        if not self.has_pod_level_requests:
+            return self.non_zero_requests
+        with _fields("spec"):
+            return pod_non_zero_requests(self.spec, limits_as_default=True, pod_level=True)
+
+    @cached_property
+    def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
+        """``non_zero_requests`` with the pod-level requests counted, as NodeInfo sums a
+        placed pod's (framework/types.go: PodInfo.CalculateResource): defaults only for a
+        resource neither the containers nor the pod level request."""
+        if not self.has_pod_level_requests:
+            return self.non_zero_requests
+        with _fields("spec"):
+            return pod_non_zero_requests(
+                self.spec, limits_as_default=True, pod_level=True, missing_only=True
+            )
+
     @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
         with _fields():
@@ -339,37 +381,47 @@ class Pod(_Object):
 
     @cached_property
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:
-        """(hostIP, protocol, hostPort) of every port with a host port, as GetHostPorts.
+        """(hostIP, protocol, hostPort) of every port with a host port, as v1.34+
+        util.GetHostPorts counts them.
 
         Restartable init containers (sidecars) come first, then containers; hostIP defaults
         to 0.0.0.0 and protocol to TCP. A hostNetwork pod's ports default hostPort to
         containerPort, as the API server does.
         """
         with _fields():
-            host_network = expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
-            out: list[tuple[str, str, int]] = []
-            containers = [
+            sidecars = [
                 (p, c)
                 for p, c in self._containers("initContainers")
                 if expect_str(c.get("restartPolicy"), f"{p}.restartPolicy") == "Always"
             ]
-            containers += self._containers("containers")
-            for cpath, c in containers:
-                ports = expect_list(c.get("ports"), f"{cpath}.ports")
-                for j, raw in enumerate(ports):
-                    ppath = f"{cpath}.ports[{j}]"
-                    port = expect_mapping(raw, ppath)
-                    host_port = expect_int(port.get("hostPort"), f"{ppath}.hostPort") or 0
-                    if host_network and host_port == 0:
-                        host_port = (
-                            expect_int(port.get("containerPort"), f"{ppath}.containerPort") or 0
-                        )
-                    if host_port <= 0:
-                        continue
-                    host_ip = expect_str(port.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"
-                    protocol = expect_str(port.get("protocol"), f"{ppath}.protocol") or "TCP"
-                    out.append((host_ip, protocol, host_port))
-            return tuple(out)
+            return self._host_ports(sidecars) + self.container_host_ports
+
+    @cached_property
+    def container_host_ports(self) -> tuple[tuple[str, str, int], ...]:
+        """``host_ports`` of spec.containers alone, as v1.33 counts them (nodeports:
+        getContainerPorts, NodeInfo.updateUsedPorts)."""
+        with _fields():
+            return self._host_ports(self._containers("containers"))
+
+    def _host_ports(
+        self, containers: list[tuple[str, Mapping[str, Any]]]
+    ) -> tuple[tuple[str, str, int], ...]:
+        host_network = expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
+        out: list[tuple[str, str, int]] = []
+        for cpath, c in containers:
+            ports = expect_list(c.get("ports"), f"{cpath}.ports")
+            for j, raw in enumerate(ports):
+                ppath = f"{cpath}.ports[{j}]"
+                port = expect_mapping(raw, ppath)
+                host_port = expect_int(port.get("hostPort"), f"{ppath}.hostPort") or 0
+                if host_network and host_port == 0:
+                    host_port = expect_int(port.get("containerPort"), f"{ppath}.containerPort") or 0
+                if host_port <= 0:
+                    continue
+                host_ip = expect_str(port.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"
+                protocol = expect_str(port.get("protocol"), f"{ppath}.protocol") or "TCP"
+                out.append((host_ip, protocol, host_port))
+        return tuple(out)
 
     @cached_property
     def images(self) -> tuple[str, ...]:

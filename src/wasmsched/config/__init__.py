@@ -4,7 +4,7 @@ validation, and the expansion of multiPoint into extension points."""
 from .catalog import ArgsKind, NamesCatalog, PluginCatalog
 from .defaults import DEFAULT_PLUGINS, merge_plugin_set, merge_plugins
 from .expand import expand_config, expand_extension_points
-from .loader import default_config, load_config, parse_config
+from .loader import default_config, load_client_connection, load_config, parse_config
 from .models import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
@@ -40,6 +40,7 @@ __all__ = [
     "default_config",
     "expand_config",
     "expand_extension_points",
+    "load_client_connection",
     "load_config",
     "merge_plugin_set",
     "merge_plugins",

@@ -124,6 +124,20 @@ def load_config(
     return parse_config(data, str(path), base_dir, known_plugins, features)
 
 
+def load_client_connection(path: str | Path) -> ClientConnection:
+    """The file's ``clientConnection`` alone, defaulted and validated as ``load_config``
+    does it. The live scheduler needs it first: it reaches the API server, whose version
+    then picks the release the whole file is read as (``wasmsched run``)."""
+    source = str(path)
+    data = load_yaml_file(path, "config file")
+    if not isinstance(data, Mapping):
+        raise ConfigError(source, "", "config must be a mapping", data)
+    raw = validate_raw(
+        RawClientConnection, data.get("clientConnection") or {}, source, "clientConnection"
+    )
+    return _client_connection(raw, source)
+
+
 def load_yaml_file(path: str | Path, what: str) -> Any:
     """The one YAML document of a file; a missing, unreadable or empty file is a ConfigError.
 

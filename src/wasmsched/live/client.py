@@ -264,6 +264,17 @@ class ApiClient:
             raise ApiError(resp.status_code, f"{method} {path}: answer is not JSON") from None
         return data if isinstance(data, dict) else {}
 
+    def server_version(self) -> str | None:
+        """The server's ``gitVersion`` (``/version``, readable by every authenticated user:
+        the system:public-info-viewer role); None when it is refused (403, 404) or empty."""
+        try:
+            version = self.request("GET", "/version").get("gitVersion")
+        except ApiError as err:
+            if err.status not in (403, 404):
+                raise
+            return None
+        return version if isinstance(version, str) and version else None
+
     def list(
         self, resource: ResourceType, page_size: int = 500, params: Mapping[str, str] | None = None
     ) -> tuple[list[dict[str, Any]], str]:

@@ -1,13 +1,19 @@
-"""Leader election settings: command line flags over the config file's ``leaderElection``.
+"""The live scheduler's options: leader election, and the release it schedules as.
 
 kube-scheduler reads ``leaderElection`` (leaderElect, leaseDuration, renewDeadline,
 retryPeriod, resourceLock, resourceName, resourceNamespace) from its configuration; the
 ``--leader-elect*`` flags override it here. Only the ``leases`` lock exists.
+
+A kube-scheduler binary is one release; wasmsched models several and, unless told one
+(``RunOptions.kubernetes_version``), schedules as the release of the API server it runs
+against, read from ``/version`` as ``wasmsched snapshot`` records it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,8 +21,23 @@ from typing import Any
 import yaml
 
 from wasmsched.config.loader import parse_duration
+from wasmsched.live.client import ApiClient, ApiError
 from wasmsched.live.leader import LeaseConfig
 from wasmsched.live.runner import RunOptions
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import (
+    DEFAULT_KUBERNETES_VERSION,
+    SUPPORTED_VERSIONS,
+    VersionError,
+    nearest_supported,
+    read_kubernetes_version,
+)
+
+log = logging.getLogger("wasmsched.live")
+
+# Backoff of the first call, /version, while the API server does not answer.
+VERSION_RETRY_INITIAL = 0.5
+VERSION_RETRY_MAX = 30.0
 
 
 @dataclass(frozen=True)
@@ -84,3 +105,61 @@ def leader_election_options(config_path: Path | None, flags: LeaderElectionFlags
     )
     lease.validate()
     return RunOptions(leader_elect=True if elect is None else bool(elect), lease=lease)
+
+
+def scheduler_features(
+    api: ApiClient, options: RunOptions, sleep: Callable[[float], None] = time.sleep
+) -> SchedulerFeatures:
+    """The release ``wasmsched run`` schedules as, with ``options.feature_gates`` applied:
+    ``options.kubernetes_version``, else the API server's (``/version``), the nearest
+    modelled release with a warning when the server's is not one, the default release with
+    a warning when the server does not say. FeatureGateError for gates that release's
+    kube-scheduler would refuse."""
+    version = options.kubernetes_version
+    if version is None:
+        server = _server_version(api, sleep)
+        if server is None:
+            version = DEFAULT_KUBERNETES_VERSION
+            log.warning(
+                "the API server does not tell its version (/version): scheduling as "
+                "kube-scheduler %s",
+                version,
+            )
+        else:
+            try:
+                found = read_kubernetes_version(server)
+            except VersionError:
+                found = DEFAULT_KUBERNETES_VERSION
+                log.warning(
+                    "API server version %r is not a Kubernetes version: scheduling as "
+                    "kube-scheduler %s",
+                    server,
+                    found,
+                )
+            version = nearest_supported(found)
+            if version != found:
+                log.warning(
+                    "API server %s: wasmsched models Kubernetes %s to %s; scheduling as "
+                    "kube-scheduler %s",
+                    server,
+                    SUPPORTED_VERSIONS[0],
+                    SUPPORTED_VERSIONS[-1],
+                    version,
+                )
+    log.info("scheduling as kube-scheduler release=%s", version)
+    return SchedulerFeatures.of(version, options.feature_gates)
+
+
+def _server_version(api: ApiClient, sleep: Callable[[float], None]) -> str | None:
+    """``/version``, asked until the server answers: a scheduler may start before its API
+    server does, as its informers would wait for it (client-go's reflector retries)."""
+    delay = VERSION_RETRY_INITIAL
+    while True:
+        try:
+            return api.server_version()
+        except ApiError as err:
+            if err.status != 0 and err.status < 500:
+                raise
+            log.warning("waiting for the API server's version error=%r", str(err))
+        sleep(delay)
+        delay = min(delay * 2, VERSION_RETRY_MAX)

@@ -37,6 +37,7 @@ from wasmsched.live.writer import (
     Dispatcher,
     LiveWriter,
 )
+from wasmsched.release.version import KubernetesVersion
 
 log = logging.getLogger("wasmsched.live")
 
@@ -70,6 +71,10 @@ class RunOptions:
     informer_backoff_reset: float = 120.0
     plugin_metrics_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT
     kinds: tuple[str, ...] = tuple(RESOURCES)
+    # The kube-scheduler release to schedule as (None: the API server's, live/options.py:
+    # scheduler_features) and the --feature-gates text applied to it.
+    kubernetes_version: KubernetesVersion | None = None
+    feature_gates: str = ""
 
 
 class _Wake:

@@ -62,14 +62,10 @@ def snapshot(api: ApiClient, kinds: Iterable[str] = SNAPSHOT_KINDS) -> list[dict
     """The Snapshot document, then every kind listed; an optional kind the server refuses
     (403/404) is left out, and so is the Snapshot document when ``/version`` is refused."""
     objects: list[dict[str, Any]] = []
-    try:
-        version = api.request("GET", "/version").get("gitVersion")
-    except ApiError as err:
-        if err.status not in (403, 404):
-            raise
-        log.warning("no server version error=%r", str(err))
-        version = None
-    if isinstance(version, str) and version:
+    version = api.server_version()
+    if version is None:
+        log.warning("no server version: the snapshot has no Snapshot document")
+    else:
         objects.append(
             {
                 "apiVersion": SNAPSHOT_API_VERSION,

@@ -238,7 +238,8 @@ class _Walker:
             # A field of another release: say which, so the input's version can be chosen.
             return (
                 f"unknown field {quote(key)} (not in the Kubernetes {self.version} schema; "
-                f"Kubernetes {_releases(having)} {'has' if len(having) == 1 else 'have'} it)"
+                f"Kubernetes {_releases(having)} {'has' if len(having) == 1 else 'have'} it: "
+                f"--kubernetes-version {having[-1]})"
             )
         close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.75)
         hint = (

@@ -243,6 +243,14 @@ class DynamicResources:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         return None
 
+    # --- SignPod (batching, 1.35+) --------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (dynamicresources.go: DynamicResources.SignPod): no fragment of its own;
+        a pod with claims cannot be signed ("pods with dra resource claims are not
+        signable"), so it is never batched."""
+        return None if pod.resource_claims else []
+
     # --- PreFilter / Filter -----------------------------------------------------------------
 
     def pre_filter(
@@ -515,6 +523,13 @@ class DynamicResources:
             if claim_key(listed) == key:
                 return listed
         return claim
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
+        claims, else Skip."""
+        if not self._enabled or not pod.resource_claims:
+            return self._skip
+        return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind (dynamicresources.go: DynamicResources.PreBind, bindClaim): writes each
