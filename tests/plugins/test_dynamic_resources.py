@@ -427,3 +427,59 @@ spec:
     freed = store.resource_claims["default/shared"]
     assert freed["status"] == {}
     assert "finalizers" not in freed["metadata"]
+
+
+def test_claims_without_uids_are_held_apart_while_in_flight() -> None:
+    """Reserve holds pod a's allocation in flight; pod b's own claim (also written without a
+    uid) is not taken for a's, and b gets the other device."""
+    import yaml
+    from conftest import make_node_info
+
+    docs = list(yaml.safe_load_all(DRA_CLUSTER))
+    claims = [
+        {
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu",
+                                "allocationMode": "ExactCount",
+                                "count": 1,
+                            },
+                        }
+                    ]
+                }
+            },
+        }
+        for name in ("ca", "cb")
+    ]
+    objects = {
+        "DeviceClass": [d for d in docs if d["kind"] == "DeviceClass"],
+        "ResourceSlice": [d for d in docs if d["kind"] == "ResourceSlice"],
+        "ResourceClaim": claims,
+    }
+    pl = plugin(objects=objects)
+    n1 = make_node_info(Node(next(d for d in docs if d["metadata"]["name"] == "n1")))
+    chosen = []
+    for pod_name, claim in (("a", "ca"), ("b", "cb")):
+        pod = Pod(
+            {
+                "kind": "Pod",
+                "metadata": {"name": pod_name, "namespace": "default", "uid": f"uid-{pod_name}"},
+                "spec": {
+                    "containers": [{"name": "c", "image": "i"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+                },
+            }
+        )
+        state = CycleState()
+        assert pl.pre_filter(state, pod, [n1]) == (None, None)
+        assert pl.filter(state, pod, n1) is None
+        assert pl.reserve(state, pod, "n1") is None
+        allocation = state.read(STATE_KEY).claims[0].allocation
+        chosen.append(allocation["devices"]["results"][0]["device"])
+    assert chosen == ["gpu-0", "gpu-1"]

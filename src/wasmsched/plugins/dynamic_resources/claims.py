@@ -4,6 +4,7 @@ lookups the plugin makes of them (k8s.io/dynamic-resource-allocation/resourcecla
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 Manifest = Mapping[str, Any]
 
 RESOURCE_CLAIM = "ResourceClaim"
+_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wasmsched.invalid/objects")
 
 # resourceclaim.go: ErrClaimNotFound and ErrAPIUnsupported.
 ERR_CLAIM_NOT_FOUND = "ResourceClaim not created yet"
@@ -132,6 +134,15 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` as a list if it is one, else an empty one."""
     return list(value) if isinstance(value, list | tuple) else []
+
+
+def claim_uid(claim: Manifest) -> str:
+    """metadata.uid, or a uuid5 of namespace/name when the manifest has none (as a Pod's
+    uid is derived), so that claims written without one stay apart."""
+    uid = meta_of(claim).get("uid")
+    if uid:
+        return str(uid)
+    return str(uuid.uuid5(_UID_NAMESPACE, f"resourceclaim/{claim_key(claim)}"))
 
 
 def claim_key(claim: Manifest) -> str:

@@ -13,7 +13,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
     Manifest,
     allocation_of,
-    meta_of,
+    claim_uid,
 )
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ def schedulable_after_claim_change(
         claims = pod_claims(pod)
     except ClaimError:
         return QueueingHint.QUEUE_SKIP
-    new_uid = meta_of(new_obj).get("uid")
-    uses_claim = any(meta_of(claim).get("uid") == new_uid for _, claim in claims)
+    new_uid = claim_uid(new_obj)
+    uses_claim = any(claim_uid(claim) == new_uid for _, claim in claims)
     old = old_obj if isinstance(old_obj, Mapping) else None
     if old is not None and allocation_of(old) is not None and allocation_of(new_obj) is None:
         return QueueingHint.QUEUE

@@ -54,6 +54,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
     as_mapping,
     check_device_class,
     claim_key,
+    claim_uid,
     meta_of,
     with_status,
 )
@@ -204,7 +205,7 @@ class DynamicResources:
         state = AllocatedState()
         seen: set[str] = set()
         for claim in self._claims_now():
-            uid = str(meta_of(claim).get("uid") or "")
+            uid = claim_uid(claim)
             in_flight = self._in_flight.get(uid)
             allocation = allocation_of(in_flight[0]) if in_flight else allocation_of(claim)
             seen.add(uid)
@@ -283,7 +284,7 @@ class DynamicResources:
                     info.available_on = NodeSelector.from_dict(selector)
                 continue
             to_allocate += 1
-            uid = str(meta_of(info.claim).get("uid") or "")
+            uid = claim_uid(info.claim)
             if uid in self._in_flight:
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -489,7 +490,7 @@ class DynamicResources:
             if FINALIZER not in finalizers:
                 meta["finalizers"] = [*finalizers, FINALIZER]
             claim["metadata"] = meta
-            self._in_flight[str(meta_of(info.claim).get("uid") or "")] = (claim, pod.uid)
+            self._in_flight[claim_uid(info.claim)] = (claim, pod.uid)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -501,7 +502,7 @@ class DynamicResources:
         if s is None or not s.claims:
             return
         for info in s.claims:
-            uid = str(meta_of(info.claim).get("uid") or "")
+            uid = claim_uid(info.claim)
             held = self._in_flight.get(uid)
             if held is not None and held[1] == pod.uid:
                 del self._in_flight[uid]
@@ -545,7 +546,7 @@ class DynamicResources:
             reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
             if any(as_mapping(r).get("uid") == pod.uid for r in reserved):
                 continue
-            uid = str(meta_of(info.claim).get("uid") or "")
+            uid = claim_uid(info.claim)
             if meta_of(current).get("deletionTimestamp"):
                 return Status(Code.ERROR, f"claim {claim_key(current)} got deleted in the meantime")
             allocation = info.allocation
