@@ -134,7 +134,8 @@ def test_filter_error_aborts_the_cycle() -> None:
     result, _ = run({"R": r}, [node("n1"), node("n2")], [pod("p")], extra={})
     (o,) = result.outcomes
     assert o.result == "Error"
-    assert o.message == "running 'R' filter plugin: boom"
+    # Go's %q (framework.go: RunFilterPlugins): "running \"R\" filter plugin: boom".
+    assert o.message == 'running "R" filter plugin: boom'
 
 
 def test_weighted_scores_choose_the_node() -> None:

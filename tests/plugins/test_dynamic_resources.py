@@ -197,3 +197,289 @@ def test_a_pod_rejected_before_dynamic_resources_pre_filter_ends_with_not_found(
         '0/2 nodes are available: persistentvolumeclaim "x" not found. '
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
+
+
+# --- with claims, in a simulation ----------------------------------------------------------
+
+DRA_CLUSTER = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: a100}}}
+  - {name: gpu-1, attributes: {model: {string: a100}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: h100}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: prio, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        firstAvailable:
+        - name: h100
+          deviceClassName: gpu
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.example.com"].model == "h100"'}
+        - {name: any, deviceClassName: gpu}
+"""
+
+
+def _dra_pod(name: str, template: str) -> str:
+    return f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default}}
+spec:
+  containers: [{{name: c, image: i, resources: {{requests: {{cpu: "1"}}}}}}]
+  resourceClaims:
+  - {{name: gpu, resourceClaimTemplateName: {template}}}
+"""
+
+
+def _simulate(
+    tmp_path: Any, text: str, after: Any = None
+) -> tuple[dict[str, tuple[str, str | None, str]], Any]:
+    from wasmsched.api.manifests import load_manifests
+    from wasmsched.sim.simulation import Simulation
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    cluster = load_manifests(path, kubernetes_version=KubernetesVersion(1, 37))
+    sim = Simulation(cluster, default_config(V137), in_tree_registry())
+    try:
+        result = sim.run()
+        if after is not None:
+            after(sim)
+    finally:
+        sim.close()
+    return {o.pod.name: (o.result, o.node, o.message) for o in result.outcomes}, sim.store
+
+
+def test_claims_from_templates_are_allocated_and_held(tmp_path: Any) -> None:
+    pods = "".join(_dra_pod(f"p{i}", "prio" if i == 1 else "one-gpu") for i in range(1, 6))
+    got, store = _simulate(tmp_path, DRA_CLUSTER + pods)
+    # p1's prioritized list scores n2 (its first choice, h100) higher; the others share
+    # the two devices left on n1; nothing is left for p4 and p5.
+    assert {k: v[:2] for k, v in got.items()} == {
+        "p1": ("Scheduled", "n2"),
+        "p2": ("Scheduled", "n1"),
+        "p3": ("Scheduled", "n1"),
+        "p4": ("Unschedulable", None),
+        "p5": ("Unschedulable", None),
+    }
+    assert got["p4"][2] == (
+        "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are "
+        "available: 2 Preemption is not helpful for scheduling."
+    )
+    claims = store.resource_claims
+    assert len(claims) == 5
+    by_pod = {c["metadata"]["ownerReferences"][0]["name"]: c for c in claims.values()}
+    p1 = by_pod["p1"]
+    assert p1["metadata"]["name"].startswith("p1-gpu-")
+    assert p1["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+    assert p1["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    result = p1["status"]["allocation"]["devices"]["results"]
+    assert result == [
+        {"request": "gpu/h100", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}
+    ]
+    assert p1["status"]["reservedFor"] == [
+        {"resource": "pods", "name": "p1", "uid": store.uid_of("default/p1")}
+    ]
+    devices = sorted(
+        by_pod[p]["status"]["allocation"]["devices"]["results"][0]["device"] for p in ("p2", "p3")
+    )
+    assert devices == ["gpu-0", "gpu-1"]
+    assert "allocation" not in by_pod["p4"].get("status", {})
+
+
+def test_a_missing_device_class_makes_the_pod_wait(tmp_path: Any) -> None:
+    text = DRA_CLUSTER.replace("deviceClassName: gpu}\n---", "deviceClassName: nope}\n---", 1)
+    got, _ = _simulate(tmp_path, text + _dra_pod("p", "one-gpu"))
+    assert got["p"][:2] == ("Unschedulable", None)
+    # DynamicResources' own PreFilter rejected the pod: its state is there, without
+    # claims, so PostFilter passes on to DefaultPreemption.
+    assert got["p"][2] == (
+        "0/2 nodes are available: request gpu: device class nope does not exist. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+
+
+def test_post_filter_deallocates_a_claim_allocated_where_the_pod_cannot_go(
+    tmp_path: Any,
+) -> None:
+    """The claim is allocated on n1 (by nobody now); the pod must run on n2. Filter finds the
+    claim unavailable on n2, PostFilter deallocates it, and the claim's update requeues the
+    pod, which then gets n2's device."""
+    claim = """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: default, uid: claim-uid}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.example.com, pool: n1, device: gpu-0}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields:
+        - {key: metadata.name, operator: In, values: [n1]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  nodeSelector: {kubernetes.io/hostname: n2}
+  containers: [{name: c, image: i}]
+  resourceClaims:
+  - {name: gpu, resourceClaimName: shared}
+"""
+    got, store = _simulate(tmp_path, DRA_CLUSTER + claim)
+    assert got["p"][:2] == ("Scheduled", "n2")
+    written = store.resource_claims["default/shared"]
+    assert written["status"]["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}
+    ]
+
+
+def test_a_finished_pod_frees_its_claims(tmp_path: Any) -> None:
+    """The resourceclaim controller: a pod gone leaves reservedFor; its own claim (from a
+    template) is deleted; a shared claim without consumers is deallocated."""
+    shared = """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q, namespace: default}
+spec:
+  containers: [{name: c, image: i}]
+  resourceClaims:
+  - {name: gpu, resourceClaimName: shared}
+"""
+    seen: dict[str, Any] = {}
+
+    def finish(sim: Any) -> None:
+        store = sim.store
+        seen["before"] = dict(store.resource_claims)
+        for name in ("p1", "q"):
+            store.remove_pod(store.uid_of(f"default/{name}"))
+
+    got, store = _simulate(tmp_path, DRA_CLUSTER + _dra_pod("p1", "one-gpu") + shared, finish)
+    assert got["p1"][0] == got["q"][0] == "Scheduled"
+    before = seen["before"]
+    assert len(before) == 2
+    assert before["default/shared"]["status"]["allocation"]
+    assert list(store.resource_claims) == ["default/shared"]
+    freed = store.resource_claims["default/shared"]
+    assert freed["status"] == {}
+    assert "finalizers" not in freed["metadata"]
+
+
+def test_claims_without_uids_are_held_apart_while_in_flight() -> None:
+    """Reserve holds pod a's allocation in flight; pod b's own claim (also written without a
+    uid) is not taken for a's, and b gets the other device."""
+    import yaml
+    from conftest import make_node_info
+
+    docs = list(yaml.safe_load_all(DRA_CLUSTER))
+    claims = [
+        {
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu",
+                                "allocationMode": "ExactCount",
+                                "count": 1,
+                            },
+                        }
+                    ]
+                }
+            },
+        }
+        for name in ("ca", "cb")
+    ]
+    objects = {
+        "DeviceClass": [d for d in docs if d["kind"] == "DeviceClass"],
+        "ResourceSlice": [d for d in docs if d["kind"] == "ResourceSlice"],
+        "ResourceClaim": claims,
+    }
+    pl = plugin(objects=objects)
+    n1 = make_node_info(Node(next(d for d in docs if d["metadata"]["name"] == "n1")))
+    chosen = []
+    for pod_name, claim in (("a", "ca"), ("b", "cb")):
+        pod = Pod(
+            {
+                "kind": "Pod",
+                "metadata": {"name": pod_name, "namespace": "default", "uid": f"uid-{pod_name}"},
+                "spec": {
+                    "containers": [{"name": "c", "image": "i"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+                },
+            }
+        )
+        state = CycleState()
+        assert pl.pre_filter(state, pod, [n1]) == (None, None)
+        assert pl.filter(state, pod, n1) is None
+        assert pl.reserve(state, pod, "n1") is None
+        allocation = state.read(STATE_KEY).claims[0].allocation
+        chosen.append(allocation["devices"]["results"][0]["device"])
+    assert chosen == ["gpu-0", "gpu-1"]

@@ -13,8 +13,13 @@ without ``count`` asks for 1 (kube-scheduler itself refuses a claim without them
 from __future__ import annotations
 
 import copy
+import hashlib
+import uuid
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
 
 __all__ = [
     "CLUSTER_SCOPED_DRA_KINDS",
@@ -25,6 +30,8 @@ __all__ = [
     "RESOURCE_CLAIM",
     "RESOURCE_CLAIM_TEMPLATE",
     "RESOURCE_SLICE",
+    "claims_from_templates",
+    "released_claim",
     "with_dra_defaults",
 ]
 
@@ -89,3 +96,115 @@ def with_dra_defaults(kind: str, manifest: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(spec, Mapping):
             _claim_spec_defaults(spec.get("spec"))
     return out
+
+
+# --- the resourceclaim controller ------------------------------------------------------------
+
+# resource/v1: PodResourceClaimAnnotation; Finalizer, which the scheduler adds when allocating.
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+ALLOCATION_FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+def released_claim(claim: Mapping[str, Any], remaining: list[Any]) -> dict[str, Any]:
+    """controller.go: syncClaim after consumers went away: ``remaining`` in reservedFor;
+    without any, the scheduler's allocation (marked by its finalizer) is removed, and the
+    finalizer with it."""
+    out = dict(claim)
+    status = dict(claim.get("status") or {})
+    meta = dict(claim.get("metadata") or {})
+    if remaining:
+        status["reservedFor"] = remaining
+    else:
+        status.pop("reservedFor", None)
+        finalizers = list(meta.get("finalizers") or [])
+        if ALLOCATION_FINALIZER in finalizers:
+            status.pop("allocation", None)
+            finalizers.remove(ALLOCATION_FINALIZER)
+            if finalizers:
+                meta["finalizers"] = finalizers
+            else:
+                meta.pop("finalizers", None)
+    out["status"] = status
+    out["metadata"] = meta
+    return out
+
+
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand alphanumerics
+
+
+def _generate_name(pod_name: str, claim_name: str) -> str:
+    """controller.go: handleClaim's generateName (``<pod>-<claim>-``, shortened
+    proportionally beyond 57 characters)."""
+    generate = f"{pod_name}-{claim_name}-"
+    max_base = 57
+    if len(generate) > max_base:
+        generate = (
+            pod_name[: len(pod_name) * max_base // len(generate)]
+            + "-"
+            + claim_name[: len(claim_name) * max_base // len(generate)]
+        )
+    return generate
+
+
+def _suffix(seed: str) -> str:
+    """Five characters the API server would draw at random; here derived from ``seed`` so
+    that a simulation is reproducible."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
+
+
+def claims_from_templates(
+    pod: Pod, templates: Mapping[str, Mapping[str, Any]]
+) -> tuple[Pod, list[dict[str, Any]]]:
+    """What the resourceclaim controller does for a pod (pkg/controller/resourceclaim/
+    controller.go: syncPod, handleClaim): a ResourceClaim for each ``spec.resourceClaims``
+    entry that names a template and has no ``status.resourceClaimStatuses`` entry yet,
+    made from the template (``templates``: ``namespace/name`` -> ResourceClaimTemplate),
+    owned by the pod and annotated with the pod's claim name; and the pod with those
+    claims' names in its status. An entry whose template is missing is left alone (the
+    pod waits: DynamicResources' PreEnqueue)."""
+    statuses = pod.resource_claim_statuses
+    made: dict[str, str | None] = {}
+    claims: list[dict[str, Any]] = []
+    for entry in pod.resource_claims:
+        if entry.template_name is None or entry.name in statuses:
+            continue
+        template = templates.get(f"{pod.namespace}/{entry.template_name}")
+        if template is None:
+            continue
+        spec = template.get("spec") or {}
+        template_meta = spec.get("metadata") or {}
+        annotations = dict(template_meta.get("annotations") or {})
+        annotations[POD_CLAIM_NAME_ANNOTATION] = entry.name
+        name = _generate_name(pod.name, entry.name)
+        name += _suffix(f"{pod.uid}/{entry.name}")
+        metadata: dict[str, Any] = {
+            "name": name,
+            "generateName": _generate_name(pod.name, entry.name),
+            "namespace": pod.namespace,
+            "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"wasmsched:claim/{pod.uid}/{entry.name}")),
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": pod.name,
+                    "uid": pod.uid,
+                    "controller": True,
+                }
+            ],
+            "annotations": annotations,
+        }
+        if template_meta.get("labels"):
+            metadata["labels"] = dict(template_meta["labels"])
+        claims.append(
+            {
+                "apiVersion": DRA_API_VERSION,
+                "kind": RESOURCE_CLAIM,
+                "metadata": metadata,
+                "spec": copy.deepcopy(spec.get("spec") or {}),
+            }
+        )
+        made[entry.name] = name
+    if not made:
+        return pod, []
+    return pod.with_resource_claim_statuses({**statuses, **made}), claims

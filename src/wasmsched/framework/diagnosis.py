@@ -152,7 +152,8 @@ class FailureMemo:
 
     Not remembered (``signature`` gives None): profiles with a plugin that is not in-tree,
     extenders, nominated pods anywhere (the nominator changes what Filter sees), a
-    nominated pod itself, explained or observed cycles, and pods with volume claims.
+    nominated pod itself, explained or observed cycles, and pods with volume or resource
+    claims.
     """
 
     def __init__(self) -> None:
@@ -232,6 +233,8 @@ def _pod_signature(fwk: Framework, pod: Pod) -> str | None:
             "persistentVolumeClaim" in volume or "ephemeral" in volume
         ):
             return None  # VolumeBinding keeps per-pod state of its own
+    if spec.get("resourceClaims"):
+        return None  # so does DynamicResources (in-flight allocations)
     meta = pod.manifest.get("metadata") or {}
     status = pod.manifest.get("status") or {}
     key = [

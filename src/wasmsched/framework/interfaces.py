@@ -517,6 +517,11 @@ class Handle(Protocol):
         """The configured extenders."""
         ...
 
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Writes a ResourceClaim's new version through the writer (the clientset's
+        UpdateStatus in kube); a Status on failure."""
+        ...
+
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Other cluster objects by kind (PodDisruptionBudget, PersistentVolumeClaim, ...).
 

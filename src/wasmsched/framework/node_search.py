@@ -477,7 +477,7 @@ def _named(plugin: str, status: Status) -> Status:
     """A Filter plugin's failing status as RunFilterPlugins returns it: a rejection names
     its plugin, anything else becomes that plugin's error."""
     if not status.is_rejected():
-        return _error(f"running {plugin!r} filter plugin: {status.message}", plugin)
+        return _error(f'running "{plugin}" filter plugin: {status.message}', plugin)
     status.plugin = plugin
     return status
 

@@ -286,7 +286,7 @@ class Framework:
                     _with_plugin(
                         Status(
                             Code.ERROR,
-                            f"running PreFilter plugin {plugin.name!r}: {status.message}",
+                            f'running PreFilter plugin "{plugin.name}": {status.message}',
                         ),
                         plugin.name,
                     ),
@@ -363,7 +363,7 @@ class Framework:
                     rec.filter_rows.append((node_info.name, name, status))
                 if not status.is_rejected():
                     return _with_plugin(
-                        Status(Code.ERROR, f"running {name!r} filter plugin: {status.message}"),
+                        Status(Code.ERROR, f'running "{name}" filter plugin: {status.message}'),
                         name,
                     )
                 status.plugin = name

@@ -294,6 +294,15 @@ class LiveWriter:
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
         return None  # the watch shows the extender's binding
 
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Not written yet in the live mode: the pod's binding fails instead."""
+        meta = claim.get("metadata") or {}
+        return Status(
+            Code.ERROR,
+            f"wasmsched: the live mode does not write ResourceClaims yet (ResourceClaim "
+            f"{meta.get('namespace')}/{meta.get('name')})",
+        )
+
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""
         node = pod.node_name

@@ -23,6 +23,9 @@ EVENT_RESOURCES = {
     "PersistentVolumeClaim": ev.PERSISTENT_VOLUME_CLAIM,
     "StorageClass": ev.STORAGE_CLASS,
     "CSINode": ev.CSI_NODE,
+    "ResourceClaim": ev.RESOURCE_CLAIM,
+    "ResourceSlice": ev.RESOURCE_SLICE,
+    "DeviceClass": ev.DEVICE_CLASS,
 }
 
 
@@ -99,6 +102,14 @@ class EventHandlers:
         self._changed()
         event = ev.ClusterEvent(EVENT_RESOURCES.get(kind, kind), ev.ActionType.ADD)
         self._sched.queue.on_event(event, None, manifest)
+
+    def on_object_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Another object changed: an Update event with both versions (a ResourceClaim the
+        scheduler or the resourceclaim controller wrote)."""
+        kind = self._sched.objects.add(new)
+        self._changed()
+        event = ev.ClusterEvent(EVENT_RESOURCES.get(kind, kind), ev.ActionType.UPDATE)
+        self._sched.queue.on_event(event, old, new)
 
     def on_object_delete(self, manifest: Mapping[str, Any]) -> None:
         """Another object is gone."""

@@ -120,6 +120,10 @@ class SchedulerHandle:
         """The configured extenders (preemption asks those that support it)."""
         return self._scheduler.extenders
 
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Writes a ResourceClaim through the writer."""
+        return self._scheduler.writer.write_resource_claim(claim)
+
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Other cluster objects by kind; the list is shared: do not modify it."""
         return self._scheduler.objects.list(kind)
@@ -222,6 +226,10 @@ class Scheduler:
     def on_object_add(self, manifest: Mapping[str, Any]) -> None:
         """Another object (PDB, PVC, PV, StorageClass...) appeared or changed."""
         self.events.on_object_add(manifest)
+
+    def on_object_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Another object changed (an Update event, with both versions for the hints)."""
+        self.events.on_object_update(old, new)
 
     def on_object_delete(self, manifest: Mapping[str, Any]) -> None:
         """Another object is gone."""

@@ -3,8 +3,9 @@ attempt observer."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wasmsched.errors import InternalError
 from wasmsched.framework.interfaces import Event
@@ -94,6 +95,11 @@ class ClusterWriter(Protocol):
 
     def extender_bound(self, pod: Pod, node_name: str) -> Status | None:
         """An extender bound the pod: make the binding visible if it is not already."""
+        ...
+
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Writes a ResourceClaim's new version (DynamicResources: its allocation and
+        reservedFor, UpdateStatus); a Status on failure."""
         ...
 
 

@@ -11,9 +11,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from wasmsched.api.admission import admit_pods
+from wasmsched.api.dra import (
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    claims_from_templates,
+    released_claim,
+)
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.api.resources import Resource
@@ -87,6 +94,8 @@ class Simulation:
         self._seq = itertools.count()
         self.other_scheduler_pods: list[Pod] = []
         self._skipped: dict[str, str] = {}  # uid -> why this simulation does not schedule it
+        # ResourceClaimTemplates by "namespace/name", for the resourceclaim controller.
+        self._templates: dict[str, Mapping[str, Any]] = {}
 
     # --- what a driver of the run reads ----------------------------------------------------
 
@@ -148,12 +157,25 @@ class Simulation:
         )
         for manifest in [*self.cluster.others, *workloads.objects]:
             sched.on_object_add(manifest)
+            if manifest.get("kind") == RESOURCE_CLAIM:
+                meta = manifest.get("metadata") or {}
+                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+                store.resource_claims[key] = manifest
+        # The resourceclaim controller frees what a deleted or finished pod held.
+        store.subscribe(on_deleted=lambda pod, _: self._release_claims(pod))
         # An informer's initial LIST returns the nodes in key order, by name (the API
         # server's storage lists etcd keys in order: storage/etcd3/store.go: GetList), and
         # kube-scheduler's node tree (backend/cache/node_tree.go: addNode) keeps that order.
         for node in sorted(self.cluster.nodes, key=lambda n: n.name):
             store.add_node(node)
         pods = admit_pods([*self.cluster.pods, *workloads.initial_pods()], self.cluster.others)
+        self._templates = {
+            f"{(t.get('metadata') or {}).get('namespace') or 'default'}/"
+            f"{(t.get('metadata') or {}).get('name')}": t
+            for t in self.cluster.others
+            if t.get("kind") == RESOURCE_CLAIM_TEMPLATE
+        }
+        pods = [self._with_claims(pod) for pod in pods]
         for pod in pods:
             # A finished pod holds nothing: kube-scheduler's pod informer lists pods with
             # the field selector status.phase!=Succeeded,status.phase!=Failed
@@ -235,7 +257,36 @@ class Simulation:
 
     def _create(self, pods: list[Pod]) -> None:
         for pod in pods:
-            self.store.add_pod(pod)
+            self.store.add_pod(self._with_claims(pod))
+
+    def _release_claims(self, pod: Pod) -> None:
+        """The resourceclaim controller after a pod is gone (controller.go: syncClaim): the
+        pod leaves reservedFor; a claim left without consumers is deallocated (when the
+        scheduler allocated it: its finalizer); a claim the pod owned is deleted."""
+        store = self.store
+        for claim in list(store.resource_claims.values()):
+            status = claim.get("status") or {}
+            reserved = status.get("reservedFor") or []
+            remaining = [r for r in reserved if r.get("uid") != pod.uid]
+            owned = any(
+                ref.get("controller") and ref.get("uid") == pod.uid
+                for ref in (claim.get("metadata") or {}).get("ownerReferences") or ()
+            )
+            if len(remaining) < len(reserved):
+                claim = released_claim(claim, remaining)
+                store.write_resource_claim(claim)
+            if owned and not remaining:
+                store.delete_resource_claim(claim)
+
+    def _with_claims(self, pod: Pod) -> Pod:
+        """The resourceclaim controller, before the scheduler sees a pending pod: the
+        claims from its templates are made and named in its status (api/dra.py)."""
+        if pod.node_name or pod.is_terminal or not pod.resource_claims or not self._templates:
+            return pod
+        pod, claims = claims_from_templates(pod, self._templates)
+        for claim in claims:
+            self.store.write_resource_claim(claim)
+        return pod
 
     def _node_usage(self) -> list[NodeUsage]:
         """Requested and allocatable per node, counting bound pods only (not assumed ones)."""

@@ -17,9 +17,9 @@ Two kinds of subscribers, with the timing each has in a cluster:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from wasmsched.api.objects import Node, Pod
 from wasmsched.framework.interfaces import Event
@@ -60,6 +60,12 @@ class ClusterEventHandler(Protocol):
 
     def on_pod_delete(self, pod: Pod) -> None: ...
 
+    def on_object_add(self, manifest: Mapping[str, Any]) -> None: ...
+
+    def on_object_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
+
+    def on_object_delete(self, manifest: Mapping[str, Any]) -> None: ...
+
 
 _Change = Callable[[ClusterEventHandler], None]
 
@@ -94,6 +100,8 @@ class ClusterStore:
         self.events: list[Event] = []
         self.preemptions: list[Preemption] = []
         self.conditions: dict[str, tuple[str, str]] = {}
+        # ResourceClaims as the scheduler last wrote them, by "namespace/name".
+        self.resource_claims: dict[str, Mapping[str, Any]] = {}
         self._uid_of: dict[str, str] = {}  # "namespace/name" -> uid, to find a preemptor
         self._handlers: list[ClusterEventHandler] = []
         self._inbox: deque[_Change] = deque()
@@ -226,6 +234,21 @@ class ClusterStore:
     def record_event(self, event: Event) -> None:
         self.events.append(event)
 
+    def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        key = _claim_key(claim)
+        old = self.resource_claims.get(key)
+        self.resource_claims[key] = claim
+        if old is None:
+            self._notify(lambda h: h.on_object_add(claim))
+        else:
+            self._notify(lambda h: h.on_object_update(old, claim))
+        return None
+
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> None:
+        """Deletes a ResourceClaim (the garbage collector, its owning pod gone)."""
+        if self.resource_claims.pop(_claim_key(claim), None) is not None:
+            self._notify(lambda h: h.on_object_delete(claim))
+
     # --- other writes -----------------------------------------------------------------------
 
     def add_node(self, node: Node) -> None:
@@ -266,3 +289,8 @@ class ClusterStore:
             gone_node = node
             self._notify(lambda h: h.on_node_delete(gone_node))
         return gone
+
+
+def _claim_key(claim: Mapping[str, Any]) -> str:
+    meta = claim.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"

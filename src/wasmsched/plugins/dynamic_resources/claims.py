@@ -4,8 +4,12 @@ lookups the plugin makes of them (k8s.io/dynamic-resource-allocation/resourcecla
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod, PodResourceClaim
@@ -13,6 +17,7 @@ if TYPE_CHECKING:
 Manifest = Mapping[str, Any]
 
 RESOURCE_CLAIM = "ResourceClaim"
+_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wasmsched.invalid/objects")
 
 # resourceclaim.go: ErrClaimNotFound and ErrAPIUnsupported.
 ERR_CLAIM_NOT_FOUND = "ResourceClaim not created yet"
@@ -40,14 +45,15 @@ def claim_name(pod: Pod, entry: PodResourceClaim) -> tuple[str | None, bool]:
     )
 
 
-def _meta(obj: Manifest) -> Mapping[str, Any]:
+def meta_of(obj: Manifest) -> Mapping[str, Any]:
+    """The object's metadata (empty when absent)."""
     meta = obj.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
 
 
 def is_controlled_by(obj: Manifest, pod: Pod) -> bool:
     """metav1.IsControlledBy: the object's controller owner reference has the pod's UID."""
-    for ref in _meta(obj).get("ownerReferences") or ():
+    for ref in meta_of(obj).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("controller") is True:
             return bool(ref.get("uid") == pod.uid)
     return False
@@ -56,7 +62,7 @@ def is_controlled_by(obj: Manifest, pod: Pod) -> bool:
 def check_is_for_pod(pod: Pod, claim: Manifest) -> None:
     """resourceclaim.go: IsForPod (without pod groups); ClaimError when the claim was not
     made for the pod."""
-    meta = _meta(claim)
+    meta = meta_of(claim)
     namespace, name = meta.get("namespace") or "default", meta.get("name")
     if namespace != pod.namespace:
         raise ClaimError(
@@ -87,7 +93,7 @@ class ClaimIndex:
         self._source = claims
         by_key: dict[str, Manifest] = {}
         for claim in claims:
-            meta = _meta(claim)
+            meta = meta_of(claim)
             by_key[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = claim
         self._by_key = by_key
 
@@ -109,9 +115,86 @@ class ClaimIndex:
             if name is None:
                 continue
             claim = self.get(pod.namespace, name)
-            if _meta(claim).get("deletionTimestamp"):
-                raise ClaimError(f'resourceclaim "{_meta(claim).get("name")}" is being deleted')
+            if meta_of(claim).get("deletionTimestamp"):
+                raise ClaimError(f'resourceclaim "{meta_of(claim).get("name")}" is being deleted')
             if must_check_owner:
                 check_is_for_pod(pod, claim)
             out.append((entry.name, claim))
         return out
+
+
+# --- claim fields, and the claim versions the plugin writes ----------------------------------
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one (a field absent or null)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` as a list if it is one, else an empty one."""
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def claim_uid(claim: Manifest) -> str:
+    """metadata.uid, or a uuid5 of namespace/name when the manifest has none (as a Pod's
+    uid is derived), so that claims written without one stay apart."""
+    uid = meta_of(claim).get("uid")
+    if uid:
+        return str(uid)
+    return str(uuid.uuid5(_UID_NAMESPACE, f"resourceclaim/{claim_key(claim)}"))
+
+
+def claim_key(claim: Manifest) -> str:
+    """klog.KObj: ``namespace/name``."""
+    meta = meta_of(claim)
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def allocation_of(claim: Manifest) -> Any:
+    """The claim's status.allocation, None when it is not allocated."""
+    status = claim.get("status")
+    return status.get("allocation") if isinstance(status, Mapping) else None
+
+
+_UNSET = object()
+
+
+def with_status(
+    claim: Manifest, *, allocation: Any = _UNSET, reserved_for: Any = _UNSET, devices: Any = _UNSET
+) -> dict[str, Any]:
+    """A copy of ``claim`` with these status fields set (None removes one)."""
+    out = dict(claim)
+    status = dict(as_mapping(claim.get("status")))
+    for field, value in (
+        ("allocation", allocation),
+        ("reservedFor", reserved_for),
+        ("devices", devices),
+    ):
+        if value is _UNSET:
+            continue
+        if value is None:
+            status.pop(field, None)
+        else:
+            status[field] = value
+    out["status"] = status
+    return out
+
+
+def api_timestamp(seconds: float) -> str:
+    """metav1.Time as the API writes it (RFC 3339, seconds)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_device_class(
+    class_name: str, request: str, classes: Mapping[str, Manifest]
+) -> Status | None:
+    """validateDeviceClass: Error without a class name; the pod waits for a missing class."""
+    if not class_name:
+        return Status(Code.ERROR, f"request {request}: unsupported request type")
+    if class_name not in classes:
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            f"request {request}: device class {class_name} does not exist",
+        )
+    return None

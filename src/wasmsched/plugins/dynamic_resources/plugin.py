@@ -11,10 +11,14 @@ default profile, never runs; Score is 0 without claims.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.api.cel import SelectorCache
+from wasmsched.api.dra import ALLOCATION_FINALIZER
+from wasmsched.api.selectors import NodeSelector
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
@@ -28,7 +32,14 @@ from wasmsched.framework.types import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    QueueingHint,
+)
+from wasmsched.plugins.dynamic_resources.allocator import (
+    FIRST_AVAILABLE_MAX_SIZE,
+    AllocatedState,
+    AllocationError,
+    Allocator,
+    FailedOnNode,
+    Features,
 )
 from wasmsched.plugins.dynamic_resources.claims import (
     RESOURCE_CLAIM as CLAIM_KIND,
@@ -37,7 +48,21 @@ from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
     ClaimIndex,
     Manifest,
+    allocation_of,
+    api_timestamp,
+    as_list,
+    as_mapping,
+    check_device_class,
+    claim_key,
+    claim_uid,
+    meta_of,
+    with_status,
 )
+from wasmsched.plugins.dynamic_resources.hints import (
+    schedulable_after_claim_change,
+    schedulable_after_target_pod_update,
+)
+from wasmsched.plugins.dynamic_resources.slices import SliceIndex
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
@@ -53,6 +78,10 @@ if TYPE_CHECKING:
     from wasmsched.framework.node_info import NodeInfo
 
 NAME = "DynamicResources"
+DEVICE_CLASS_KIND = "DeviceClass"
+SLICE_KIND = "ResourceSlice"
+TAINT_RULE_KIND = "DeviceTaintRule"
+FINALIZER = ALLOCATION_FINALIZER
 STATE_KEY = NAME
 # framework.ErrNotFound: what CycleState.Read answers for a key never written.
 ERR_NOT_FOUND = "not found"
@@ -64,26 +93,50 @@ _POINTS = frozenset(
 )
 
 
+class _Claim:
+    """informationForClaim, with the claim: ``available_on`` is the node selector of an
+    allocated claim; ``allocation`` the one Reserve made (published by PreBind)."""
+
+    __slots__ = ("allocation", "available_on", "claim", "name")
+
+    def __init__(self, name: str, claim: Manifest) -> None:
+        self.name = name
+        self.claim = claim
+        self.available_on: NodeSelector | None = None
+        self.allocation: dict[str, Any] | None = None
+
+
 class _State:
     """dynamicresources.go: stateData, written by PreFilter for every pod it sees.
 
-    ``claims`` is the pod's claims in ``spec.resourceClaims`` order (empty: nothing to do).
+    ``claims`` is the pod's claims in ``spec.resourceClaims`` order (empty: nothing to do);
+    ``node_allocations`` Filter's allocation per node (the claims to allocate, in order),
+    ``unavailable`` the indices of allocated claims some node could not use.
     """
 
-    __slots__ = ("claims",)
+    __slots__ = ("allocator", "claims", "node_allocations", "unavailable")
 
     def __init__(self) -> None:
-        self.claims: list[tuple[str, Manifest]] = []
+        self.claims: list[_Claim] = []
+        self.allocator: Allocator | None = None
+        self.node_allocations: dict[str, list[dict[str, Any]]] = {}
+        self.unavailable: set[int] = set()
 
     def clone(self) -> _State:
         return self  # as upstream (stateData.Clone): shared across clones
+
+    def to_allocate(self) -> list[tuple[int, _Claim]]:
+        """claimStore.toAllocate: the claims without an allocation, with their index."""
+        return [(i, c) for i, c in enumerate(self.claims) if allocation_of(c.claim) is None]
 
 
 class DynamicResources:
     """The DynamicResources plugin (dynamicresources.go: DynamicResources, New).
 
     Without the DynamicResourceAllocation gate the plugin is there but does nothing, as
-    upstream's New returns an empty plugin then.
+    upstream's New returns an empty plugin then. Across cycles it keeps what kube keeps in
+    its DRA manager: the allocations made at Reserve and not yet written (in flight), and
+    the claims it wrote until the handle's objects show them (the assume cache).
     """
 
     name = NAME
@@ -93,18 +146,89 @@ class DynamicResources:
         features = handle.features
         self._enabled = features.dynamic_resource_allocation
         self._prioritized_list = features.dra_prioritized_list
+        self._consumable_capacity = features.dra_consumable_capacity
+        self._binding_status = (
+            features.dra_device_binding_conditions and features.dra_resource_claim_device_status
+        )
+        self._allocator_features = Features(
+            admin_access=features.dra_admin_access,
+            prioritized_list=features.dra_prioritized_list,
+            partitionable_devices=features.dra_partitionable_devices,
+            device_taints=features.dra_device_taints,
+            device_binding_and_status=self._binding_status,
+            consumable_capacity=features.dra_consumable_capacity,
+            fractional_capacity_range=features.dra_consumable_capacity,
+        )
+        self._taint_rules = features.dra_device_taint_rules
         self.extension_points = (
             _POINTS | {fi.SCORE} if features.dynamic_resources_scores else _POINTS
         )
         self._claims = ClaimIndex()
+        self._slices = SliceIndex()
+        self._selectors = SelectorCache()
         self._skip = Status(Code.SKIP)
+        # dra_manager.go: claimTracker's in-flight allocations (claim uid -> (claim with
+        # the allocation, pod uid)) and the claims written but not yet seen (key -> claim).
+        self._in_flight: dict[str, tuple[Manifest, str]] = {}
+        self._assumed: dict[str, Manifest] = {}
+
+    # --- the DRA manager ----------------------------------------------------------------------
+
+    def _claim_list(self) -> Sequence[Manifest]:
+        """The handle's claims with the assumed versions in their place."""
+        listed = self.handle.objects(CLAIM_KIND)
+        if not self._assumed:
+            return listed
+        out: list[Manifest] = []
+        seen: set[str] = set()
+        for claim in listed:
+            key = claim_key(claim)
+            assumed = self._assumed.get(key)
+            if assumed is not None and assumed is not claim:
+                claim = assumed
+            elif assumed is not None:
+                del self._assumed[key]  # the informer caught up
+            seen.add(key)
+            out.append(claim)
+        out.extend(c for k, c in self._assumed.items() if k not in seen)
+        return out
 
     def _pod_claims(self, pod: Pod) -> list[tuple[str, Manifest]]:
-        """foreachPodResourceClaim over the handle's current claims."""
+        """foreachPodResourceClaim over the current claims."""
         if not pod.resource_claims:
             return []
-        self._claims.refresh(self.handle.objects(CLAIM_KIND))
+        self._claims.refresh(self._claim_list())
         return self._claims.pod_claims(pod)
+
+    def _allocated_state(self) -> AllocatedState:
+        """GatherAllocatedState: every allocated claim's devices, and those in flight."""
+        state = AllocatedState()
+        seen: set[str] = set()
+        for claim in self._claims_now():
+            uid = claim_uid(claim)
+            in_flight = self._in_flight.get(uid)
+            allocation = allocation_of(in_flight[0]) if in_flight else allocation_of(claim)
+            seen.add(uid)
+            if allocation is not None:
+                state.add_allocation(allocation, self._consumable_capacity)
+        for uid, (claim, _) in self._in_flight.items():
+            if uid not in seen:
+                allocation = allocation_of(claim)
+                if allocation is not None:
+                    state.add_allocation(allocation, self._consumable_capacity)
+        return state
+
+    def _claims_now(self) -> Sequence[Manifest]:
+        claims = self._claim_list()
+        self._claims.refresh(claims)
+        return claims
+
+    def _write(self, claim: dict[str, Any]) -> Status | None:
+        """UpdateStatus through the handle, then AssumeClaimAfterAPICall."""
+        status = self.handle.write_resource_claim(claim)
+        if status is None or status.is_success():
+            self._assumed[claim_key(claim)] = claim
+        return status
 
     # --- PreEnqueue -------------------------------------------------------------------------
 
@@ -134,7 +258,10 @@ class DynamicResources:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """PreFilter (dynamicresources.go: DynamicResources.PreFilter): writes the state for
-        every pod first (PostFilter reads it), then Skips a pod without claims."""
+        every pod first (PostFilter reads it), then Skips a pod without claims. For the
+        claims: an allocated one restricts the nodes to its allocation's; one in flight for
+        another pod makes the pod wait; every device class a request names must exist; the
+        allocator is set up once for the cycle."""
         if not self._enabled:
             return None, self._skip
         s = _State()
@@ -145,23 +272,116 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         if not claims:
             return None, self._skip
-        return None, Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            "wasmsched: allocating ResourceClaims is not simulated yet",
-        )
+        # Kept in the state only once PreFilter succeeds (as upstream's s.claims = claims).
+        infos = [_Claim(name, claim) for name, claim in claims]
+        to_allocate = 0
+        classes = {str(meta_of(c).get("name")): c for c in self.handle.objects(DEVICE_CLASS_KIND)}
+        for info in infos:
+            allocation = allocation_of(info.claim)
+            if allocation is not None:
+                selector = allocation.get("nodeSelector")
+                if selector is not None:
+                    info.available_on = NodeSelector.from_dict(selector)
+                continue
+            to_allocate += 1
+            uid = claim_uid(info.claim)
+            if uid in self._in_flight:
+                return None, Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"resource claim {claim_key(info.claim)} is in the process of being allocated",
+                )
+            for request in as_list(
+                as_mapping(as_mapping(info.claim.get("spec")).get("devices")).get("requests")
+            ):
+                status = self._check_request(as_mapping(request), classes)
+                if status is not None:
+                    return None, status
+        if to_allocate:
+            self._slices.refresh(
+                self.handle.objects(SLICE_KIND),
+                self.handle.objects(TAINT_RULE_KIND) if self._taint_rules else [],
+            )
+            s.allocator = Allocator(
+                self._allocator_features,
+                self._allocated_state(),
+                classes,
+                self._slices.for_node,
+                self._slices.all,
+                self._selectors,
+            )
+        s.claims = infos
+        return None, None
+
+    def _check_request(
+        self, request: Mapping[str, Any], classes: Mapping[str, Manifest]
+    ) -> Status | None:
+        """PreFilter's check of a request's kind and device classes (validateDeviceClass)."""
+        name = request.get("name") or ""
+        exactly = request.get("exactly")
+        subs = as_list(request.get("firstAvailable"))
+        if exactly is not None:
+            return check_device_class(
+                as_mapping(exactly).get("deviceClassName") or "", name, classes
+            )
+        if subs:
+            if not self._prioritized_list:
+                return Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"request {name}: has subrequests, but the DRAPrioritizedList feature is "
+                    "disabled",
+                )
+            for sub in subs:
+                status = check_device_class(
+                    as_mapping(sub).get("deviceClassName") or "",
+                    f"{name}/{as_mapping(sub).get('name') or ''}",
+                    classes,
+                )
+                if status is not None:
+                    return status
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"request {name}: unknown request type")
 
     def pre_filter_extensions(self) -> None:
         """PreFilterExtensions (dynamicresources.go): none."""
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        """Filter (dynamicresources.go: DynamicResources.Filter): nothing to check for a pod
-        without claims (PreFilter Skipped it, so the framework does not call this then)."""
+        """Filter (dynamicresources.go: DynamicResources.Filter): an allocated claim must be
+        available on the node; the others must be allocatable there, all together (the
+        allocator's answer is kept per node for Score and Reserve)."""
         if not self._enabled:
             return None
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, ERR_NOT_FOUND)
+        if not s.claims:
+            return None
+        node = node_info.node
+        unavailable = [
+            i
+            for i, info in enumerate(s.claims)
+            if info.available_on is not None
+            and not info.available_on.matches(node.labels, node.name)
+        ]
+        allocations: list[dict[str, Any]] = []
+        if s.allocator is not None:
+            claims = [info.claim for _, info in s.to_allocate()]
+            try:
+                result = s.allocator.allocate(node, claims)
+            except FailedOnNode as err:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
+            except AllocationError as err:
+                return Status(Code.ERROR, str(err))
+            if result is None or len(result) != len(claims):
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
+            allocations = result
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim not available on the node"
+            )
+        if s.allocator is not None:
+            s.node_allocations[node.name] = allocations
         return None
 
     # --- PostFilter -------------------------------------------------------------------------
@@ -173,25 +393,46 @@ class DynamicResources:
         first. When PreFilter never ran for the pod (an earlier PreFilter answered
         UnschedulableAndUnresolvable) that read fails: Error "not found", which stops
         RunPostFilterPlugins before DefaultPreemption. Without claims: Unschedulable, the
-        next PostFilter plugin runs."""
+        next PostFilter plugin runs. Otherwise an allocated claim that some node could not
+        use, and that no other pod uses, is deallocated (the lowest index here; kube picks
+        one at random) so that the next attempt may allocate it elsewhere."""
         if not self._enabled:
             return None, Status(Code.UNSCHEDULABLE)
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return None, Status(Code.ERROR, ERR_NOT_FOUND)
+        if not s.claims:
+            return None, Status(Code.UNSCHEDULABLE)
+        for index in sorted(s.unavailable):
+            claim = s.claims[index].claim
+            reserved = as_list(as_mapping(claim.get("status")).get("reservedFor"))
+            if not reserved or (
+                len(reserved) == 1 and as_mapping(reserved[0]).get("uid") == pod.uid
+            ):
+                updated = with_status(claim, allocation=None, reserved_for=None, devices=None)
+                status = self._write(updated)
+                if status is not None and not status.is_success():
+                    return None, Status(Code.ERROR, status.message)
+                return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE)
 
     # --- Score ------------------------------------------------------------------------------
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        """Score (dynamicresources.go: DynamicResources.Score, from 1.35): 0 for a pod
-        without claims."""
+        """Score (dynamicresources.go: DynamicResources.Score, computeScore; from 1.35): for
+        each claim with a prioritized list, 8 - i for the subrequest i that got allocated;
+        0 for a pod without claims."""
         if not self._enabled or not self._prioritized_list:
             return 0, None
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return 0, Status(Code.ERROR, ERR_NOT_FOUND)
-        return 0, None
+        if not s.claims:
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None:
+            return 0, None
+        return compute_score([info.claim for info in s.claims], allocations)
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the rows: all 0 for a pod without claims."""
@@ -221,13 +462,68 @@ class DynamicResources:
     # --- Reserve / PreBind ------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Reserve (dynamicresources.go: DynamicResources.Reserve): nothing to reserve for a
-        pod without claims."""
+        """Reserve (dynamicresources.go: DynamicResources.Reserve): the allocations Filter
+        made for ``node_name`` are held in flight (SignalClaimPendingAllocation), so that
+        later pods do not get the same devices before PreBind writes them."""
+        if not self._enabled:
+            return None
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, ERR_NOT_FOUND)
+        to_allocate = s.to_allocate()
+        if not to_allocate or s.allocator is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return Status(Code.ERROR, "claim allocation not found for node")
+        if len(allocations) != len(to_allocate):
+            return Status(
+                Code.ERROR,
+                f"internal error, have {len(allocations)} allocations, {len(to_allocate)} "
+                f"claims to allocate, want {len(to_allocate)} claims",
+            )
+        for (_, info), allocation in zip(to_allocate, allocations, strict=True):
+            info.allocation = allocation
+            claim = with_status(info.claim, allocation=allocation)
+            meta = dict(meta_of(claim))
+            finalizers = list(meta.get("finalizers") or [])
+            if FINALIZER not in finalizers:
+                meta["finalizers"] = [*finalizers, FINALIZER]
+            claim["metadata"] = meta
+            self._in_flight[claim_uid(info.claim)] = (claim, pod.uid)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Unreserve (dynamicresources.go: DynamicResources.Unreserve)."""
-        return None
+        """Unreserve (dynamicresources.go: DynamicResources.Unreserve): forgets the pod's
+        in-flight allocations, and takes the pod out of reservedFor where PreBind put it."""
+        if not self._enabled:
+            return
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return
+        for info in s.claims:
+            uid = claim_uid(info.claim)
+            held = self._in_flight.get(uid)
+            if held is not None and held[1] == pod.uid:
+                del self._in_flight[uid]
+            current = self._current(info.claim)
+            reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
+            if allocation_of(current) is not None and any(
+                as_mapping(r).get("uid") == pod.uid for r in reserved
+            ):
+                kept = [r for r in reserved if as_mapping(r).get("uid") != pod.uid]
+                self._write(with_status(current, reserved_for=kept or None))
+
+    def _current(self, claim: Manifest) -> Manifest:
+        """The claim as the scheduler knows it now (assumed or listed)."""
+        key = claim_key(claim)
+        assumed = self._assumed.get(key)
+        if assumed is not None:
+            return assumed
+        for listed in self.handle.objects(CLAIM_KIND):
+            if claim_key(listed) == key:
+                return listed
+        return claim
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
@@ -237,8 +533,56 @@ class DynamicResources:
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """PreBind (dynamicresources.go: DynamicResources.PreBind): nothing to write for a
-        pod without claims."""
+        """PreBind (dynamicresources.go: DynamicResources.PreBind, bindClaim): writes each
+        claim not yet reserved for the pod, with the allocation Reserve made (and the
+        delete-protection finalizer) and the pod added to reservedFor."""
+        if not self._enabled:
+            return None
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, ERR_NOT_FOUND)
+        for info in s.claims:
+            current = self._current(info.claim)
+            reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
+            if any(as_mapping(r).get("uid") == pod.uid for r in reserved):
+                continue
+            uid = claim_uid(info.claim)
+            if meta_of(current).get("deletionTimestamp"):
+                return Status(Code.ERROR, f"claim {claim_key(current)} got deleted in the meantime")
+            allocation = info.allocation
+            if allocation is not None and allocation_of(current) is not None:
+                return Status(
+                    Code.ERROR,
+                    f"claim {claim_key(current)} got allocated elsewhere in the meantime",
+                )
+            updated = with_status(current)
+            if allocation is not None:
+                meta = dict(meta_of(updated))
+                finalizers = list(meta.get("finalizers") or [])
+                if FINALIZER not in finalizers:
+                    meta["finalizers"] = [*finalizers, FINALIZER]
+                updated["metadata"] = meta
+                allocation = dict(allocation)
+                if self._binding_status and "allocationTimestamp" not in allocation:
+                    allocation["allocationTimestamp"] = api_timestamp(self.handle.now())
+                updated["status"]["allocation"] = allocation
+            elif allocation_of(current) is None:
+                return Status(
+                    Code.ERROR,
+                    f"claim {claim_key(current)} got deallocated elsewhere in the meantime",
+                )
+            updated["status"]["reservedFor"] = [
+                *reserved,
+                {"resource": "pods", "name": pod.name, "uid": pod.uid},
+            ]
+            status = self._write(updated)
+            if status is not None and not status.is_success():
+                return Status(
+                    Code.ERROR,
+                    f"add allocation and reservation to claim {claim_key(current)}: {status.message}",
+                )
+            self._in_flight.pop(uid, None)
+            info.claim = updated
         return None
 
     # --- events -----------------------------------------------------------------------------
@@ -261,69 +605,52 @@ class DynamicResources:
                 ClusterEvent(
                     RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
                 ),
-                self.is_schedulable_after_claim_change,
+                partial(schedulable_after_claim_change, self._pod_claims),
             ),
             # 1.37 registers this for TargetPod (the pod itself); the queue here tells the
             # pod's own updates apart by the hint.
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                self.is_schedulable_after_target_pod_update,
+                partial(schedulable_after_target_pod_update, self._pod_claims),
             ),
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
 
-    def is_schedulable_after_claim_change(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
-        """dynamicresources.go: isSchedulableAfterClaimChange. A deleted claim matters only
-        if it was allocated; a changed one if it was deallocated, or is the pod's and was
-        created or had its status changed."""
-        if new_obj is None:
-            if isinstance(old_obj, Mapping) and _allocation(old_obj) is None:
-                return QueueingHint.QUEUE_SKIP
-            return QueueingHint.QUEUE
-        if not isinstance(new_obj, Mapping):
-            return QueueingHint.QUEUE
-        try:
-            claims = self._pod_claims(pod)
-        except ClaimError:
-            return QueueingHint.QUEUE_SKIP
-        new_uid = _meta(new_obj).get("uid")
-        uses_claim = any(_meta(claim).get("uid") == new_uid for _, claim in claims)
-        old = old_obj if isinstance(old_obj, Mapping) else None
-        if old is not None and _allocation(old) is not None and _allocation(new_obj) is None:
-            return QueueingHint.QUEUE
-        if not uses_claim:
-            return QueueingHint.QUEUE_SKIP
-        if old is None:
-            return QueueingHint.QUEUE
-        if (old.get("status") or {}) == (new_obj.get("status") or {}):
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
 
-    def is_schedulable_after_target_pod_update(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
-        """dynamicresources.go: isSchedulableAfterTargetPodUpdate: the updated pod now has
-        all its claims."""
-        if new_obj is None or getattr(new_obj, "uid", None) != pod.uid:
-            return QueueingHint.QUEUE_SKIP
-        try:
-            self._pod_claims(new_obj)
-        except ClaimError:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
-
-
-def _meta(obj: Manifest) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _allocation(claim: Manifest) -> Any:
-    status = claim.get("status")
-    return status.get("allocation") if isinstance(status, Mapping) else None
+def compute_score(
+    claims: Sequence[Manifest], allocations: Sequence[Mapping[str, Any]]
+) -> tuple[int, Status | None]:
+    """dynamicresources.go: computeScore. For each claim's request with a prioritized list,
+    8 - i for the subrequest i allocated; an allocated claim counts with its own allocation,
+    the others with Filter's, in order."""
+    score = 0
+    pending = iter(allocations)
+    for claim in claims:
+        allocation = allocation_of(claim)
+        if allocation is None:
+            allocation = next(pending, None)
+            if allocation is None:
+                return 0, Status(
+                    Code.ERROR,
+                    f"number of allocations {len(allocations)} is smaller than number of "
+                    "claims needing allocation",
+                )
+        chosen = {
+            str(as_mapping(r).get("request"))
+            for r in as_list(as_mapping(allocation.get("devices")).get("results"))
+            if "/" in str(as_mapping(r).get("request"))
+        }
+        for request in as_list(
+            as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests")
+        ):
+            r = as_mapping(request)
+            if r.get("exactly") is not None:
+                continue
+            for i, sub in enumerate(as_list(r.get("firstAvailable"))):
+                if f"{r.get('name')}/{as_mapping(sub).get('name')}" in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score, None
 
 
 def new(args: dict[str, Any], handle: Handle) -> DynamicResources:
