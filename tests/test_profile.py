@@ -16,6 +16,7 @@ from wasmsched.framework.interfaces import Plugin, Registry
 from wasmsched.framework.waiting_pods import WaitingPods
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.profile import ProfileOptions, build_profile, build_profiles
 
 KNOWN = {p.name for p in DEFAULT_PLUGINS}
@@ -43,7 +44,7 @@ class _Handle:
     """What the in-tree plugins read of the handle while they are built."""
 
     parallelism = 16
-    features = SchedulerFeatures.of()
+    features = SchedulerFeatures.of(KubernetesVersion(1, 33))
 
     def objects(self, kind: str) -> list[Any]:
         return []
