@@ -168,7 +168,84 @@ def test_pod_level_resources_since_1_34() -> None:
     assert [outcome(old, n)[1] for n in names] == ["n2", "n1", "n1", "n1", "n2"]
     new = simulate(V137, nodes, pods)
     assert [outcome(new, n)[1] for n in names] == ["n2", None, "n1", "n2", "n2"]
+    # The node usage report counts what the scheduler counted: "placed" and p3 on n1.
+    assert {u.name: u.requested["cpu"] for u in old.node_usage}["n1"] == 100 + 100 + 200 + 100
+    assert {u.name: u.requested["cpu"] for u in new.node_usage}["n1"] == 3000 + 200
     assert outcome(new, "p2")[2] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
+
+
+def test_node_declared_features_in_the_1_37_profile() -> None:
+    # The 1.37 default plugins (NodeDeclaredFeatures last) as the v1.37.2 reference places
+    # these pods.
+    config = default_config(V137)
+    restart_rule = {
+        "action": "RestartAllContainers",
+        "exitCodes": {"operator": "In", "values": [42]},
+    }
+    with_features = node("n1", cpu="4")
+    with_features = Node(
+        {
+            **with_features.manifest,
+            "status": {
+                **with_features.manifest["status"],
+                "declaredFeatures": ["RestartAllContainersOnContainerExits"],
+            },
+        }
+    )
+    nodes = [with_features, node("n2", cpu="4")]
+    main = _container(cpu="100m", memory="100Mi")
+    pods = [
+        _manifest_pod(
+            "p1",
+            {
+                "containers": [
+                    {**main, "restartPolicy": "Never", "restartPolicyRules": [restart_rule]}
+                ]
+            },
+        ),
+        _manifest_pod("p2", {"hostNetwork": True, "hostUsers": False, "containers": [main]}),
+        _manifest_pod("p3", {"containers": [main]}),
+    ]
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), config, in_tree_registry())
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    assert outcome(result, "p1") == ("Scheduled", "n1", "")
+    assert outcome(result, "p2") == (
+        "Unschedulable",
+        None,
+        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+    )
+    assert outcome(result, "p3") == ("Scheduled", "n2", "")
+
+
+def test_preemption_frees_pod_level_requests_since_1_34() -> None:
+    # Preemption's dry run removes the victim from a NodeInfo clone and runs Filter: with
+    # PodLevelResources the victim held its pod-level 3 cpu, so "high" (2 cpu) preempts it;
+    # 1.33 counted the container's 100m and "high" fits beside it. As both references do.
+    nodes = [node("n1", cpu="4")]
+    pods = [
+        _manifest_pod(
+            "low",
+            {
+                "priority": 0,
+                "resources": {"requests": {"cpu": "3"}},
+                "containers": [_container(cpu="100m", memory="1Gi")],
+                "nodeName": "n1",
+            },
+        ),
+        _manifest_pod(
+            "high", {"priority": 1000, "containers": [_container(cpu="2", memory="1Gi")]}
+        ),
+    ]
+    old = simulate(V133, nodes, pods)
+    new = simulate(V137, nodes, pods)
+    assert outcome(old, "high")[:2] == ("Scheduled", "n1")
+    assert outcome(old, "low")[0] != "Preempted"
+    assert outcome(new, "high")[:2] == ("Scheduled", "n1")
+    assert outcome(new, "low")[0] == "Preempted"

@@ -666,3 +666,23 @@ def test_filter_unresolvable_over_allocatable_since_1_34(
     assert new == Status(code, *reasons)
     old = form(NodeResourcesFit({}, FakeHandle(features=V133)), pod_kw, node_alloc, existing)
     assert old == Status(Code.UNSCHEDULABLE, *reasons)
+
+
+def _pod_level(name: str, cpu: str, **kw: Any) -> Any:
+    pod = make_pod(name, containers=[{"cpu": "100m"}], **kw)
+    return type(pod)(
+        {**pod.manifest, "spec": {**pod.spec, "resources": {"requests": {"cpu": cpu}}}}
+    )
+
+
+@pytest.mark.parametrize("minor", [33, 37])
+def test_hint_after_pod_level_scale_down(minor: int) -> None:
+    # fit.go (v1.33.4 and v1.37.2) haveEnoughRelevantResourcesDecreased: PodRequests without
+    # SkipPodLevelResources, so a placed pod's pod-level cpu going down frees cpu, gate or not.
+    plugin = NodeResourcesFit(
+        {}, FakeHandle(features=SchedulerFeatures.of(KubernetesVersion(1, minor)))
+    )
+    target = make_pod("target", containers=[{"cpu": "1"}])
+    old = _pod_level("other", "2", node_name="n")
+    new = _pod_level("other", "1", node_name="n")
+    assert plugin.is_schedulable_after_pod_event(target, old, new) == QueueingHint.QUEUE

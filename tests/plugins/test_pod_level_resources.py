@@ -118,3 +118,13 @@ def test_scores_count_pod_level_requests(
         columns = NodeColumns(snapshot.list())
         by_columns = plugin.score_columns(state, incoming, NodeRows(columns, columns.all_rows))
         assert by_columns is not None and by_columns.tolist() == [want]
+
+
+def test_resource_signature_counts_pod_level_requests() -> None:
+    # fit.go / balanced_allocation.go SignPod: computePodResourceRequest with
+    # EnablePodLevelResources; two pods differing only at the pod level sign differently.
+    a, b = pod("a", "1500m"), pod("b", "2")
+    for features, differ in ((V137, True), (V133, False)):
+        handle = FakeHandle(features=features)
+        for plugin in (NodeResourcesFit({}, handle), NodeResourcesBalancedAllocation({}, handle)):
+            assert (plugin.sign_pod(a) != plugin.sign_pod(b)) == differ

@@ -38,6 +38,7 @@ EXPECTED_POINTS = {
     "NodeResourcesBalancedAllocation": {fw.PRE_SCORE, fw.SCORE},
     "ImageLocality": {fw.SCORE},
     "DefaultBinder": {fw.BIND},
+    "NodeDeclaredFeatures": {fw.PRE_FILTER, fw.FILTER},
 }
 
 
@@ -66,12 +67,13 @@ def test_registry_is_the_default_plugin_set_in_order() -> None:
     from wasmsched.config import DEFAULT_PLUGINS
     from wasmsched.config.defaults import default_plugins
 
-    # v1.33's set, and DynamicResources where 1.34 puts it (DRA GA, before DefaultPreemption).
-    assert [n for n in IN_TREE_NAMES if n != "DynamicResources"] == [
+    # v1.33's set, and DynamicResources where 1.34 puts it (DRA GA, before DefaultPreemption),
+    # then NodeDeclaredFeatures last as 1.36 appends it (its gate on by default).
+    assert [n for n in IN_TREE_NAMES if n not in ("DynamicResources", "NodeDeclaredFeatures")] == [
         p.name for p in DEFAULT_PLUGINS
     ]
-    v134 = default_plugins(SchedulerFeatures.of(KubernetesVersion(1, 34)))
-    assert list(IN_TREE_NAMES) == [p.name for p in v134]
+    v136 = default_plugins(SchedulerFeatures.of(KubernetesVersion(1, 36)))
+    assert list(IN_TREE_NAMES) == [p.name for p in v136]
 
 
 def test_registries_are_independent() -> None:

@@ -424,6 +424,51 @@ class Pod(_Object):
         return tuple(out)
 
     @cached_property
+    def host_network(self) -> bool:
+        """spec.hostNetwork."""
+        with _fields():
+            return expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
+
+    @cached_property
+    def host_users(self) -> bool | None:
+        """spec.hostUsers; None when unset (the pod then uses the host's user namespace)."""
+        raw = self.spec.get("hostUsers")
+        if raw is None:
+            return None
+        with _fields():
+            return expect_bool(raw, "spec.hostUsers")
+
+    @cached_property
+    def restart_rule_actions(self) -> frozenset[str]:
+        """The actions of the containers' and init containers' restartPolicyRules (v1.34+,
+        ContainerRestartRules)."""
+        with _fields():
+            actions: set[str] = set()
+            for field in ("containers", "initContainers"):
+                for cpath, c in self._containers(field):
+                    rules = expect_list(c.get("restartPolicyRules"), f"{cpath}.restartPolicyRules")
+                    for j, rule in enumerate(rules):
+                        rpath = f"{cpath}.restartPolicyRules[{j}]"
+                        action = expect_mapping(rule, rpath).get("action")
+                        actions.add(expect_str(action, f"{rpath}.action"))
+            return frozenset(actions)
+
+    @cached_property
+    def uses_bind_mount_options(self) -> bool:
+        """Whether a volume mount of a container, init container or ephemeral container sets
+        bindMountOptions (v1.37, VolumeBindMountOptions)."""
+        with _fields():
+            for field in ("containers", "initContainers", "ephemeralContainers"):
+                for cpath, c in self._containers(field):
+                    mounts = expect_list(c.get("volumeMounts"), f"{cpath}.volumeMounts")
+                    for j, mount in enumerate(mounts):
+                        mpath = f"{cpath}.volumeMounts[{j}]"
+                        options = expect_mapping(mount, mpath).get("bindMountOptions")
+                        if expect_list(options, f"{mpath}.bindMountOptions"):
+                            return True
+            return False
+
+    @cached_property
     def images(self) -> tuple[str, ...]:
         """Image names of the containers, then of the init containers (empty ones skipped)."""
         with _fields():
@@ -553,6 +598,7 @@ _NODE_PROPERTIES = (
     "deletion_timestamp",
     "owner_references",
     "unschedulable",
+    "declared_features",
     "taints",
     "allocatable",
     "images",
@@ -584,6 +630,16 @@ class Node(_Object):
     def unschedulable(self) -> bool:
         with _fields():
             return expect_bool(self.spec.get("unschedulable"), "spec.unschedulable")
+
+    @cached_property
+    def declared_features(self) -> tuple[str, ...]:
+        """status.declaredFeatures (v1.35+): the features the node's kubelet declares, in
+        the listed order (the API server requires it sorted)."""
+        with _fields():
+            features = expect_list(self.status.get("declaredFeatures"), "status.declaredFeatures")
+            return tuple(
+                expect_str(f, f"status.declaredFeatures[{i}]") for i, f in enumerate(features)
+            )
 
     @cached_property
     def taints(self) -> tuple[Taint, ...]:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.runtime import Framework
 
 __all__ = [
+    "FEATURES_SIGNER",
     "MAX_BATCH_AGE",
     "SCHEDULER_NAME_SIGNER",
     "OpportunisticBatch",
@@ -64,6 +65,7 @@ HOST_PORTS_SIGNER = "v1.Pod.Spec.HostPorts()"
 RESOURCES_SIGNER = "v1.Pod.Spec.ContainerRequestsAndOverheads()"
 TOLERATIONS_SIGNER = "v1.Pod.Spec.Tolerations"
 VOLUMES_SIGNER = "v1.Pod.Spec.Volumes.NonSyntheticSources()"
+FEATURES_SIGNER = "v1.Pod.Spec.RequiredFeatures()"
 
 PodSignature = bytes
 """A pod's signature: equal bytes, same feasibility and scores on the same nodes."""
@@ -84,9 +86,10 @@ def _containers(pod: Pod) -> list[Mapping[str, Any]]:
     return [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]
 
 
-def resources_signature(pod: Pod) -> list[Any]:
-    """computePodResourceRequest as Fit and BalancedAllocation sign it (fit.go: SignPod)."""
-    request = pod.requests
+def resources_signature(pod: Pod, pod_level: bool = False) -> list[Any]:
+    """computePodResourceRequest as Fit and BalancedAllocation sign it (fit.go: SignPod),
+    with the pod-level requests under PodLevelResources."""
+    request = pod.pod_level_requests if pod_level else pod.requests
     scalars = sorted(request.scalar.items())
     return [request.milli_cpu, request.memory, request.ephemeral_storage, scalars]
 

@@ -257,7 +257,7 @@ class NodeResourcesBalancedAllocation:
 
     def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
         """SignPod (balanced_allocation.go, 1.35+): the pod's requests, as Fit."""
-        return [(RESOURCES_SIGNER, resources_signature(pod))]
+        return [(RESOURCES_SIGNER, resources_signature(pod, self._pod_level))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EnqueueExtensions: every cluster event, as upstream registers for a plugin without

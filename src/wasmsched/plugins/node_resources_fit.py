@@ -462,7 +462,7 @@ class NodeResourcesFit:
     def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
         """SignPod (fit.go, 1.35+): the pod's requests (no DRA-backed extended resources
         here, so it never refuses)."""
-        return [(RESOURCES_SIGNER, resources_signature(pod))]
+        return [(RESOURCES_SIGNER, resources_signature(pod, self._pod_level))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (fit.go: Fit.EventsToRegister): Pod Delete/UpdatePodScaleDown and
@@ -511,9 +511,11 @@ def _scale_down_frees(target: Pod, original: Pod, modified: Pod) -> bool:
         return True
     if not modified.node_name:
         return False
-    before = original.requests
-    after = modified.requests
-    wanted = target.requests
+    # haveEnoughRelevantResourcesDecreased (fit.go, v1.33.4 and v1.37.2) calls PodRequests
+    # without SkipPodLevelResources: pod-level requests count whatever the gate.
+    before = original.pod_level_requests
+    after = modified.pod_level_requests
+    wanted = target.pod_level_requests
     if wanted.milli_cpu and before.milli_cpu > after.milli_cpu:
         return True
     if wanted.memory and before.memory > after.memory:

@@ -10,6 +10,7 @@ from wasmsched.plugins import (
     image_locality,
     inter_pod_affinity,
     node_affinity,
+    node_declared_features,
     node_name,
     node_ports,
     node_resources_balanced_allocation,
@@ -45,6 +46,7 @@ _FACTORIES: tuple[tuple[str, PluginFactory], ...] = (
     (node_resources_balanced_allocation.NAME, node_resources_balanced_allocation.new),
     (image_locality.NAME, image_locality.new),
     (default_binder.NAME, default_binder.new),
+    (node_declared_features.NAME, node_declared_features.new),
 )
 
 IN_TREE_NAMES: tuple[str, ...] = tuple(name for name, _ in _FACTORIES)

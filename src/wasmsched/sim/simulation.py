@@ -240,6 +240,8 @@ class Simulation:
     def _node_usage(self) -> list[NodeUsage]:
         """Requested and allocatable per node, counting bound pods only (not assumed ones)."""
         cache = self.scheduler.cache
+        # What a pod requests as the release counts it (pod-level requests with the gate).
+        pod_level = self.scheduler.config.features.pod_level_resources
         usage: list[NodeUsage] = []
         for name in self.store.nodes:
             info = cache.nodes.get(name)
@@ -248,7 +250,7 @@ class Simulation:
             bound = [pi.pod for pi in info.pods if not cache.is_assumed(pi.pod.uid)]
             requested = Resource()
             for pod in bound:
-                requested.add(pod.requests)
+                requested.add(pod.pod_level_requests if pod_level else pod.requests)
             requested.allowed_pod_number = len(bound)
             names = list(info.allocatable.names())
             names += [n for n in requested.names() if n not in names]

@@ -83,6 +83,7 @@ _VOLUME_MOUNT = _Message(
     "VolumeMount",
     s("name", 1), b("readOnly", 2), s("mountPath", 3), s("subPath", 4),
     s("mountPropagation", 5, OPT), s("subPathExpr", 6), s("recursiveReadOnly", 7, OPT),
+    rs("bindMountOptions", 8),
 )  # fmt: skip
 _VOLUME_DEVICE = _Message("VolumeDevice", s("name", 1), s("devicePath", 2))
 _EXEC_ACTION = _Message("ExecAction", rs("command", 1))
