@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sched_support import default_profile_config as _config
-from wasmsched.config import DEFAULT_PLUGINS, ConfigError, SchedulerConfig
+from wasmsched.config import PLUGINS_1_33, ConfigError, SchedulerConfig
 from wasmsched.errors import InputError
 from wasmsched.extenders import ignored_resources
 from wasmsched.framework.interfaces import Plugin, Registry
@@ -19,7 +19,7 @@ from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.profile import ProfileOptions, build_profile, build_profiles
 
-KNOWN = {p.name for p in DEFAULT_PLUGINS}
+KNOWN = {p.name for p in PLUGINS_1_33}  # sched_support builds v1.33 profiles
 GPU = {
     "urlPrefix": "http://a",
     "managedResources": [{"name": "x.io/gpu", "ignoredByScheduler": True}],
