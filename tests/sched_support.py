@@ -11,6 +11,8 @@ from wasmsched.api.objects import Node, Pod
 from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, parse_config
 from wasmsched.framework.interfaces import Registry
 from wasmsched.framework.status import Status
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.sim.result import NodeUsage, PodResult, SimulationResult
 from wasmsched.sim.simulation import Simulation
 
@@ -87,6 +89,9 @@ def registry(**plugins: Callable[[dict[str, Any], Any], Any]) -> Registry:
     return reg
 
 
+FEATURES_1_33 = SchedulerFeatures.of(KubernetesVersion(1, 33))
+
+
 def config(
     plugins: Iterable[str | tuple[str, int]],
     known: Iterable[str],
@@ -111,7 +116,8 @@ def config(
         ],
         **(extra or {}),
     }
-    return parse_config(data, "test.yaml", Path("."), set(known))
+    # These framework tests follow kube-scheduler v1.33.4 (tests/test_cycle_137.py: 1.37).
+    return parse_config(data, "test.yaml", Path("."), set(known), FEATURES_1_33)
 
 
 def default_profile_config(
@@ -132,7 +138,9 @@ def default_profile_config(
         "profiles": [profile],
         "extenders": list(extenders),
     }
-    return parse_config(data, "test.yaml", Path("."), {p.name for p in DEFAULT_PLUGINS})
+    return parse_config(
+        data, "test.yaml", Path("."), {p.name for p in DEFAULT_PLUGINS}, FEATURES_1_33
+    )
 
 
 def simulate(

@@ -11,6 +11,8 @@ from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.sim.simulation import Simulation
 
 
@@ -93,19 +95,26 @@ def node(name: str, cpu: str = "2") -> Node:
     )
 
 
-def test_preemption_end_to_end_through_the_simulator() -> None:
+@pytest.mark.parametrize(
+    ("minor", "nominated"),
+    # From 1.35 the API server clears nominatedNodeName when it binds the pod
+    # (ClearingNominatedNodeNameAfterBinding; pkg/registry/core/pod/storage/storage.go).
+    [(33, "n1"), (37, None)],
+)
+def test_preemption_end_to_end_through_the_simulator(minor: int, nominated: str | None) -> None:
     cluster = ClusterObjects(
         nodes=[node("n1")],
         pods=[pod("victim", "n1", "2", priority=1), pod("preemptor", "", "1", priority=100)],
         others=[],
     )
-    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+    features = SchedulerFeatures.of(KubernetesVersion(1, minor))
+    sim = Simulation(cluster, default_config(features), in_tree_registry(), seed=0)
     try:
         result = sim.run()
     finally:
         sim.close()
     (outcome,) = result.outcomes
-    assert (outcome.result, outcome.node, outcome.nominated_node) == ("Scheduled", "n1", "n1")
+    assert (outcome.result, outcome.node, outcome.nominated_node) == ("Scheduled", "n1", nominated)
     assert [(p.victim, p.node, p.preemptor) for p in result.preemptions] == [
         ("default/victim", "n1", "default/preemptor")
     ]

@@ -12,6 +12,7 @@ import yaml
 from wasmsched.config import (
     DEFAULT_PLUGINS,
     EXTENSION_POINTS,
+    PLUGINS_1_33,
     ConfigError,
     PluginRef,
     PluginSet,
@@ -198,7 +199,8 @@ DEFAULT_ARGS: dict[str, dict[str, Any]] = {
 
 
 def test_default_plugins_order_and_weights() -> None:
-    assert [(p.name, p.weight) for p in DEFAULT_PLUGINS] == [
+    # v1.33's list; later releases' are derived from it (tests/test_release_features.py).
+    assert [(p.name, p.weight) for p in PLUGINS_1_33] == [
         ("SchedulingGates", None),
         ("PrioritySort", None),
         ("NodeUnschedulable", None),

@@ -45,6 +45,16 @@ IN_TREE: dict[str, set[str]] = {
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},
+    "DynamicResources": {
+        "preEnqueue",
+        "preFilter",
+        "filter",
+        "postFilter",
+        "score",
+        "reserve",
+        "preBind",
+    },
+    "NodeDeclaredFeatures": {"preFilter", "filter"},
 }
 # Fake out-of-tree plugins for the ordering tests.
 FAKE: dict[str, set[str]] = {
@@ -95,6 +105,7 @@ def test_default_profile_expansion() -> None:
         ("VolumeBinding", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 2),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
     ]
@@ -104,7 +115,7 @@ def test_default_profile_expansion() -> None:
         assert names(out[point]) == want, point
     assert out["queueSort"] == [("PrioritySort", 1)]
     assert out["bind"] == [("DefaultBinder", 1)]
-    assert out["postFilter"] == [("DefaultPreemption", 1)]
+    assert out["postFilter"] == [("DynamicResources", 1), ("DefaultPreemption", 1)]
     assert out["permit"] == [] and out["postBind"] == []
 
 

@@ -9,16 +9,17 @@ from typing import Any
 import pytest
 
 from sched_support import default_profile_config as _config
-from wasmsched.config import DEFAULT_PLUGINS, ConfigError, SchedulerConfig
+from wasmsched.config import PLUGINS_1_33, ConfigError, SchedulerConfig
 from wasmsched.errors import InputError
 from wasmsched.extenders import ignored_resources
 from wasmsched.framework.interfaces import Plugin, Registry
 from wasmsched.framework.waiting_pods import WaitingPods
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.profile import ProfileOptions, build_profile, build_profiles
 
-KNOWN = {p.name for p in DEFAULT_PLUGINS}
+KNOWN = {p.name for p in PLUGINS_1_33}  # sched_support builds v1.33 profiles
 GPU = {
     "urlPrefix": "http://a",
     "managedResources": [{"name": "x.io/gpu", "ignoredByScheduler": True}],
@@ -43,7 +44,7 @@ class _Handle:
     """What the in-tree plugins read of the handle while they are built."""
 
     parallelism = 16
-    features = SchedulerFeatures.of()
+    features = SchedulerFeatures.of(KubernetesVersion(1, 33))
 
     def objects(self, kind: str) -> list[Any]:
         return []

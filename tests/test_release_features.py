@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import wasmsched
 from wasmsched.cli import app
 from wasmsched.config import default_config
-from wasmsched.config.defaults import DEFAULT_PLUGINS, default_plugins
+from wasmsched.config.defaults import DEFAULT_PLUGINS, PLUGINS_1_33, default_plugins
 from wasmsched.release.feature_gates import FeatureGateError
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion, VersionError
@@ -85,7 +85,7 @@ def _names(minor: int, gates: str = "") -> list[tuple[str, int | None]]:
 
 
 def test_default_plugins_per_release() -> None:
-    base = [(p.name, p.weight) for p in DEFAULT_PLUGINS]
+    base = [(p.name, p.weight) for p in PLUGINS_1_33]
     assert _names(33) == base
     at = base.index(("DefaultPreemption", None))
     # 1.34: DynamicResources (DRA GA) before DefaultPreemption, no Score yet.
@@ -101,6 +101,8 @@ def test_default_plugins_per_release() -> None:
     swapped[2], swapped[3] = swapped[3], swapped[2]
     assert swapped[2:4] == [("NodeName", None), ("NodeUnschedulable", None)]
     assert _names(37) == [*swapped, ("NodeDeclaredFeatures", None)]
+    # The default release is the newest.
+    assert [(p.name, p.weight) for p in DEFAULT_PLUGINS] == _names(37)
     # DRA is locked on from 1.35; in 1.34 it can still be turned off.
     assert _names(34, "DynamicResourceAllocation=false") == base
 
@@ -109,7 +111,7 @@ def test_the_configuration_carries_its_release() -> None:
     cfg = default_config(SchedulerFeatures.of(V[37]))
     assert cfg.features.version == V[37]
     assert "NodeDeclaredFeatures" in [p.name for p in cfg.profiles[0].plugins["multiPoint"].enabled]
-    assert default_config().features.version == V[33]
+    assert default_config().features.version == V[37]
 
 
 def _cluster(tmp_path: Path, server: str | None = None) -> Path:
@@ -129,7 +131,7 @@ def _simulate(*args: str) -> Any:
 @pytest.mark.parametrize(
     ("server", "flag", "modelled"),
     [
-        (None, None, "1.33"),
+        (None, None, "1.37"),
         (None, "1.37", "1.37"),
         ("v1.36.2-eks-1a2b3c", None, "1.36"),
         ("v1.36.2", "1.34", "1.34"),

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sched_support import config, node, placements, pod, registry, simulate
+from sched_support import FEATURES_1_33, config, node, placements, pod, registry, simulate
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.config import default_config
 from wasmsched.framework.interfaces import NodeScore, PreFilterResult
@@ -401,7 +401,9 @@ def test_observer_sees_every_plugin_call_and_changes_nothing() -> None:
 
     def run_default(observer: Any) -> dict[str, str | None]:
         sim = Simulation(
-            ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(), in_tree_registry()
+            ClusterObjects(nodes=nodes, pods=pods, others=[]),
+            default_config(FEATURES_1_33),
+            in_tree_registry(),
         )
         sim.scheduler.attempts = ObserveAll(observer)
         try:

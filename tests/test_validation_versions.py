@@ -97,7 +97,7 @@ def test_loader_reads_the_chosen_release(tmp_path: Path) -> None:
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump(node))
     with pytest.raises(ManifestError) as info:
-        load_manifests(path)
+        load_manifests(path, kubernetes_version=V["1.33"])
     assert str(info.value) == (
         f"{path}: Node node-1: status.declaredFeatures: unknown field "
         '"declaredFeatures" (not in the Kubernetes 1.33 schema; Kubernetes 1.35 and later '
@@ -165,7 +165,7 @@ def snapshot_doc(server: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("server", "explicit", "read_as", "warning"),
     [
-        (None, None, "1.33", None),  # no Snapshot document
+        (None, None, "1.37", None),  # no Snapshot document: the default release
         ("v1.37.2", None, "1.37", None),
         ("v1.36.3-eks-4b1c3a", None, "1.36", None),
         ("v1.37.2", "1.35", "1.35", None),  # the caller's choice wins

@@ -21,6 +21,7 @@ from wasmsched.framework.interfaces import Event
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 from wasmsched.framework.status import Status
 from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -125,7 +126,7 @@ class FakeHandle:
     """framework.Handle for tests: a fixed snapshot, recorded events and waiting-pod calls."""
 
     parallelism = 16
-    features = SchedulerFeatures.of()
+    features = SchedulerFeatures.of(KubernetesVersion(1, 33))
 
     def __init__(self, nodes: Iterable[Node] = (), waiting: Iterable[Pod] = ()) -> None:
         self._snapshot = snapshot_of(nodes)

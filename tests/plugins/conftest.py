@@ -11,6 +11,7 @@ from wasmsched.framework.interfaces import AsyncBinder, Event, NodeScore, Waitin
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 from wasmsched.framework.status import Status
 from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 Requests = Mapping[str, str | int]
 
@@ -172,7 +173,8 @@ class FakeHandle:
     """The little of framework.Handle that in-tree plugins use."""
 
     parallelism = 16
-    features = SchedulerFeatures.of()
+    # The tables here are kube-scheduler v1.33.4's; cases of later releases pass features.
+    features = SchedulerFeatures.of(KubernetesVersion(1, 33))
 
     def __init__(
         self,
@@ -180,7 +182,9 @@ class FakeHandle:
         binder: FakeBinder | None = None,
         features: SchedulerFeatures | None = None,
     ) -> None:
-        self.features = features if features is not None else SchedulerFeatures.of()
+        self.features = (
+            features if features is not None else SchedulerFeatures.of(KubernetesVersion(1, 33))
+        )
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self._binder = binder if binder is not None else FakeBinder()
         self.events: list[Event] = []

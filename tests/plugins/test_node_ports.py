@@ -71,7 +71,7 @@ def test_filter(wanted: Any, used: Any, fits: bool) -> None:
     existing = [make_pod("e", node_name="n", host_ports=used)] if used else []
     ni = make_node_info(make_node("n"), existing)
     pod = make_pod("p", host_ports=wanted)
-    plugin = NodePorts()
+    plugin = NodePorts(FakeHandle())
     state = CycleState()
     assert plugin.pre_filter(state, pod, [ni]) == (None, None)
     status = plugin.filter(state, pod, ni)
@@ -80,12 +80,12 @@ def test_filter(wanted: Any, used: Any, fits: bool) -> None:
 
 
 def test_pod_without_host_ports_is_skipped() -> None:
-    _, status = NodePorts().pre_filter(CycleState(), make_pod(), [])
+    _, status = NodePorts(FakeHandle()).pre_filter(CycleState(), make_pod(), [])
     assert status is not None and status.code == Code.SKIP
 
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
-    status = NodePorts().filter(CycleState(), make_pod(), make_node_info(make_node()))
+    status = NodePorts(FakeHandle()).filter(CycleState(), make_pod(), make_node_info(make_node()))
     assert status is not None and status.code == Code.ERROR
 
 
@@ -116,13 +116,13 @@ TARGET = make_pod("target", host_ports=[("0.0.0.0", "TCP", 8080)])
     ],
 )
 def test_hint_after_pod_deleted(deleted: Any, want: QueueingHint) -> None:
-    hint = NodePorts().events_to_register()[0].hint
+    hint = NodePorts(FakeHandle()).events_to_register()[0].hint
     assert hint is not None
     assert hint(TARGET, deleted, None) == want
 
 
 def test_events_to_register() -> None:
-    events = NodePorts().events_to_register()
+    events = NodePorts(FakeHandle()).events_to_register()
     assert [e.event for e in events] == [
         ClusterEvent(POD, ActionType.DELETE),
         ClusterEvent(NODE, ActionType.ADD),

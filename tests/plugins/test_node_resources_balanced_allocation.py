@@ -169,12 +169,12 @@ def test_balanced_resource_score(requested: list[int], allocatable: list[int], w
 )
 def test_invalid_args(args: dict[str, Any], field: str) -> None:
     with pytest.raises(ValueError, match="NodeResourcesBalancedAllocationArgs") as info:
-        NodeResourcesBalancedAllocation(args)
+        NodeResourcesBalancedAllocation(args, FakeHandle())
     assert field in str(info.value)
 
 
 def test_default_resources() -> None:
-    plugin = NodeResourcesBalancedAllocation({})
+    plugin = NodeResourcesBalancedAllocation({}, FakeHandle())
     assert [(r.name, r.weight) for r in plugin.resources] == [("cpu", 1), ("memory", 1)]
 
 

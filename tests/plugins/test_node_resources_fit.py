@@ -280,7 +280,9 @@ def _filter(
 def test_filter_enough_requests(
     pod_kw: dict[str, Any], existing: dict[str, Any], args: dict[str, Any], want: tuple[str, ...]
 ) -> None:
-    status = _filter(NodeResourcesFit(args), pod_kw, NODE_ALLOC, [existing] if existing else [])
+    status = _filter(
+        NodeResourcesFit(args, FakeHandle()), pod_kw, NODE_ALLOC, [existing] if existing else []
+    )
     if not want:
         assert status is None
     else:
@@ -315,19 +317,21 @@ def test_filter_enough_requests(
 def test_filter_not_enough_pods(
     pod_kw: dict[str, Any], existing: dict[str, Any], want: tuple[str, ...]
 ) -> None:
-    status = _filter(NodeResourcesFit({}), pod_kw, alloc(10, 20, 1, 0, 0, 0), [existing])
+    status = _filter(
+        NodeResourcesFit({}, FakeHandle()), pod_kw, alloc(10, 20, 1, 0, 0, 0), [existing]
+    )
     assert status == Status(Code.UNSCHEDULABLE, *want)
 
 
 def test_filter_without_prefilter_state_is_an_error() -> None:
     ni = make_node_info(make_node("n", allocatable=NODE_ALLOC))
-    status = NodeResourcesFit({}).filter(CycleState(), make_pod(), ni)
+    status = NodeResourcesFit({}, FakeHandle()).filter(CycleState(), make_pod(), ni)
     assert status is not None and status.code == Code.ERROR
     assert "PreFilterNodeResourcesFit" in status.message
 
 
 def test_filter_reuses_status_for_the_same_failure() -> None:
-    plugin = NodeResourcesFit({})
+    plugin = NodeResourcesFit({}, FakeHandle())
     a = _filter(plugin, {"containers": [req(11, 1)]}, NODE_ALLOC, [])
     b = _filter(plugin, {"containers": [req(12, 1)]}, NODE_ALLOC, [])
     assert a is b and a == Status(Code.UNSCHEDULABLE, "Insufficient cpu")
@@ -346,7 +350,7 @@ def test_fits_lists_reasons() -> None:
 
 
 def test_default_args() -> None:
-    plugin = NodeResourcesFit({})
+    plugin = NodeResourcesFit({}, FakeHandle())
     assert plugin.args.strategy == "LeastAllocated"
     assert [(r.name, r.weight) for r in plugin.resources] == [("cpu", 1), ("memory", 1)]
 
@@ -430,7 +434,7 @@ def test_args_weight_defaults_to_one() -> None:
 )
 def test_invalid_args(args: dict[str, Any], field: str) -> None:
     with pytest.raises(ValueError, match=r"NodeResourcesFitArgs: .*") as info:
-        NodeResourcesFit(args)
+        NodeResourcesFit(args, FakeHandle())
     assert field in str(info.value)
 
 
@@ -444,7 +448,7 @@ def test_args_accept_kind_and_api_version() -> None:
 
 
 def test_events_to_register() -> None:
-    events = NodeResourcesFit({}).events_to_register()
+    events = NodeResourcesFit({}, FakeHandle()).events_to_register()
     assert [e.event for e in events] == [
         ClusterEvent(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
         ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
@@ -501,7 +505,7 @@ TARGET_CPU_ONLY = make_pod("target", uid="target", containers=[{"cpu": "1"}])
     ],
 )
 def test_hint_after_pod_event(pod: Any, old: Any, new: Any, want: QueueingHint) -> None:
-    assert NodeResourcesFit({}).is_schedulable_after_pod_event(pod, old, new) == want
+    assert NodeResourcesFit({}, FakeHandle()).is_schedulable_after_pod_event(pod, old, new) == want
 
 
 def _node(cpu: str, pods: str = "110") -> Any:
@@ -532,7 +536,10 @@ def _node(cpu: str, pods: str = "110") -> Any:
     ],
 )
 def test_hint_after_node_change(old: Any, new: Any, want: QueueingHint) -> None:
-    assert NodeResourcesFit({}).is_schedulable_after_node_change(TARGET, old, new) == want
+    assert (
+        NodeResourcesFit({}, FakeHandle()).is_schedulable_after_node_change(TARGET, old, new)
+        == want
+    )
 
 
 # --- v1.34+: a request above the node's allocatable is unresolvable ------------------------

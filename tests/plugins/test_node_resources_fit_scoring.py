@@ -332,6 +332,6 @@ def test_score_uses_non_zero_requests_of_pods_without_requests() -> None:
 def test_score_without_pre_score_computes_the_request() -> None:
     node = make_node("n", allocatable={"cpu": "4000", "memory": "10000"})
     snapshot = make_snapshot([node])
-    plugin = NodeResourcesFit({})
+    plugin = NodeResourcesFit({}, FakeHandle())
     pod = make_pod(containers=CPU_MEM_POD)
     assert plugin.score(CycleState(), pod, snapshot.list()[0]) == (37, None)

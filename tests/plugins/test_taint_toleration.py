@@ -91,12 +91,12 @@ def test_score(tolerations: Any, node_taints: Any, want: list[int]) -> None:
     nodes = [make_node(f"node{i}", taints=t) for i, t in enumerate(node_taints)]
     snapshot = make_snapshot(nodes)
     pod = make_pod(tolerations=tolerations)
-    assert [s for _, s in run_scores(TaintToleration(), pod, snapshot)] == want
+    assert [s for _, s in run_scores(TaintToleration(FakeHandle()), pod, snapshot)] == want
 
 
 def test_score_without_pre_score_is_an_error() -> None:
     ni = make_node_info(make_node(taints=[taint("a", "b", PNS)]))
-    _, status = TaintToleration().score(CycleState(), make_pod(), ni)
+    _, status = TaintToleration(FakeHandle()).score(CycleState(), make_pod(), ni)
     assert status is not None and status.code == Code.ERROR
 
 
@@ -169,7 +169,9 @@ FILTER_CASES = [
 )
 def test_filter(tolerations: Any, taints: Any, reason: str | None) -> None:
     ni = make_node_info(make_node("nodeA", taints=taints))
-    status = TaintToleration().filter(CycleState(), make_pod(tolerations=tolerations), ni)
+    status = TaintToleration(FakeHandle()).filter(
+        CycleState(), make_pod(tolerations=tolerations), ni
+    )
     if reason is None:
         assert status is None
     else:
@@ -243,14 +245,14 @@ def test_hint_after_pod_toleration_change(old: Any, new: Any, want: QueueingHint
 
 
 def _hint(resource: str) -> Any:
-    for e in TaintToleration().events_to_register():
+    for e in TaintToleration(FakeHandle()).events_to_register():
         if e.event.resource == resource:
             return e.hint
     raise AssertionError(resource)
 
 
 def test_events_to_register() -> None:
-    assert [e.event for e in TaintToleration().events_to_register()] == [
+    assert [e.event for e in TaintToleration(FakeHandle()).events_to_register()] == [
         ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
         ClusterEvent(POD_RESOURCE, ActionType.UPDATE_POD_TOLERATION),
     ]

@@ -2,7 +2,7 @@
 validation, and the expansion of multiPoint into extension points."""
 
 from .catalog import ArgsKind, NamesCatalog, PluginCatalog
-from .defaults import DEFAULT_PLUGINS, merge_plugin_set, merge_plugins
+from .defaults import DEFAULT_PLUGINS, PLUGINS_1_33, merge_plugin_set, merge_plugins
 from .expand import expand_config, expand_extension_points
 from .loader import default_config, load_client_connection, load_config, parse_config
 from .models import (
@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "EXTENSION_POINTS",
     "KIND",
+    "PLUGINS_1_33",
     "SECTIONS",
     "ArgsKind",
     "ConfigError",

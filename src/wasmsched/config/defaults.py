@@ -25,8 +25,9 @@ from .models import (
     validate_raw,
 )
 
-# MultiPoint defaults of v1.33 in order (`default_plugins.go`; the DynamicResources gate off).
-DEFAULT_PLUGINS: tuple[PluginRef, ...] = (
+# MultiPoint defaults of v1.33 in order (`default_plugins.go`; the DynamicResources gate off),
+# from which every later release's list is made (``default_plugins``).
+PLUGINS_1_33: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
     PluginRef("NodeUnschedulable"),
@@ -49,7 +50,7 @@ DEFAULT_PLUGINS: tuple[PluginRef, ...] = (
 DYNAMIC_RESOURCES = "DynamicResources"
 NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
 # Every plugin that some modelled release has in its default set.
-DEFAULT_PLUGIN_NAMES: frozenset[str] = frozenset(p.name for p in DEFAULT_PLUGINS) | {
+DEFAULT_PLUGIN_NAMES: frozenset[str] = frozenset(p.name for p in PLUGINS_1_33) | {
     DYNAMIC_RESOURCES,
     NODE_DECLARED_FEATURES,
 }
@@ -58,7 +59,7 @@ DEFAULT_PLUGIN_NAMES: frozenset[str] = frozenset(p.name for p in DEFAULT_PLUGINS
 def default_plugins(features: SchedulerFeatures) -> tuple[PluginRef, ...]:
     """The multiPoint defaults of ``features``' release, in order
     (apis/config/v1/default_plugins.go: getDefaultPlugins, applyFeatureGates)."""
-    plugins = list(DEFAULT_PLUGINS)
+    plugins = list(PLUGINS_1_33)
     if features.node_name_before_node_unschedulable:
         plugins[2], plugins[3] = plugins[3], plugins[2]
     if features.dynamic_resource_allocation:
@@ -71,6 +72,9 @@ def default_plugins(features: SchedulerFeatures) -> tuple[PluginRef, ...]:
         plugins.append(PluginRef(NODE_DECLARED_FEATURES))
     return tuple(plugins)
 
+
+# The multiPoint defaults of the default release (DEFAULT_KUBERNETES_VERSION).
+DEFAULT_PLUGINS: tuple[PluginRef, ...] = default_plugins(SchedulerFeatures.of())
 
 # Plugins that v1 rejects by name (`invalidPluginsByVersion` in validation.go).
 REMOVED_PLUGINS: frozenset[str] = frozenset(

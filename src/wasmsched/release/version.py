@@ -44,7 +44,7 @@ SUPPORTED_VERSIONS: tuple[KubernetesVersion, ...] = tuple(
 )
 # The version an input is read as when nothing names one. It stays the oldest modelled
 # release until the newer ones' scheduling semantics are in (issue "Current Kubernetes").
-DEFAULT_KUBERNETES_VERSION = SUPPORTED_VERSIONS[0]
+DEFAULT_KUBERNETES_VERSION = SUPPORTED_VERSIONS[-1]
 
 _SUPPORTED = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
 # "1.37", "v1.37", "1.37.2", "v1.37.2-eks-4b1c3a", "v1.37.2+k3s1".
