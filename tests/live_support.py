@@ -18,6 +18,8 @@ from apiserver import ApiServerDouble
 from wasmsched.config import SchedulerConfig, default_config, parse_config
 from wasmsched.live import ApiClient, LiveRunner, RunOptions, load_kube_config
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.registry import default_registry
 
 # Short timings so that retries and backoffs fit in a test.
@@ -26,6 +28,10 @@ FAST = {
     "informer_max_backoff": 0.4,
     "shutdown_timeout": 5.0,
 }
+
+# The release the API server double answers on /version (v1.33.0), as `wasmsched run`
+# would read it (live/options.py: scheduler_features).
+DOUBLE_RELEASE = SchedulerFeatures.of(KubernetesVersion(1, 33))
 
 
 def node(
@@ -75,8 +81,10 @@ def config(text: str = "") -> SchedulerConfig:
     import yaml
 
     if not text:
-        return default_config()
-    return parse_config(yaml.safe_load(text), "test-config", Path("."), default_registry())
+        return default_config(DOUBLE_RELEASE)
+    return parse_config(
+        yaml.safe_load(text), "test-config", Path("."), default_registry(), DOUBLE_RELEASE
+    )
 
 
 def api_for(srv: ApiServerDouble) -> ApiClient:
@@ -112,7 +120,7 @@ def make_runner(
 ) -> Running:
     api = api_for(srv)
     opts = RunOptions(**{"leader_elect": False, "port": None, **FAST, **options})
-    runner = LiveRunner(api, cfg or default_config(), in_tree_registry(), opts)
+    runner = LiveRunner(api, cfg or default_config(DOUBLE_RELEASE), in_tree_registry(), opts)
     return Running(runner, api)
 
 
@@ -172,7 +180,7 @@ def _replica(argv: list[str]) -> int:
     )
     api = ApiClient(load_kube_config(kubeconfig))
     opts = RunOptions(leader_elect=True, lease=lease, identity=identity, port=None, **FAST)
-    runner = LiveRunner(api, default_config(), in_tree_registry(), opts)
+    runner = LiveRunner(api, default_config(DOUBLE_RELEASE), in_tree_registry(), opts)
     signal.signal(signal.SIGTERM, lambda signum, frame: runner.stop())
     try:
         return runner.run()

@@ -55,8 +55,11 @@ def test_json_output_contract() -> None:
         "name": "big-1",
         "node": None,
         "result": "Unschedulable",
+        # 1.37 (the default release): big-1 asks more than any node has, so NodeResourcesFit
+        # is UnschedulableAndUnresolvable and no node is a preemption candidate
+        # (fit.go: fitsRequest, since 1.34); the v1.37.2 reference says the same.
         "message": "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are "
-        "available: 4 No preemption victims found for incoming pod.",
+        "available: 4 Preemption is not helpful for scheduling.",
         "nominatedNode": None,
         "preemptedBy": None,
         "wasPending": True,
@@ -580,9 +583,9 @@ def test_explain_at_80_columns_is_readable_and_complete() -> None:
     lines = result.stdout.splitlines()
     assert "…" not in result.stdout
     assert max(len(line) for line in lines) <= 80
-    assert "  NodeResourcesBalancedAllocation  90/90/90" in lines
+    assert "  NodeResourcesBalancedAllocation  73/73/73" in lines
     assert "  NodeNumber                       100/100/500" in lines  # the wasm plugin
-    assert "  NodeResourcesFit: Unschedulable: Insufficient cpu" in lines
+    assert "  NodeResourcesFit: UnschedulableAndUnresolvable: Insufficient cpu" in lines
     assert "Score (raw / normalized / weighted)" in lines
 
 

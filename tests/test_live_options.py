@@ -10,6 +10,7 @@ from wasmsched.live.client import ApiError
 from wasmsched.live.options import scheduler_features
 from wasmsched.live.runner import RunOptions
 from wasmsched.release import FeatureGateError, KubernetesVersion
+from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION
 
 
 class FakeApi:
@@ -47,7 +48,7 @@ def test_a_server_without_a_version_schedules_as_the_default_release(
 ) -> None:
     with caplog.at_level(logging.WARNING):
         features = scheduler_features(FakeApi(None), RunOptions())  # type: ignore[arg-type]
-    assert features.version == KubernetesVersion(1, 33)
+    assert features.version == DEFAULT_KUBERNETES_VERSION
     assert any("does not tell its version" in r.message for r in caplog.records)
 
 
