@@ -44,12 +44,15 @@ the scheduling thread sharing the interpreter with the double and the HTTP clien
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +65,7 @@ from bench_scheduling import make_node, make_pod, run_case  # noqa: E402
 from apiserver import ApiServerDouble  # noqa: E402
 from wasmsched.config import default_config  # noqa: E402
 from wasmsched.live import ApiClient, LiveRunner, RunOptions, load_kube_config  # noqa: E402
+from wasmsched.live.client import RESOURCES, ApiError  # noqa: E402
 from wasmsched.plugins.registry import in_tree_registry  # noqa: E402
 
 
@@ -137,53 +141,196 @@ def run_live(
     return out
 
 
-def run_real(nodes: int, pods: int) -> dict[str, Any]:
-    """``upfront`` against a real kube-apiserver v1.33 with etcd (tests/kube_apiserver.py,
-    built by scripts/build-apiserver), the scheduler authenticated as its ServiceAccount
-    (deploy/rbac.yaml): binds/s from the scheduler's start (after its initial lists) until
-    the API server shows every pod bound, polled every 0.2 s."""
-    from kube_apiserver import missing, start_cluster
+KUBE_SCHEDULERS = {
+    "1.33": ROOT / ".cache" / "bin" / "kube-scheduler",
+    "1.37": ROOT / ".cache" / "bin" / "kube-scheduler-1.37",
+}
+# Creation-to-bind latency: pods created at this rate, below either scheduler's
+# throughput at 50 qps, while the scheduler runs.
+STEADY_RATE = 40.0
+STEADY_PODS = 400
 
-    reason = missing()
+
+class BindWatch:
+    """A watch on every pod (as the admin) that notes when each pod is first seen bound:
+    the moment a watcher of the cluster sees the binding, for either scheduler."""
+
+    def __init__(self, api: ApiClient) -> None:
+        self.api = api
+        self.bound: dict[str, float] = {}
+        self._stop = threading.Event()
+        _, rv = api.list(RESOURCES["Pod"], 500)
+        self._rv = rv
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        # A loaded server's watch cache may lag the list's revision ("Too large resource
+        # version", an ERROR event that ends the stream): watch again from the last seen.
+        with contextlib.suppress(ApiError):  # the server stopping under it
+            self._watch()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            params = {"watch": "true", "resourceVersion": self._rv, "timeoutSeconds": "3600"}
+            with self.api.stream("/api/v1/pods", params, read_timeout=3700) as resp:
+                for line in resp.iter_lines():
+                    if self._stop.is_set():
+                        return
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    obj = event.get("object") or {}
+                    if event.get("type") == "ERROR":
+                        break
+                    meta = obj.get("metadata") or {}
+                    self._rv = meta.get("resourceVersion") or self._rv
+                    name = meta.get("name")
+                    if (obj.get("spec") or {}).get("nodeName") and name not in self.bound:
+                        self.bound[name] = time.monotonic()
+            time.sleep(0.2)
+
+    def wait(self, names: list[str], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(n in self.bound for n in names):
+                return True
+            if not self._thread.is_alive():
+                raise SystemExit("the pod watch ended")
+            time.sleep(0.05)
+        return False
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def _scheduler_config(path: Path, kubeconfig: Path, qps: float, burst: int) -> Path:
+    path.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: false}\n"
+        f"clientConnection: {{kubeconfig: {kubeconfig}, qps: {qps}, burst: {burst}}}\n"
+        "profiles: [{schedulerName: default-scheduler}]\n"
+    )
+    return path
+
+
+def _scheduler_argv(which: str, version: str, config: Path) -> list[str]:
+    if which == "kube-scheduler":
+        # No serving port: nothing reads its /metrics here.
+        return [str(KUBE_SCHEDULERS[version]), f"--config={config}", "--secure-port=0"]
+    return [sys.executable, "-m", "wasmsched", "run", "--config", str(config),
+            "--no-leader-elect", "--port", "0"]  # fmt: skip
+
+
+def _create(cluster: Any, names: list[str], threads: int = 8) -> dict[str, float]:
+    """Creates the pods from ``threads`` threads; when each creation was answered."""
+    created: dict[str, float] = {}
+
+    def one(name: str) -> None:
+        body = _pod(int(name.split("-")[1]))
+        cluster.create(body)
+        created[name] = time.monotonic()
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, names))
+    return created
+
+
+def run_real(
+    which: str,
+    nodes: int,
+    pods: int,
+    *,
+    qps: float,
+    burst: int,
+    version: str = "1.33",
+    src: Path = ROOT / "src",
+) -> dict[str, Any]:
+    """``which`` (kube-scheduler or wasmsched) against a fresh real kube-apiserver of
+    ``version`` with etcd (tests/kube_apiserver.py), as the cluster admin, with the same
+    KubeSchedulerConfiguration (no leader election, clientConnection ``qps``/``burst``):
+
+    * throughput: ``pods`` pending pods created before the scheduler starts; binds/s from
+      the first to the last binding that a pod watch sees;
+    * latency: then, with the scheduler running, STEADY_PODS pods created at STEADY_RATE
+      a second; creation (the POST's answer) to the binding that the watch sees, p50/p99.
+    """
+    from kube_apiserver import Process, missing, start_cluster
+
+    mode = f"{which}, real kube-apiserver {version}, qps {qps:g}/burst {burst}"
+    reason = missing(version)
+    if reason is None and which == "kube-scheduler" and not KUBE_SCHEDULERS[version].is_file():
+        reason = (
+            f"{KUBE_SCHEDULERS[version].relative_to(ROOT)} is not built (scripts/build-apiserver "
+            f"--kube-scheduler --kubernetes-version {version})"
+        )
     if reason is not None:
-        return {"mode": "upfront, real kube-apiserver", "skipped": reason}
-    cluster = start_cluster()
+        return {"mode": mode, "skipped": reason}
+    cluster = start_cluster(version=version)
+    proc = None
     try:
         for i in range(nodes):
-            cluster.add_node(dict(make_node(i).manifest))
-        for i in range(pods):
-            cluster.create(_pod(i))
-        assert cluster.scheduler_kubeconfig is not None
-        api = ApiClient(load_kube_config(cluster.scheduler_kubeconfig))
-        runner = LiveRunner(
-            api, default_config(), in_tree_registry(), RunOptions(leader_elect=False, port=None)
+            n = dict(make_node(i).manifest)
+            n["status"] = {k: v for k, v in n["status"].items() if k != "conditions"}
+            cluster.add_node(n)
+        upfront = [f"pod-{i}" for i in range(pods)]
+        _create(cluster, upfront)
+        assert cluster.admin is not None
+        watch = BindWatch(cluster.admin)
+        config = _scheduler_config(
+            cluster.work / "bench-config.yaml", cluster.admin_kubeconfig, qps, burst
         )
-        thread = threading.Thread(target=runner.run, daemon=True)
-        thread.start()
-        runner.ready.wait(120)
-        start = time.monotonic()
-        deadline = start + 600
-        bound = 0
-        while time.monotonic() < deadline:
-            bound = len(cluster.placements())
-            if bound >= pods:
-                break
-            time.sleep(0.2)
-        elapsed = time.monotonic() - start
-        runner.stop()
-        thread.join(30)
-        api.close()
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        proc = Process(which, _scheduler_argv(which, version, config), cluster.work / "s.log", env)
+        started = time.monotonic()
+        proc.start()
+        if not watch.wait(upfront, 900):
+            raise SystemExit(f"{mode}: {len(watch.bound)} of {pods} bound\n{proc.tail()}")
+        times = sorted(watch.bound[n] for n in upfront)
+        steady = [f"pod-{pods + i}" for i in range(STEADY_PODS)]
+        created: dict[str, float] = {}
+        t0 = time.monotonic()
+        for i, name in enumerate(steady):
+            time.sleep(max(0.0, t0 + i / STEADY_RATE - time.monotonic()))
+            created.update(_create(cluster, [name], threads=1))
+        if not watch.wait(steady, 300):
+            raise SystemExit(f"{mode}: the steady pods were not all bound\n{proc.tail()}")
+        latency = [watch.bound[n] - created[n] for n in steady]
+        watch.stop()
     finally:
+        if proc is not None:
+            proc.stop()
         cluster.close()
-    if bound != pods:
-        raise SystemExit(f"real kube-apiserver: expected {pods} bound pods, got {bound}")
     return {
+        "mode": mode,
         "nodes": nodes,
         "pods": pods,
-        "mode": "upfront, real kube-apiserver",
-        "binds_per_second": round(pods / elapsed, 1),
-        "seconds": round(elapsed, 2),
+        "binds_per_second": round((pods - 1) / max(times[-1] - times[0], 1e-9), 1),
+        "start_to_last_bind_s": round(times[-1] - started, 2),
+        "steady": f"{STEADY_PODS} pods at {STEADY_RATE:g}/s",
+        "latency_p50_ms": round(_percentile(latency, 0.5) * 1000, 1),
+        "latency_p99_ms": round(_percentile(latency, 0.99) * 1000, 1),
     }
+
+
+def run_side_by_side(
+    nodes: int, pods: int, limits: list[tuple[float, int]], version: str, src: Path
+) -> list[dict[str, Any]]:
+    """kube-scheduler, then wasmsched (imported from ``src``), at each (qps, burst);
+    wasmsched's ratio to kube's."""
+    rows = []
+    for qps, burst in limits:
+        kube = run_real("kube-scheduler", nodes, pods, qps=qps, burst=burst, version=version)
+        print(json.dumps(kube), flush=True)
+        ours = run_real("wasmsched", nodes, pods, qps=qps, burst=burst, version=version, src=src)
+        if "skipped" not in kube and "skipped" not in ours:
+            ours["vs_kube_scheduler"] = round(
+                ours["binds_per_second"] / kube["binds_per_second"], 2
+            )
+        print(json.dumps(ours), flush=True)
+        rows += [kube, ours]
+    return rows
 
 
 def main() -> None:
@@ -191,13 +338,25 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--workers", type=int, default=None, help="api_workers (default: 64)")
     parser.add_argument(
-        "--real-only", action="store_true", help="only the real kube-apiserver case"
+        "--real-only", action="store_true", help="only the real kube-apiserver cases"
+    )
+    parser.add_argument(
+        "--limits",
+        default="10000/10000,50/100",
+        help="clientConnection qps/burst pairs of the real cases (default 10000/10000,50/100)",
+    )
+    parser.add_argument("--kubernetes-version", default="1.33", choices=sorted(KUBE_SCHEDULERS))
+    parser.add_argument(
+        "--wasmsched-src",
+        type=Path,
+        default=ROOT / "src",
+        help="the sources `wasmsched run` imports in the real cases (to compare a change)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     nodes, pods = (100, 200) if args.quick else (500, 1000)
-    real = run_real(nodes, pods)
-    print(json.dumps(real))
+    limits = [(float(q), int(b)) for q, b in (p.split("/") for p in args.limits.split(","))]
+    run_side_by_side(nodes, 2 * pods, limits, args.kubernetes_version, args.wasmsched_src)
     if args.real_only:
         return
     sim = run_case(nodes, pods)
