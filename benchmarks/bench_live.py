@@ -1,6 +1,7 @@
-"""Live-mode throughput and latency against the API server double (tests/apiserver).
+"""Live-mode throughput and latency: beside kube-scheduler on a real kube-apiserver, and
+against the API server double (tests/apiserver).
 
-The same cluster as bench_scheduling.py's SchedulingBasic (500 nodes of 4 CPU, pods of
+Against the double, the same cluster as bench_scheduling.py's SchedulingBasic (500 nodes of 4 CPU, pods of
 100m/500Mi, default plugins), scheduled by ``wasmsched run``'s LiveRunner over real HTTP:
 
 * ``upfront``: every pod exists before the scheduler starts; pods/s from the first to the
@@ -14,14 +15,32 @@ so the live numbers are a lower bound of what a separate API server allows.
 
     python benchmarks/bench_live.py                 # all cases
     python benchmarks/bench_live.py --quick         # 100 nodes, fewer pods
-    python benchmarks/bench_live.py --real-only     # only the real kube-apiserver case
+    python benchmarks/bench_live.py --real-only     # only the real kube-apiserver cases
+    python benchmarks/bench_live.py --real-only --wasmsched-src ../before/src  # a change
 
-The first case runs against a real kube-apiserver v1.33.4 with etcd on loopback (the live
-suite's fixture, tests/kube_apiserver.py; built by scripts/build-apiserver, skipped with
-its reason when not built), the scheduler authenticated as its ServiceAccount: binds/s
-from the scheduler's start to the API server showing every pod bound.
+The first cases run ``wasmsched run`` and the kube-scheduler binary side by side, each
+as a process against a fresh real kube-apiserver (v1.33.4, or v1.37.2 with
+``--kubernetes-version 1.37``) with etcd on loopback (the live suite's fixture,
+tests/kube_apiserver.py; built by ``scripts/build-apiserver --kube-scheduler``; skipped
+with the reason when not built), both as the cluster admin, with the same
+KubeSchedulerConfiguration at each clientConnection qps/burst of ``--limits`` (default
+10000/10000, then kube's 50/100): 500 nodes, 2000 pods pending before the scheduler starts,
+binds/s from the first to the last binding that a pod watch sees; then 400 pods created at
+40/s while it runs, creation-to-bind latency p50/p99 as the watch sees it.
 
-Measured on the 2-core development machine under load (load average 7-14; the simulator
+Side by side on the 2-core machine under load (load average 8-15; kube-scheduler's own rate
+moved from 85 to 151 binds/s between runs, so compare within a run). "before" is the
+live mode as it was (one HTTP connection pool shared by every thread, events taking the
+bindings' tokens, plugin durations observed on the scheduling thread):
+
+| qps/burst  | scheduler      | before: binds/s, p50/p99 ms     | after: binds/s, p50/p99 ms     |
+|------------|----------------|---------------------------------|--------------------------------|
+| 10000      | kube-scheduler | 150.9, 8.9 / 121                | 84.6, 7.9 / 75                 |
+| 10000      | wasmsched      | 114.8 (0.76x), 170 / 784        | 94.5 (1.12x), 12.8 / 347       |
+| 50/100     | kube-scheduler | 52.6, 6.7 / 194                 | 52.4, 8.4 / 93                 |
+| 50/100     | wasmsched      | 38.5 (0.73x), 1319 / 4892       | 52.4 (1.00x), 14.8 / 258       |
+
+Against the API server double (in this process), measured on the 2-core development machine under load (load average 7-14; the simulator
 itself ran at 124-212 pods/s across runs, so compare within one run), 500 nodes; "before"
 is the live mode as it was (4 workers, 1 event worker), with the double as it was for the
 instant cases and with TCP_NODELAY for the 200 ms ones:

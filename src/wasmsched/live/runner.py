@@ -379,13 +379,16 @@ class LiveRunner:
             if pod is not None:
                 sched.on_pod_delete(pod)
             return
-        pod = Pod(delta.new)
+        uid = (delta.new.get("metadata") or {}).get("uid")
+        previous = self.pods.get(uid) if isinstance(uid, str) else None
+        # An update after a binding or a status patch keeps what the previous version
+        # parsed: validating a whole pod again costs as much as a scheduling cycle.
+        pod = Pod(delta.new) if previous is None else previous.updated(delta.new)
         try:
             pod.validate()
         except ObjectError as err:
             log.warning("ignoring invalid pod pod=%s error=%r", _key(delta.new), str(err))
             return
-        previous = self.pods.get(pod.uid)
         self.pods[pod.uid] = pod
         if previous is None:
             sched.on_pod_add(pod)
