@@ -40,6 +40,11 @@ bindings' tokens, plugin durations observed on the scheduling thread):
 | 50/100     | kube-scheduler | 52.6, 6.7 / 194                 | 52.4, 8.4 / 93                 |
 | 50/100     | wasmsched      | 38.5 (0.73x), 1319 / 4892       | 52.4 (1.00x), 14.8 / 258       |
 
+A second run after (pod updates keep what was parsed, ``Pod.updated``): at 10000 kube 68.2
+binds/s (8.5 / 223 ms), wasmsched 122.7 (1.80x; 15.1 / 258 ms); at 50/100 kube 52.5
+(5.9 / 87 ms), wasmsched 52.6 (1.00x; 8.0 / 322 ms). Against kube-apiserver 1.37 at 10000:
+kube 39.4 (11.6 / 309 ms), wasmsched 75.2 (1.91x; 24.2 / 474 ms).
+
 Against the API server double (in this process), measured on the 2-core development machine under load (load average 7-14; the simulator
 itself ran at 124-212 pods/s across runs, so compare within one run), 500 nodes; "before"
 is the live mode as it was (4 workers, 1 event worker), with the double as it was for the
