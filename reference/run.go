@@ -144,6 +144,9 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	}
 	prebind(initial)
 	client := fake.NewSimpleClientset(initial...)
+	// Every write waits for the watchers to have room (tracker.go); the reactors below
+	// are prepended after it, so they run first and write through it too.
+	tracker := newRoomyTracker(client)
 
 	var activity, changes atomic.Int64 // any write; bindings and deletes
 	var mu sync.Mutex
@@ -160,7 +163,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			return false, nil, nil
 		}
 		b := action.(clienttesting.CreateAction).GetObject().(*corev1.Binding)
-		obj, err := client.Tracker().Get(podsGVR, b.Namespace, b.Name)
+		obj, err := tracker.Get(podsGVR, b.Namespace, b.Name)
 		if err != nil {
 			return true, nil, err
 		}
@@ -173,7 +176,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			pod.Status.NominatedNodeName = ""
 		}
 		bumpVersion(pod)
-		if err := client.Tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
+		if err := tracker.Update(podsGVR, pod, pod.Namespace); err != nil {
 			return true, nil, err
 		}
 		mu.Lock()
@@ -186,7 +189,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	})
 	client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		d := action.(clienttesting.DeleteAction)
-		if obj, err := client.Tracker().Get(podsGVR, d.GetNamespace(), d.GetName()); err == nil {
+		if obj, err := tracker.Get(podsGVR, d.GetNamespace(), d.GetName()); err == nil {
 			mu.Lock()
 			k := d.GetNamespace() + "/" + d.GetName()
 			victimNode[k] = obj.(*corev1.Pod).Spec.NodeName
@@ -204,7 +207,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	client.PrependReactor("update", "persistentvolumes", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		pv := action.(clienttesting.UpdateAction).GetObject().(*corev1.PersistentVolume).DeepCopy()
 		bumpVersion(pv)
-		if err := client.Tracker().Update(pvsGVR, pv, ""); err != nil {
+		if err := tracker.Update(pvsGVR, pv, ""); err != nil {
 			return true, nil, err
 		}
 		activity.Add(1)
@@ -212,7 +215,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		if ref == nil {
 			return true, pv, nil
 		}
-		obj, err := client.Tracker().Get(pvcsGVR, ref.Namespace, ref.Name)
+		obj, err := tracker.Get(pvcsGVR, ref.Namespace, ref.Name)
 		if err != nil {
 			return true, pv, nil
 		}
@@ -228,7 +231,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			pvc.Status.AccessModes = pv.Spec.AccessModes
 			pvc.Status.Capacity = pv.Spec.Capacity
 			bumpVersion(pvc)
-			_ = client.Tracker().Update(pvcsGVR, pvc, pvc.Namespace)
+			_ = tracker.Update(pvcsGVR, pvc, pvc.Namespace)
 		}
 		return true, pv, nil
 	})
@@ -239,13 +242,13 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// message equal to that stale one. The API server bumps it on every write; so here.
 	client.PrependReactor("patch", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		activity.Add(1)
-		handled, obj, err := clienttesting.ObjectReaction(client.Tracker())(action)
+		handled, obj, err := clienttesting.ObjectReaction(tracker)(action)
 		if err != nil || obj == nil {
 			return handled, obj, err
 		}
 		pod := obj.(*corev1.Pod).DeepCopy()
 		bumpVersion(pod)
-		if err := client.Tracker().Update(podsGVR, pod, pod.Namespace); err != nil {
+		if err := tracker.Update(podsGVR, pod, pod.Namespace); err != nil {
 			return true, nil, err
 		}
 		return true, pod, nil
@@ -404,7 +407,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	for _, p := range pending {
 		r := podResult{Namespace: p.Namespace, Name: p.Name, Result: "Pending"}
 		k := key(p)
-		obj, err := client.Tracker().Get(podsGVR, p.Namespace, p.Name)
+		obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
 		if err != nil {
 			// Deleted: only a preemption victim. Bound before, it is reported as the
 			// simulator reports it: Preempted on its node (no message: the

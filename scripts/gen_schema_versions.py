@@ -44,6 +44,7 @@ MODULES = (
     "meta_v1",
     "node_v1",
     "policy_v1",
+    "resource_v1",
     "scheduling_v1",
     "storage_v1",
 )
@@ -53,8 +54,12 @@ def model_fields(wheel: Path) -> dict[str, set[str]]:
     """``module.Class`` -> its field names, for MODULES of one lightkube-models wheel."""
     out: dict[str, set[str]] = {}
     with zipfile.ZipFile(wheel) as archive:
+        present = set(archive.namelist())
         for module in MODULES:
-            tree = ast.parse(archive.read(f"lightkube/models/{module}.py"))
+            path = f"lightkube/models/{module}.py"
+            if path not in present:
+                continue  # a group the release does not serve (resource.k8s.io/v1 before 1.34)
+            tree = ast.parse(archive.read(path))
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
                     out[f"{module}.{node.name}"] = {

@@ -10,14 +10,18 @@ from hypothesis import seed as hypothesis_seed
 
 from reference_gen import cases
 from reference_support import Case
+from wasmsched.release.version import KubernetesVersion
 
 
 class _Full(Exception):
     """Enough cases drawn: stops hypothesis early."""
 
 
-def draw_cases(seed: int, count: int, prefix: str = "") -> list[Case]:
-    """``count`` distinct cases drawn by hypothesis from ``seed`` (same seed, same cases)."""
+def draw_cases(
+    seed: int, count: int, prefix: str = "", version: KubernetesVersion | None = None
+) -> list[Case]:
+    """``count`` distinct cases drawn by hypothesis from ``seed`` (same seed and version,
+    same cases); at ``version`` (default 1.33) with the inputs only that release has."""
     drawn: list[Case] = []
     seen: set[str] = set()
 
@@ -29,7 +33,7 @@ def draw_cases(seed: int, count: int, prefix: str = "") -> list[Case]:
         deadline=None,
     )
     @hypothesis_seed(seed)
-    @given(cases())
+    @given(cases(version))
     def collect(case: Case) -> None:
         text = yaml.safe_dump_all(case.docs) + yaml.safe_dump(case.config)
         if text not in seen:

@@ -10,16 +10,28 @@ priorities with preemption and PDBs, scheduling gates, several profiles and non-
 configs (weights, disabled plugins, MostAllocated, RequestedToCapacityRatio,
 percentageOfNodesToScore on clusters above 100 nodes). ``Case.features`` names what a
 case uses, for the per-feature agreement rates.
+
+Drawn for 1.37 (``cases(version)``), a case also has what only the newer releases read
+(the 1.33 schema refuses some of it, api/validation/schema_versions.py): pod-level
+resources (``spec.resources``), nodes declaring features (``status.declaredFeatures``) and
+pods that need one (NodeDeclaredFeatures: a RestartAllContainers restart rule,
+``hostNetwork`` with ``hostUsers: false``, ``bindMountOptions``), host ports on sidecars,
+image volumes, and runs of identical pods in a profile where OpportunisticBatching can
+act. Drawn for 1.33, a case is what it always was (the same seed, the same cases).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
 from reference_support import ROOT, Case
+from wasmsched.release.version import KubernetesVersion
+
+V137 = KubernetesVersion(1, 37)
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -39,6 +51,18 @@ SECOND_PROFILE = "second-scheduler"
 NODENUMBER_WASM = ROOT / "target" / "rust" / "guests" / "nodenumber.wasm"
 
 MiB = 1024 * 1024
+# The node features a 1.37 pod can need (component-helpers nodedeclaredfeatures/features:
+# each one's Name and InferForScheduling).
+RESTART_ALL = "RestartAllContainersOnContainerExits"
+HOST_NETWORK_USERNS = "UserNamespacesHostNetworkSupport"
+BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
+DECLARED_FEATURES = [RESTART_ALL, HOST_NETWORK_USERNS, BIND_MOUNT_OPTIONS]
+# The inputs only 1.37 has, each drawn for a case or not.
+POD_LEVEL = "pod-level-resources"
+DECLARED = "declared-features"
+SIDECAR_PORTS = "sidecar-host-ports"
+IMAGE_VOLUMES = "image-volumes"
+NEWER_INPUTS = (POD_LEVEL, DECLARED, SIDECAR_PORTS, IMAGE_VOLUMES)
 
 
 def _qty(milli: int) -> str:
@@ -46,7 +70,9 @@ def _qty(milli: int) -> str:
 
 
 @st.composite
-def nodes(draw: st.DrawFn, count: int, features: set[str]) -> list[dict[str, Any]]:
+def nodes(
+    draw: st.DrawFn, count: int, features: set[str], newer: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     out = []
     for i in range(count):
         name = f"node-{i}"
@@ -78,6 +104,12 @@ def nodes(draw: st.DrawFn, count: int, features: set[str]) -> list[dict[str, Any
             imgs = draw(st.lists(st.sampled_from(sorted(IMAGES)), max_size=3, unique=True))
             if imgs:
                 status["images"] = [{"names": [n], "sizeBytes": IMAGES[n] * MiB} for n in imgs]
+        if DECLARED in newer and draw(st.booleans()):
+            # The kubelet publishes what it supports (1.35+); a node without the field
+            # supports none of them.
+            declared = draw(st.lists(st.sampled_from(DECLARED_FEATURES), unique=True))
+            status["declaredFeatures"] = sorted(declared)
+            features.add(DECLARED)
         meta = {"name": name, "labels": labels}
         out.append(
             {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec, "status": status}
@@ -224,6 +256,7 @@ def pod(
     volumes: list[str],
     profiles: list[str],
     large: bool,
+    newer: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     app = draw(st.sampled_from(APPS))
     name = f"pod-{index}" if bound_to is None else f"run-{index}"
@@ -252,6 +285,11 @@ def pod(
         if draw(st.booleans()):
             init["restartPolicy"] = "Always"
             features.add("sidecar-containers")
+            if SIDECAR_PORTS in newer and draw(st.booleans()):
+                # Since 1.34 NodePorts counts a sidecar's host ports (util.GetHostPorts).
+                port = draw(st.sampled_from([8080, 9090]))
+                init["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
+                features.add(SIDECAR_PORTS)
         else:
             features.add("init-containers")
         spec["initContainers"] = [init]
@@ -262,6 +300,8 @@ def pod(
         port = draw(st.sampled_from([8080, 9090]))
         container["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
         features.add("host-ports")
+    if newer:
+        _newer_pod_fields(draw, spec, features, newer)
     if bound_to is not None:
         spec["nodeName"] = bound_to
     # Bound pods mostly low, pending ones often higher: preemption gets exercised.
@@ -319,6 +359,80 @@ def pod(
         # time.Now(), which makes the order of equal-priority victims arbitrary.
         manifest["status"] = {"phase": "Running", "startTime": f"2026-01-01T00:{index:02d}:00Z"}
     return manifest
+
+
+def _milli(quantity: str) -> int:
+    return int(quantity.removesuffix("m"))
+
+
+def _mebi(quantity: str) -> int:
+    return int(quantity.removesuffix("Mi"))
+
+
+def _newer_pod_fields(
+    draw: st.DrawFn, spec: dict[str, Any], features: set[str], newer: frozenset[str]
+) -> None:
+    """What a 1.37 pod can have that a 1.33 one cannot (or that 1.33 ignores)."""
+    containers = spec["containers"] + spec.get("initContainers", [])
+    if POD_LEVEL in newer and draw(st.integers(0, 2)) == 0:
+        # Pod-level requests (PodLevelResources, beta and on since 1.34): at least what
+        # the containers ask for (pkg/apis/core/validation: validatePodResources), often
+        # the only cpu/memory the pod states.
+        features.add(POD_LEVEL)
+        if draw(st.booleans()):
+            for c in containers:
+                req = c.get("resources", {}).get("requests", {})
+                req.pop("cpu", None)
+                req.pop("memory", None)
+        cpu = sum(
+            _milli(c.get("resources", {}).get("requests", {}).get("cpu", "0m")) for c in containers
+        )
+        mem = sum(
+            _mebi(c.get("resources", {}).get("requests", {}).get("memory", "0Mi"))
+            for c in containers
+        )
+        cpu += draw(st.sampled_from([0, 250, 500, 1500]))
+        mem += draw(st.sampled_from([0, 256, 1024]))
+        if cpu or mem:
+            requests: dict[str, str] = {}
+            if cpu:
+                requests["cpu"] = _qty(cpu)
+            if mem:
+                requests["memory"] = f"{mem}Mi"
+            spec["resources"] = {"requests": requests}
+    if DECLARED not in newer:
+        pass
+    elif (need := draw(st.integers(0, 9))) == 0:
+        # NodeDeclaredFeatures: a rule restarting every container on an exit code.
+        features.add("needs-restart-all-containers")
+        main = spec["containers"][0]
+        main["restartPolicy"] = "Never"
+        main["restartPolicyRules"] = [
+            {
+                "action": "RestartAllContainers",
+                "exitCodes": {"operator": "In", "values": [42]},
+            }
+        ]
+    elif need == 1:
+        # NodeDeclaredFeatures: the host's network inside a user namespace. Its host
+        # ports are its container ports (NodePorts).
+        features.add("needs-host-network-userns")
+        spec["hostNetwork"] = True
+        spec["hostUsers"] = False
+    elif need == 2:
+        # NodeDeclaredFeatures: bind mount options on a volume mount.
+        features.add("needs-bind-mount-options")
+        spec.setdefault("volumes", []).append({"name": "scratch", "emptyDir": {}})
+        spec["containers"][0]["volumeMounts"] = [
+            {"name": "scratch", "mountPath": "/scratch", "bindMountOptions": ["noexec"]}
+        ]
+    if IMAGE_VOLUMES in newer and draw(st.integers(0, 2)) == 0:
+        # ImageLocality counts image volumes' images too (1.37: image_locality.go).
+        features.add(IMAGE_VOLUMES)
+        ref = draw(st.sampled_from(sorted(IMAGES)))
+        spec.setdefault("volumes", []).append(
+            {"name": "model", "image": {"reference": ref, "pullPolicy": "IfNotPresent"}}
+        )
 
 
 @st.composite
@@ -490,6 +604,39 @@ def storage(
     return docs, claims
 
 
+BATCHING = "batching"
+
+
+@st.composite
+def batching_config(draw: st.DrawFn, features: set[str]) -> dict[str, Any]:
+    """A profile where OpportunisticBatching can act (framework/runtime/batch.go): every
+    Filter and Score plugin signs the pod. PodTopologySpread does not while it has
+    system-default constraints (podtopologyspread/plugin.go: SignPod), so it gets
+    ``defaultingType: List`` without constraints, or is disabled; no NodeNumber (a wasm
+    guest has no SignPod)."""
+    features.add(BATCHING)
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if draw(st.booleans()):
+        features.add("config-spread-List")
+        profile["pluginConfig"] = [
+            {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
+        ]
+    else:
+        features.add("config-spread-disabled")
+        profile["plugins"] = {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}
+    strategy = draw(st.sampled_from(["LeastAllocated", "MostAllocated"]))
+    if strategy != "LeastAllocated":
+        features.add(f"config-{strategy}")
+        profile.setdefault("pluginConfig", []).append(
+            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": strategy}}}
+        )
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+    }
+
+
 @st.composite
 def config(draw: st.DrawFn, features: set[str], large: bool) -> dict[str, Any] | None:
     choice = draw(st.integers(0, 9))
@@ -603,17 +750,24 @@ def config(draw: st.DrawFn, features: set[str], large: bool) -> dict[str, Any] |
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> Case:
+def cases(draw: st.DrawFn, version: KubernetesVersion | None = None) -> Case:
     features: set[str] = set()
+    new = version is not None and version >= V137
     large = draw(st.integers(0, 15)) == 0
     node_count = draw(st.integers(101, 120)) if large else draw(st.integers(1, 6))
     if large:
         features.add("large-cluster")
-    cfg = draw(config(features, large))
+    # Each of 1.37's inputs in about a third of the cases, so that a disagreement
+    # points at fewer of them.
+    newer = (
+        frozenset(n for n in NEWER_INPUTS if draw(st.integers(0, 2)) == 0) if new else frozenset()
+    )
+    batch = new and not large and draw(st.integers(0, 3)) == 0
+    cfg = draw(batching_config(features)) if batch else draw(config(features, large))
     profiles = [p["schedulerName"] for p in (cfg or {}).get("profiles", [])] or [
         "default-scheduler"
     ]
-    node_docs = draw(nodes(node_count, features))
+    node_docs = draw(nodes(node_count, features, newer))
     storage_docs, claims = draw(storage(node_docs, features))
     docs: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
@@ -643,9 +797,19 @@ def cases(draw: st.DrawFn) -> Case:
     pending = draw(st.integers(1, 20 if large else 10))
     for i in range(bound):
         target = f"node-{draw(st.integers(0, node_count - 1))}"
-        docs.append(draw(pod(i, features, node_count, target, claims, profiles, large)))
+        docs.append(draw(pod(i, features, node_count, target, claims, profiles, large, newer)))
     for i in range(pending):
-        docs.append(draw(pod(bound + i, features, node_count, None, claims, profiles, large)))
+        docs.append(
+            draw(pod(bound + i, features, node_count, None, claims, profiles, large, newer))
+        )
+    if batch:
+        # A run of identical pods (a ReplicaSet's): each after the first can take the
+        # previous one's next-best node without a full cycle (batch.go: GetNodeHint).
+        template = draw(pod(bound + pending, features, node_count, None, [], profiles, True, newer))
+        for i in range(draw(st.integers(2, 8))):
+            copy = json.loads(json.dumps(template))
+            copy["metadata"]["name"] = f"replica-{i}"
+            docs.append(copy)
     if bound and draw(st.integers(0, 2)) == 0:
         features.add("pdb")
         allowed = draw(st.integers(0, 1))

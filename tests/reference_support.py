@@ -1,9 +1,11 @@
-"""Running wasmsched and the reference (kube-scheduler v1.33.4 in reference/) on the same
-cases and comparing them pod by pod.
+"""Running wasmsched and the reference (kube-scheduler in reference/, v1.33.4 or v1.37.2)
+on the same cases and comparing them pod by pod.
 
 A case is a cluster (a list of manifests) and an optional KubeSchedulerConfiguration.
-wasmsched runs in process (wasmsched.sim.simulation.Simulation, as `wasmsched simulate` does);
-the reference binary (built by scripts/build-reference) runs a directory of cases in one
+wasmsched runs in process (wasmsched.sim.simulation.Simulation, as `wasmsched simulate` does)
+at the release of the reference it is compared with (``Reference.features``: objects read,
+plugins defaulted and scheduled as that release); the reference binary of that version
+(built by scripts/build-reference --kubernetes-version) runs a directory of cases in one
 process. kube-scheduler breaks equal top scores at random (pkg/scheduler/schedule_one.go:
 selectHost); the reference is given the node wasmsched chose for each pod ("prefer") and
 follows it whenever that node is one of its equally best, so chance cannot fail a
@@ -26,19 +28,54 @@ from typing import Any
 
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import default_config, load_config
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.registry import default_registry
 from wasmsched.sim.document import pod_entry
 from wasmsched.sim.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
-BINARY = ROOT / ".cache" / "reference" / "wasmsched-reference"
-NOT_BUILT = f"reference scheduler not built: run scripts/build-reference (expects {BINARY})"
 # Re-runs of the reference for a disagreeing case with a preemption.
 PREEMPTION_RERUNS = 6
 
 
+@dataclass(frozen=True)
+class Reference:
+    """One build of the reference: the kube-scheduler release it runs and its binary."""
+
+    version: KubernetesVersion
+    binary: Path
+
+    @property
+    def features(self) -> SchedulerFeatures:
+        """wasmsched's switches for the same release."""
+        return SchedulerFeatures.of(self.version)
+
+    def built(self) -> bool:
+        return self.binary.is_file()
+
+    @property
+    def not_built(self) -> str:
+        return (
+            f"reference scheduler {self.version} not built: run scripts/build-reference "
+            f"--kubernetes-version {self.version} (expects {self.binary})"
+        )
+
+
+_BUILDS = ROOT / ".cache" / "reference"
+REFERENCES = {
+    "1.33": Reference(KubernetesVersion(1, 33), _BUILDS / "wasmsched-reference"),
+    "1.37": Reference(KubernetesVersion(1, 37), _BUILDS / "wasmsched-reference-1.37"),
+}
+V133 = REFERENCES["1.33"]
+V137 = REFERENCES["1.37"]
+# The 1.33 build, which tests/test_reference.py and older callers drive.
+BINARY = V133.binary
+NOT_BUILT = V133.not_built
+
+
 def reference_built() -> bool:
-    return BINARY.is_file()
+    return V133.built()
 
 
 @dataclass
@@ -85,12 +122,18 @@ def _report(data: dict[str, Any]) -> Report:
     return Report(pods, pre)
 
 
-def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
-    """wasmsched on a written case; the report and its `simulate --output json` pods."""
+def run_wasmsched(folder: Path, ref: Reference = V133) -> tuple[Report, dict[str, Any]]:
+    """wasmsched at ``ref``'s release on a written case; the report and its `simulate
+    --output json` pods."""
     registry = default_registry()
-    objects = load_manifests(folder / "cluster.yaml")
+    features = ref.features
+    objects = load_manifests(folder / "cluster.yaml", kubernetes_version=ref.version)
     config_path = folder / "config.yaml"
-    config = load_config(config_path, registry) if config_path.exists() else default_config()
+    config = (
+        load_config(config_path, registry, features)
+        if config_path.exists()
+        else default_config(features)
+    )
     sim = Simulation(objects, config, registry, seed=0)
     try:
         result = sim.run()
@@ -108,12 +151,14 @@ def run_wasmsched(folder: Path) -> tuple[Report, dict[str, Any]]:
     return _report(data), data
 
 
-def run_reference(cases_dir: Path, jobs: int = 4, timeout: float = 600.0) -> None:
+def run_reference(
+    cases_dir: Path, jobs: int = 4, timeout: float = 600.0, ref: Reference = V133
+) -> None:
     """Runs the reference on every case folder of ``cases_dir`` (reference.json each)."""
     for stale in list(cases_dir.glob("*/reference.json")) + list(cases_dir.glob("*/reference.err")):
         stale.unlink()
     subprocess.run(
-        [str(BINARY), "--cases", str(cases_dir), "--jobs", str(jobs)],
+        [str(ref.binary), "--cases", str(cases_dir), "--jobs", str(jobs)],
         check=True,
         timeout=timeout,
         capture_output=True,
@@ -170,23 +215,26 @@ def _prefer(data: dict[str, Any]) -> dict[str, str]:
     return {f"{p['namespace']}/{p['name']}": p["node"] for p in data["pods"] if p["node"]}
 
 
-def run_cases(cases: Sequence[Case], workdir: Path, jobs: int = 4) -> list[Outcome]:
-    """Both schedulers on every case; preemption cases that disagree are re-run."""
+def run_cases(
+    cases: Sequence[Case], workdir: Path, jobs: int = 4, ref: Reference = V133
+) -> list[Outcome]:
+    """Both schedulers, at ``ref``'s release, on every case; preemption cases that
+    disagree are re-run."""
     ours: dict[str, Report] = {}
     for case in cases:
         folder = workdir / case.name
         case.write(folder)
-        report, data = run_wasmsched(folder)
+        report, data = run_wasmsched(folder, ref)
         ours[case.name] = report
         (folder / "wasmsched.json").write_text(json.dumps(data, indent=1))
         (folder / "prefer.json").write_text(json.dumps(_prefer(data)))
-    run_reference(workdir, jobs)
+    run_reference(workdir, jobs, ref=ref)
     outcomes = []
     for case in cases:
-        ref = read_reference(workdir / case.name)
-        if ours[case.name].preemptions or ref.preemptions:
+        theirs = read_reference(workdir / case.name)
+        if ours[case.name].preemptions or theirs.preemptions:
             case.features.add("preemption")
-        outcomes.append(Outcome(case, compare(ours[case.name], ref), ours[case.name], ref))
+        outcomes.append(Outcome(case, compare(ours[case.name], theirs), ours[case.name], theirs))
     retry = [o for o in outcomes if o.diffs and (o.ours.preemptions or o.ref.preemptions)]
     for _ in range(PREEMPTION_RERUNS):
         if not retry:
@@ -194,15 +242,15 @@ def run_cases(cases: Sequence[Case], workdir: Path, jobs: int = 4) -> list[Outco
         with tempfile.TemporaryDirectory(dir=workdir) as tmp:
             for o in retry:
                 shutil.copytree(workdir / o.case.name, Path(tmp) / o.case.name)
-            run_reference(Path(tmp), jobs)
+            run_reference(Path(tmp), jobs, ref=ref)
             still = []
             for o in retry:
-                ref = read_reference(Path(tmp) / o.case.name)
-                diffs = compare(o.ours, ref)
+                again = read_reference(Path(tmp) / o.case.name)
+                diffs = compare(o.ours, again)
                 if diffs:
                     still.append(o)
                 else:
-                    o.diffs, o.ref = [], ref
+                    o.diffs, o.ref = [], again
                     shutil.copy(
                         Path(tmp) / o.case.name / "reference.json",
                         workdir / o.case.name / "reference.json",
@@ -212,7 +260,10 @@ def run_cases(cases: Sequence[Case], workdir: Path, jobs: int = 4) -> list[Outco
 
 
 def shrink(
-    case: Case, workdir: Path, still_fails: Callable[[list[str]], bool] | None = None
+    case: Case,
+    workdir: Path,
+    still_fails: Callable[[list[str]], bool] | None = None,
+    ref: Reference = V133,
 ) -> Case:
     """Greedily drops manifests (then the config) while the case still disagrees; each
     round runs every one-smaller variant in one reference process."""
@@ -237,27 +288,27 @@ def shrink(
         if not variants:
             return current
         folder = workdir / f"round{round_no}"
-        outcomes = run_cases(variants, folder)
+        outcomes = run_cases(variants, folder, ref=ref)
         smaller = next((o.case for o in outcomes if keep(o.diffs)), None)
         if smaller is None:
             return current
         current = Case(case.name, smaller.docs, smaller.config, case.features)
 
 
-def write_reproducer(case: Case, diffs: Iterable[str], folder: Path) -> Path:
+def write_reproducer(case: Case, diffs: Iterable[str], folder: Path, ref: Reference = V133) -> Path:
     """A reproducer: the case files plus both outputs and the disagreement."""
     folder.mkdir(parents=True, exist_ok=True)
     case.write(folder)
-    _, data = run_wasmsched(folder)
+    _, data = run_wasmsched(folder, ref)
     (folder / "wasmsched.json").write_text(json.dumps(data, indent=1))
     (folder / "prefer.json").write_text(json.dumps(_prefer(data)))
+    config = " --config config.yaml" if case.config is not None else ""
     (folder / "DIFF.txt").write_text(
         "\n".join(diffs)
-        + "\n\nreproduce: .cache/reference/wasmsched-reference --cluster cluster.yaml"
-        + (" --config config.yaml" if case.config is not None else "")
+        + f"\n\nreproduce: {ref.binary.relative_to(ROOT)} --cluster cluster.yaml{config}"
         + " --prefer prefer.json\n"
-        + "and: wasmsched simulate --output json --cluster cluster.yaml"
-        + (" --config config.yaml" if case.config is not None else "")
+        + f"and: wasmsched simulate --output json --cluster cluster.yaml{config}"
+        + ("" if ref is V133 else f" (as {ref.version}: tests/reference_support.py run_wasmsched)")
         + "\n"
     )
     return folder

@@ -435,9 +435,9 @@ def test_cluster_dash_is_passed_to_the_loader(monkeypatch: pytest.MonkeyPatch) -
     real = manifests.load_manifests
     seen: list[object] = []
 
-    def load(path: object) -> object:
+    def load(path: object, **options: object) -> object:
         seen.append(path)
-        return real(EXAMPLE / "cluster.yaml")
+        return real(EXAMPLE / "cluster.yaml", **options)
 
     monkeypatch.setattr(manifests, "load_manifests", load)
     result = runner.invoke(app, ["simulate", "--cluster", "-", "-o", "json"])

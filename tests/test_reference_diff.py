@@ -1,10 +1,13 @@
-"""Differential suite: wasmsched against kube-scheduler v1.33.4 (reference/) on random
-clusters (tests/reference_gen.py), pod by pod: node and result, and the message where
-both give one. See tests/reference_support.py for how chance is kept out of the verdict.
+"""Differential suite: wasmsched against kube-scheduler (reference/) on random clusters
+(tests/reference_gen.py), pod by pod: node and result, and the message where both give
+one, at two releases: v1.33.4, and v1.37.2 with wasmsched run as 1.37 on clusters that
+also have what only 1.37 reads. See tests/reference_support.py for how chance is kept
+out of the verdict.
 
 A disagreement fails the test with the case shrunk and written under
-.cache/reference-diff/failures/. Skipped only when the reference binary is not built
-(scripts/build-reference). More: scripts/reference-diff --count 2000.
+.cache/reference-diff/failures/. A version's tests are skipped only when its reference
+binary is not built (scripts/build-reference --kubernetes-version all). More:
+scripts/reference-diff --count 2000 [--kubernetes-version 1.37].
 """
 
 from __future__ import annotations
@@ -14,26 +17,27 @@ import os
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from reference_diff_run import draw_cases
 from reference_support import (
-    NOT_BUILT,
     ROOT,
+    V133,
+    V137,
     Case,
     Outcome,
-    reference_built,
+    Reference,
     run_cases,
     shrink,
     write_reproducer,
 )
 
-pytestmark = pytest.mark.skipif(not reference_built(), reason=NOT_BUILT)
-
 FIXED_SEED = 16
-FIXED_COUNT = 160
-FRESH_COUNT = 60
+# Cases per version: the whole default suite stays under 15 minutes on 2 shared cores.
+FIXED_COUNT = {V133: 160, V137: 80}
+FRESH_COUNT = {V133: 60, V137: 30}
 FAILURES = ROOT / ".cache" / "reference-diff" / "failures"
 KNOWN = ROOT / "tests" / "reference_cases"
 
@@ -70,8 +74,25 @@ FIXED_DIVERGENT = {
 }
 
 
+def _built(ref: Reference) -> Any:
+    return pytest.param(
+        ref,
+        id=str(ref.version),
+        marks=pytest.mark.skipif(not ref.built(), reason=ref.not_built),
+    )
+
+
+# Every test that compares the two schedulers runs at both releases.
+VERSIONS = [_built(V133), _built(V137)]
+pytestmark = pytest.mark.parametrize("ref", VERSIONS)
+
+
 def _check(
-    outcomes: list[Outcome], workdir: Path, placements_only: bool, known: bool = False
+    outcomes: list[Outcome],
+    workdir: Path,
+    placements_only: bool,
+    ref: Reference,
+    known: bool = False,
 ) -> None:
     def diffs(o: Outcome) -> list[str]:
         return o.placement_diffs if placements_only else o.diffs
@@ -83,43 +104,54 @@ def _check(
         pytest.fail(f"{len(bad)} of {len(outcomes)} cases disagree: {bad[0].diffs[0]}")
     lines = []
     for o in bad[:3]:
-        small = shrink(o.case, workdir / "shrink" / o.case.name, lambda d: bool(d))
-        folder = write_reproducer(small, diffs(o), FAILURES / o.case.name)
+        small = shrink(o.case, workdir / "shrink" / o.case.name, lambda d: bool(d), ref)
+        name = f"{ref.version}-{o.case.name}"
+        folder = write_reproducer(small, diffs(o), FAILURES / name, ref)
         lines.append(f"{o.case.name}: reproducer {folder}")
         lines += [f"    {d}" for d in diffs(o)[:4]]
     pytest.fail(
-        f"{len(bad)} of {len(outcomes)} cases disagree with kube-scheduler:\n" + "\n".join(lines)
+        f"{len(bad)} of {len(outcomes)} cases disagree with kube-scheduler {ref.version}:\n"
+        + "\n".join(lines)
     )
 
 
-@pytest.fixture(scope="module")
-def fixed(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
-    workdir = tmp_path_factory.mktemp("reference-fixed")
-    return run_cases(draw_cases(FIXED_SEED, FIXED_COUNT, prefix="fixed-"), workdir)
+_FIXED: dict[Reference, list[Outcome]] = {}
+
+
+@pytest.fixture
+def fixed(ref: Reference, tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
+    """The fixed-seed set of ``ref``'s release, run once per session."""
+    if ref not in _FIXED:
+        workdir = tmp_path_factory.mktemp(f"reference-fixed-{ref.version}")
+        cases = draw_cases(FIXED_SEED, FIXED_COUNT[ref], prefix="fixed-", version=ref.version)
+        _FIXED[ref] = run_cases(cases, workdir, ref=ref)
+    return _FIXED[ref]
 
 
 def _small(outcomes: list[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if LARGE_CLUSTER not in o.case.features]
 
 
-def test_fixed_seed_cases_agree(fixed: list[Outcome], tmp_path: Path) -> None:
+def test_fixed_seed_cases_agree(ref: Reference, fixed: list[Outcome], tmp_path: Path) -> None:
     """Node, result and message of every pod, on clusters up to 100 nodes."""
-    assert len(fixed) == FIXED_COUNT
-    _check(_small(fixed), tmp_path, placements_only=False)
+    assert len(fixed) == FIXED_COUNT[ref]
+    _check(_small(fixed), tmp_path, placements_only=False, ref=ref)
 
 
-def test_fixed_seed_large_clusters_agree(fixed: list[Outcome], tmp_path: Path) -> None:
+def test_fixed_seed_large_clusters_agree(
+    ref: Reference, fixed: list[Outcome], tmp_path: Path
+) -> None:
     """Placements on clusters above 100 nodes, where percentageOfNodesToScore samples."""
     large = [o for o in fixed if LARGE_CLUSTER in o.case.features]
     assert large, "the fixed set has clusters above 100 nodes"
-    _check(large, tmp_path, placements_only=True)
+    _check(large, tmp_path, placements_only=True, ref=ref)
 
 
-def test_fresh_cases_placements_agree(tmp_path: Path) -> None:
+def test_fresh_cases_placements_agree(ref: Reference, tmp_path: Path) -> None:
     seed = int(os.environ.get("REFERENCE_DIFF_SEED", random.randrange(2**31)))
     print(f"fresh seed {seed} (REFERENCE_DIFF_SEED={seed} repeats it)")
-    cases = draw_cases(seed, FRESH_COUNT, prefix=f"fresh{seed}-")
-    _check(run_cases(cases, tmp_path), tmp_path, placements_only=False)
+    cases = draw_cases(seed, FRESH_COUNT[ref], prefix=f"fresh{seed}-", version=ref.version)
+    _check(run_cases(cases, tmp_path, ref=ref), tmp_path, placements_only=False, ref=ref)
 
 
 def _reproducer(folder: Path) -> Case:
@@ -134,9 +166,9 @@ def _reproducer(folder: Path) -> Case:
 
 
 @pytest.mark.parametrize("name", sorted(FIXED_DIVERGENT))
-def test_fixed_divergence_reproducer(name: str, tmp_path: Path) -> None:
+def test_fixed_divergence_reproducer(ref: Reference, name: str, tmp_path: Path) -> None:
     """A divergence once found and fixed: its shrunk reproducer agrees."""
-    [outcome] = run_cases([_reproducer(FIXED_DIVERGENT[name])], tmp_path)
+    [outcome] = run_cases([_reproducer(FIXED_DIVERGENT[name])], tmp_path, ref=ref)
     assert outcome.diffs == []
 
 
@@ -151,20 +183,20 @@ HAND_WRITTEN = {
 
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
-def test_hand_written_case_agrees(name: str, tmp_path: Path) -> None:
-    [outcome] = run_cases([_reproducer(HAND_WRITTEN[name])], tmp_path)
+def test_hand_written_case_agrees(ref: Reference, name: str, tmp_path: Path) -> None:
+    [outcome] = run_cases([_reproducer(HAND_WRITTEN[name])], tmp_path, ref=ref)
     assert outcome.ours.pods, "the case schedules nothing"
     assert outcome.diffs == []
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_DIVERGENT))
 @pytest.mark.xfail(reason="a known divergence (see KNOWN_DIVERGENT)", strict=True)
-def test_known_divergence_reproducer(name: str, tmp_path: Path) -> None:
-    [outcome] = run_cases([_reproducer(KNOWN_DIVERGENT[name])], tmp_path)
+def test_known_divergence_reproducer(ref: Reference, name: str, tmp_path: Path) -> None:
+    [outcome] = run_cases([_reproducer(KNOWN_DIVERGENT[name])], tmp_path, ref=ref)
     assert outcome.diffs == []
 
 
-def test_comparison_detects_a_different_scheduler(tmp_path: Path) -> None:
+def test_comparison_detects_a_different_scheduler(ref: Reference, tmp_path: Path) -> None:
     """The harness can fail: a cluster where a config the reference is not given changes
     placements must disagree (guards against a comparison that always passes)."""
     docs = [
@@ -213,16 +245,16 @@ def test_comparison_detects_a_different_scheduler(tmp_path: Path) -> None:
             }
         ],
     }
-    [agree] = run_cases([Case("same", docs)], tmp_path / "a")
+    [agree] = run_cases([Case("same", docs)], tmp_path / "a", ref=ref)
     assert agree.diffs == []
     assert agree.ref.pods["default/new"].node == "node-1"  # least allocated
     # wasmsched with MostAllocated packs onto node-0; the reference keeps its default.
     [case] = [Case("differ", docs, most)]
-    [outcome] = run_cases([case], tmp_path / "b")
+    [outcome] = run_cases([case], tmp_path / "b", ref=ref)
     assert outcome.ours.pods["default/new"].node == "node-0"
     shutil.copy(tmp_path / "a" / "same" / "cluster.yaml", tmp_path / "b" / "differ")
     (tmp_path / "b" / "differ" / "config.yaml").unlink()
     from reference_support import compare, read_reference, run_reference
 
-    run_reference(tmp_path / "b")
+    run_reference(tmp_path / "b", ref=ref)
     assert compare(outcome.ours, read_reference(tmp_path / "b" / "differ"))

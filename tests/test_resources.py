@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from wasmsched.api.resources import (
     ResourceError,
     is_scalar_resource_name,
     node_allocatable,
+    pod_level_requests,
     pod_non_zero_requests,
     pod_requests,
 )
@@ -365,3 +367,74 @@ def test_node_allocatable_falls_back_to_capacity() -> None:
 def test_node_allocatable_error_path() -> None:
     with pytest.raises(ResourceError, match=r'^allocatable\.memory: invalid quantity "lots"$'):
         node_allocatable({"allocatable": {"memory": "lots"}})
+
+
+# --- pod-level resources (PodLevelResources) ------------------------------------------------
+# component-helpers/resource/helpers.go (v0.37.2) PodRequests: the container aggregate, then
+# each supported pod-level request (cpu, memory, hugepages-*) replaces its entry
+# (applyPodLevelResources), then overhead.
+
+
+def _c(**requests: str) -> dict[str, Any]:
+    return {"name": "c", "resources": {"requests": dict(requests)}}
+
+
+POD_LEVEL_SPEC: dict[str, Any] = {
+    "resources": {
+        "requests": {"cpu": "1", "hugepages-2Mi": "4Mi", "ephemeral-storage": "9Gi"},
+    },
+    "containers": [
+        _c(cpu="100m", memory="1Gi", **{"ephemeral-storage": "1Gi"}),
+        _c(cpu="200m", **{"hugepages-2Mi": "2Mi"}),
+    ],
+    "overhead": {"cpu": "50m"},
+}
+
+
+def test_pod_level_requests_replace_the_aggregate() -> None:
+    assert pod_requests(POD_LEVEL_SPEC, pod_level=True) == Resource(
+        milli_cpu=1050,  # pod-level 1 replaces 300m, then the overhead
+        memory=1 << 30,  # not set at the pod level: the containers' sum
+        ephemeral_storage=1 << 30,  # not a supported pod-level resource
+        scalar={"hugepages-2Mi": 4 << 20},
+    )
+    # Without the gate the pod level is ignored (SkipPodLevelResources).
+    assert pod_requests(POD_LEVEL_SPEC) == Resource(
+        milli_cpu=350, memory=1 << 30, ephemeral_storage=1 << 30, scalar={"hugepages-2Mi": 2 << 20}
+    )
+    assert pod_level_requests(POD_LEVEL_SPEC) == {
+        "cpu": Fraction(1),
+        "hugepages-2Mi": Fraction(4 << 20),
+    }
+    assert pod_level_requests({"containers": [_c(cpu="1")]}) == {}
+
+
+@pytest.mark.parametrize(
+    ("spec", "scoring", "node_info"),
+    [
+        # A container with a cpu request, one without; memory only at the pod level.
+        # Scoring (resource_allocation.go: calculatePodResourceRequest) gives every
+        # container without cpu 100m; NodeInfo (types.go: PodInfo.CalculateResource,
+        # getNonMissingContainerRequests) only when the pod's requests lack cpu altogether.
+        (
+            {
+                "resources": {"requests": {"memory": "1Gi"}},
+                "containers": [_c(cpu="300m"), {"name": "d"}],
+            },
+            (400, 1 << 30),
+            (300, 1 << 30),
+        ),
+        # cpu at the pod level, no container requests: memory defaults either way.
+        (
+            {"resources": {"requests": {"cpu": "500m"}}, "containers": [{"name": "c"}]},
+            (500, DEFAULT_MEMORY_REQUEST),
+            (500, DEFAULT_MEMORY_REQUEST),
+        ),
+    ],
+    ids=["cpu from one container", "cpu at the pod level"],
+)
+def test_pod_level_non_zero_requests(
+    spec: dict[str, Any], scoring: tuple[int, int], node_info: tuple[int, int]
+) -> None:
+    assert pod_non_zero_requests(spec, pod_level=True) == scoring
+    assert pod_non_zero_requests(spec, pod_level=True, missing_only=True) == node_info

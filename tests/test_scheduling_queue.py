@@ -13,6 +13,7 @@ from wasmsched.framework.types import (
     NODE,
     NODE_ADD,
     POD,
+    UNSCHEDULABLE_TIMEOUT,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -48,9 +49,15 @@ class FakeFramework:
         return self._events
 
 
-def make_queue(fwk: FakeFramework | None = None) -> tuple[SchedulingQueue, Clock]:
+def make_queue(
+    fwk: FakeFramework | None = None, backoff_by_unschedulable_count: bool = False
+) -> tuple[SchedulingQueue, Clock]:
     clock = Clock()
-    q = SchedulingQueue(clock, {"default-scheduler": fwk or FakeFramework()})  # type: ignore[dict-item]
+    q = SchedulingQueue(
+        clock,
+        {"default-scheduler": fwk or FakeFramework()},  # type: ignore[dict-item]
+        backoff_by_unschedulable_count=backoff_by_unschedulable_count,
+    )
     return q, clock
 
 
@@ -74,6 +81,42 @@ def test_backoff_doubles_up_to_the_maximum(attempts: int, expected: float) -> No
     assert info is not None
     info.attempts = attempts
     assert q.backoff_duration(info) == expected
+
+
+# Each attempt fails with an error (no plugin to blame, "E") or a plugin's rejection ("U");
+# the backoff after the last one: 1.33 doubles per attempt, 1.34+ per rejection, or per
+# consecutive error once the last attempt was an error.
+@pytest.mark.parametrize(
+    ("attempts", "backoff_133", "backoff_134"),
+    [
+        ("U", 1.0, 1.0),
+        ("UUU", 4.0, 4.0),
+        ("EEU", 4.0, 1.0),
+        ("EEEU", 8.0, 1.0),
+        ("UUE", 4.0, 1.0),
+        ("UUEE", 8.0, 2.0),
+        ("UEU", 4.0, 2.0),
+        ("UUUUUU", 10.0, 10.0),
+    ],
+)
+@pytest.mark.parametrize("by_count", [False, True])
+def test_backoff_after_rejections_and_errors(
+    attempts: str, backoff_133: float, backoff_134: float, by_count: bool
+) -> None:
+    queue, clock = make_queue(backoff_by_unschedulable_count=by_count)
+    queue.add(pod("p"))
+    for outcome in attempts:
+        clock.t += 100.0  # every backoff is over: the pod is back in activeQ
+        queue.flush_backoff_completed()
+        info = queue.pop()
+        assert info is not None
+        info.unschedulable_plugins = {"NodeResourcesFit"} if outcome == "U" else set()
+        queue.add_unschedulable(info)
+        if outcome == "U":
+            queue.on_event(UNSCHEDULABLE_TIMEOUT)  # out of the pool, into backoffQ
+    expiry = queue.next_backoff_expiry()
+    assert expiry is not None
+    assert expiry - clock.t == (backoff_134 if by_count else backoff_133)
 
 
 def fail(q: SchedulingQueue, plugin: str | None) -> Any:

@@ -16,7 +16,9 @@ the name a KubeSchedulerConfiguration enables. See docs/python-api.md.
 
 Constants and aliases: ``MIN_NODE_SCORE`` and ``MAX_NODE_SCORE`` (0 and 100) bound what a
 Score plugin returns after normalization; ``PluginFactory`` is the type of a registered
-factory, ``(args: dict, handle: Handle) -> Plugin``.
+factory, ``(args: dict, handle: Handle) -> Plugin``. ``SUPPORTED_VERSIONS`` are the
+kube-scheduler releases a run can model (``kubernetes_version=`` of ``simulate``,
+``load_configuration`` and ``load_cluster``).
 
 Names are imported on first use, so ``import wasmsched`` stays cheap.
 """
@@ -76,6 +78,11 @@ if TYPE_CHECKING:
     from wasmsched.framework.types import ClusterEvent as ClusterEvent
     from wasmsched.framework.types import ClusterEventWithHint as ClusterEventWithHint
     from wasmsched.framework.types import QueueingHint as QueueingHint
+    from wasmsched.release.feature_gates import FeatureGateError as FeatureGateError
+    from wasmsched.release.features import SchedulerFeatures as SchedulerFeatures
+    from wasmsched.release.version import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
+    from wasmsched.release.version import KubernetesVersion as KubernetesVersion
+    from wasmsched.release.version import VersionError as VersionError
     from wasmsched.scheduler.types import PodOutcome as PodOutcome
     from wasmsched.sim.result import SimulationResult as SimulationResult
     from wasmsched.sim.simulation import Simulation as Simulation
@@ -124,6 +131,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "ClusterEventWithHint",
         "QueueingHint",
     ),
+    "wasmsched.release.feature_gates": ("FeatureGateError",),
+    "wasmsched.release.features": ("SchedulerFeatures",),
+    "wasmsched.release.version": ("SUPPORTED_VERSIONS", "KubernetesVersion", "VersionError"),
     "wasmsched.scheduler.types": ("PodOutcome",),
     "wasmsched.sim.result": ("SimulationResult",),
     "wasmsched.sim.simulation": ("Simulation",),
@@ -165,39 +175,78 @@ def default_registry() -> Registry:
     return _default()
 
 
-def load_cluster(path: str | Path) -> ClusterObjects:
+def _version(version: str | KubernetesVersion | None) -> KubernetesVersion | None:
+    from wasmsched.release.version import KubernetesVersion, parse_kubernetes_version
+
+    if version is None or isinstance(version, KubernetesVersion):
+        return version
+    return parse_kubernetes_version(version)
+
+
+def _features(
+    version: str | KubernetesVersion | None, feature_gates: str | Mapping[str, bool] | None
+) -> SchedulerFeatures:
+    from wasmsched.release.features import SchedulerFeatures
+    from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION
+
+    return SchedulerFeatures.of(
+        _version(version) or DEFAULT_KUBERNETES_VERSION, feature_gates or ""
+    )
+
+
+def load_cluster(
+    path: str | Path, *, kubernetes_version: str | KubernetesVersion | None = None
+) -> ClusterObjects:
     """Nodes, Pods and other objects from a YAML/JSON file or a directory of them.
 
-    Raises ManifestError (an InputError) naming the file and field of a bad manifest.
+    The objects are validated against the schema of ``kubernetes_version`` ("1.37", or a
+    KubernetesVersion); without one, of the server version a ``wasmsched snapshot``
+    recorded, else of DEFAULT_KUBERNETES_VERSION. The result's ``kubernetes_version`` says
+    which. Raises ManifestError (an InputError) naming the file and field of a bad manifest,
+    VersionError for a version wasmsched does not model.
     """
     from wasmsched.api.manifests import load_manifests
 
-    return load_manifests(path)
+    return load_manifests(path, kubernetes_version=_version(kubernetes_version))
 
 
 def load_configuration(
-    source: str | Path | Mapping[str, Any], registry: Registry | None = None
+    source: str | Path | Mapping[str, Any],
+    registry: Registry | None = None,
+    *,
+    kubernetes_version: str | KubernetesVersion | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
 ) -> SchedulerConfig:
-    """A KubeSchedulerConfiguration from a file, or from an already parsed mapping.
+    """A KubeSchedulerConfiguration from a file, or from an already parsed mapping, defaulted
+    as the kube-scheduler of ``kubernetes_version`` (default DEFAULT_KUBERNETES_VERSION)
+    with ``feature_gates`` ("Name=true,..." or a mapping) defaults it; the scheduler built
+    from it follows that release (``config.features``).
 
     Plugin names are checked against ``registry`` (the in-tree plugins by default) and the
     default plugins; wasm plugins need no registration. A mapping's relative ``file://``
-    guest URLs are resolved against the current directory. Raises ConfigError.
+    guest URLs are resolved against the current directory. Raises ConfigError,
+    VersionError or FeatureGateError.
     """
     from wasmsched.config import load_config, parse_config
     from wasmsched.scheduler.registry import as_plugin_registry
 
+    features = _features(kubernetes_version, feature_gates)
     catalog = as_plugin_registry(registry or default_registry())
     if isinstance(source, Mapping):
-        return parse_config(source, "<configuration>", Path.cwd(), catalog)
-    return load_config(source, catalog)
+        return parse_config(source, "<configuration>", Path.cwd(), catalog, features)
+    return load_config(source, catalog, features)
 
 
-def default_configuration() -> SchedulerConfig:
-    """kube-scheduler's default configuration: one profile, "default-scheduler"."""
+def default_configuration(
+    *,
+    kubernetes_version: str | KubernetesVersion | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
+) -> SchedulerConfig:
+    """kube-scheduler's default configuration: one profile, "default-scheduler", as the
+    release ``kubernetes_version`` (default DEFAULT_KUBERNETES_VERSION) has it."""
     from wasmsched.config import default_config
 
-    return default_config()
+    return default_config(_features(kubernetes_version, feature_gates))
 
 
 def simulate(
@@ -207,26 +256,49 @@ def simulate(
     registry: Registry | None = None,
     seed: int = 0,
     explain: bool = False,
+    kubernetes_version: str | KubernetesVersion | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
 ) -> SimulationResult:
     """Schedules every pending pod of ``cluster`` on a simulated clock and reports.
 
     ``cluster`` is a ClusterObjects or a path for ``load_cluster``; ``config`` a
     SchedulerConfig, a path or mapping for ``load_configuration``, or None for the default
-    configuration. ``explain=True`` keeps a CycleRecord per attempt in each outcome's
-    ``cycles``. The plugins are closed when the simulation ends.
+    configuration. The run models kube-scheduler ``kubernetes_version`` with
+    ``feature_gates``; without a version, the cluster's (the server version a snapshot
+    recorded, else DEFAULT_KUBERNETES_VERSION). A SchedulerConfig already carries its
+    release: giving another version or gates with one is an InputError.
+    ``explain=True`` keeps a CycleRecord per attempt in each outcome's ``cycles``. The
+    plugins are closed when the simulation ends.
     """
     from wasmsched.api.manifests import ClusterObjects
     from wasmsched.config.models import SchedulerConfig
+    from wasmsched.errors import InputError
     from wasmsched.sim.simulation import Simulation
 
     registry = registry if registry is not None else default_registry()
-    objects = cluster if isinstance(cluster, ClusterObjects) else load_cluster(cluster)
-    if config is None:
-        sched_config = default_configuration()
-    elif isinstance(config, SchedulerConfig):
+    version = _version(kubernetes_version)
+    objects = (
+        cluster
+        if isinstance(cluster, ClusterObjects)
+        else load_cluster(cluster, kubernetes_version=version)
+    )
+    release = version or objects.kubernetes_version
+    if isinstance(config, SchedulerConfig):
+        if (version is not None and version != config.features.version) or feature_gates:
+            raise InputError(
+                f"simulate: the configuration was loaded for Kubernetes "
+                f"{config.features.version}; give kubernetes_version and feature_gates to "
+                "load_configuration instead"
+            )
         sched_config = config
+    elif config is None:
+        sched_config = default_configuration(
+            kubernetes_version=release, feature_gates=feature_gates
+        )
     else:
-        sched_config = load_configuration(config, registry)
+        sched_config = load_configuration(
+            config, registry, kubernetes_version=release, feature_gates=feature_gates
+        )
     sim = Simulation(objects, sched_config, registry, seed=seed, explain=explain)
     try:
         return sim.run()

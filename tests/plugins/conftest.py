@@ -10,6 +10,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import AsyncBinder, Event, NodeScore, WaitingPod
 from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 from wasmsched.framework.status import Status
+from wasmsched.release.features import SchedulerFeatures
 
 Requests = Mapping[str, str | int]
 
@@ -171,8 +172,15 @@ class FakeHandle:
     """The little of framework.Handle that in-tree plugins use."""
 
     parallelism = 16
+    features = SchedulerFeatures.of()
 
-    def __init__(self, snapshot: Snapshot | None = None, binder: FakeBinder | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot | None = None,
+        binder: FakeBinder | None = None,
+        features: SchedulerFeatures | None = None,
+    ) -> None:
+        self.features = features if features is not None else SchedulerFeatures.of()
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self._binder = binder if binder is not None else FakeBinder()
         self.events: list[Event] = []

@@ -23,6 +23,8 @@ from conftest import FakeHandle
 
 from wasmsched.framework import interfaces as fw
 from wasmsched.plugins.registry import IN_TREE_NAMES, in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 PROTOCOLS = {
     fw.PRE_ENQUEUE: "PreEnqueuePlugin",
@@ -248,7 +250,11 @@ def _conformance_lines(path: Path, class_name: str) -> list[str]:
 
 @pytest.mark.parametrize("name", IN_TREE_NAMES)
 def test_in_tree_plugin_has_its_conformance_lines(name: str) -> None:
-    plugin = in_tree_registry().factories[name]({}, FakeHandle())
+    handle = FakeHandle()
+    # The newest release: a plugin serves its most points there (DynamicResources' Score
+    # from 1.35).
+    handle.features = SchedulerFeatures.of(KubernetesVersion(1, 37))
+    plugin = in_tree_registry().factories[name]({}, handle)
     cls = type(plugin)
     served = [PROTOCOLS[p] for p in fw.POINT_METHODS if fw.implements(plugin, p)]
     if fw.has_enqueue_extensions(plugin):

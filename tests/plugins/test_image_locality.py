@@ -7,11 +7,16 @@ from typing import Any
 import pytest
 from conftest import FakeHandle, make_node, make_pod, make_snapshot, run_scores
 
+from wasmsched.api.objects import Pod
+from wasmsched.framework.columns import NodeColumns, NodeRows
+from wasmsched.framework.cycle_state import CycleState
 from wasmsched.plugins.image_locality import (
     ImageLocality,
     calculate_priority,
     normalized_image_name,
 )
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 MB = 1024 * 1024
 
@@ -110,3 +115,48 @@ def test_normalized_image_name(name: str, want: str) -> None:
 )
 def test_calculate_priority(total: int, containers: int, want: int) -> None:
     assert calculate_priority(total, containers) == want
+
+
+# --- v1.36+: image volumes count -----------------------------------------------------------
+# image_locality.go (v1.37.2) sumImageScores: volumes[].image.reference images on the node
+# add their scaled score, and each image volume adds to imageCount (the max threshold).
+
+V133 = SchedulerFeatures.of(KubernetesVersion(1, 33))
+V137 = SchedulerFeatures.of(KubernetesVersion(1, 37))
+
+
+@pytest.mark.parametrize(
+    ("features", "want"),
+    [
+        # node0 holds the volume's image (and node1 not): 500M * 1/2 = 250M over 2 images:
+        # 100 * (250M - 23M) / (2000M - 23M) = 11. The container's image is on no node.
+        (V137, [11, 0]),
+        # 1.33: the container's image alone, held nowhere.
+        (V133, [0, 0]),
+    ],
+    ids=["1.37", "1.33"],
+)
+def test_image_volumes_count_since_1_36(features: SchedulerFeatures, want: list[int]) -> None:
+    nodes = [
+        make_node("node0", images=[(["gcr.io/vol:v1"], 500 * MB)]),
+        make_node("node1", images=[(["gcr.io/other:v1"], 500 * MB)]),
+    ]
+    snapshot = make_snapshot(nodes)
+    pod = make_pod(images=["gcr.io/absent:v1"])
+    pod = Pod(
+        {
+            **pod.manifest,
+            "spec": {
+                **pod.spec,
+                "volumes": [
+                    {"name": "v", "image": {"reference": "gcr.io/vol:v1"}},
+                    {"name": "e", "emptyDir": {}},
+                ],
+            },
+        }
+    )
+    plugin = ImageLocality(FakeHandle(snapshot, features=features))
+    assert [s for _, s in run_scores(plugin, pod, snapshot)] == want
+    columns = NodeColumns(snapshot.list())
+    by_columns = plugin.score_columns(CycleState(), pod, NodeRows(columns, columns.all_rows))
+    assert by_columns is not None and by_columns.tolist() == want

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import make_node, make_node_info, make_pod
+from conftest import FakeHandle, make_node, make_node_info, make_pod
 
+from wasmsched.framework.columns import NodeColumns, NodeRows
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NODE, POD, ActionType, ClusterEvent, QueueingHint
@@ -18,6 +19,8 @@ from wasmsched.plugins.node_resources_fit import (
     NodeResourcesFit,
     fits,
 )
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"
@@ -530,3 +533,136 @@ def _node(cpu: str, pods: str = "110") -> Any:
 )
 def test_hint_after_node_change(old: Any, new: Any, want: QueueingHint) -> None:
     assert NodeResourcesFit({}).is_schedulable_after_node_change(TARGET, old, new) == want
+
+
+# --- v1.34+: a request above the node's allocatable is unresolvable ------------------------
+# fit.go (v1.37.2) fitsRequest: InsufficientResource.Unresolvable = podRequest.X >
+# nodeInfo.Allocatable.X for cpu, memory, ephemeral-storage and scalars ("Too many pods"
+# never); Fit.Filter: UnschedulableAndUnresolvable when any reason is unresolvable.
+
+V133 = SchedulerFeatures.of(KubernetesVersion(1, 33))
+V137 = SchedulerFeatures.of(KubernetesVersion(1, 37))
+UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+# (name, pod, existing pods, node allocatable, want code at 1.37, want reasons)
+UNRESOLVABLE_CASES: list[
+    tuple[str, dict[str, Any], list[Any], dict[str, Any], Code, tuple[str, ...]]
+]
+UNRESOLVABLE_CASES = [
+    (
+        "cpu above allocatable",
+        {"containers": [req(11, 1)]},
+        [],
+        NODE_ALLOC,
+        UNRESOLVABLE,
+        ("Insufficient cpu",),
+    ),
+    (
+        "cpu within allocatable but used up",
+        {"containers": [req(1, 1)]},
+        [{"containers": [req(10, 1)]}],
+        NODE_ALLOC,
+        Code.UNSCHEDULABLE,
+        ("Insufficient cpu",),
+    ),
+    (
+        "one reason unresolvable makes the status unresolvable",
+        {"containers": [req(11, 1)]},
+        [{"containers": [req(1, 20)]}],
+        NODE_ALLOC,
+        UNRESOLVABLE,
+        ("Insufficient cpu", "Insufficient memory"),
+    ),
+    (
+        "memory above allocatable",
+        {"containers": [req(1, 21)]},
+        [],
+        NODE_ALLOC,
+        UNRESOLVABLE,
+        ("Insufficient memory",),
+    ),
+    (
+        "ephemeral-storage above allocatable",
+        {"containers": [{"ephemeral-storage": 25}]},
+        [],
+        NODE_ALLOC,
+        UNRESOLVABLE,
+        ("Insufficient ephemeral-storage",),
+    ),
+    (
+        "extended resource above allocatable",
+        {"containers": [ext_a(1, 1, 6)]},
+        [],
+        NODE_ALLOC,
+        UNRESOLVABLE,
+        (f"Insufficient {EXT_A}",),
+    ),
+    (
+        "extended resource the node lacks",
+        {"containers": [{"cpu": "1m", EXT_B: 1}]},
+        [],
+        NODE_ALLOC,
+        UNRESOLVABLE,
+        (f"Insufficient {EXT_B}",),
+    ),
+    (
+        "extended resource used up",
+        {"containers": [ext_a(1, 1, 1)]},
+        [{"containers": [ext_a(1, 1, 5)]}],
+        NODE_ALLOC,
+        Code.UNSCHEDULABLE,
+        (f"Insufficient {EXT_A}",),
+    ),
+    (
+        "too many pods alone stays resolvable",
+        {"containers": [req(1, 1)]},
+        [{"containers": [req(1, 1)]}],
+        alloc(10, 20, 1, 0, 0, 0),
+        Code.UNSCHEDULABLE,
+        ("Too many pods",),
+    ),
+    (
+        "too many pods and cpu above allocatable",
+        {"containers": [req(11, 1)]},
+        [{"containers": [req(1, 1)]}],
+        alloc(10, 20, 1, 0, 0, 0),
+        UNRESOLVABLE,
+        ("Too many pods", "Insufficient cpu"),
+    ),
+]
+
+
+def _filter_columns(
+    plugin: NodeResourcesFit, pod_kw: dict[str, Any], node_alloc: Any, existing: list[Any]
+) -> Status | None:
+    node = make_node("n", allocatable=node_alloc)
+    pods = [make_pod(f"e{i}", node_name="n", **kw) for i, kw in enumerate(existing)]
+    columns = NodeColumns([make_node_info(node, pods)])
+    pod = make_pod("p", **pod_kw)
+    state = CycleState()
+    plugin.pre_filter(state, pod, columns.infos)
+    answer = plugin.filter_columns(state, pod, NodeRows(columns, columns.all_rows))
+    assert answer is not None
+    codes, statuses = answer
+    code = int(codes[0])
+    return statuses[code - 1] if code else None
+
+
+@pytest.mark.parametrize(
+    ("pod_kw", "existing", "node_alloc", "code", "reasons"),
+    [c[1:] for c in UNRESOLVABLE_CASES],
+    ids=[c[0] for c in UNRESOLVABLE_CASES],
+)
+@pytest.mark.parametrize("form", [_filter, _filter_columns], ids=["per node", "columns"])
+def test_filter_unresolvable_over_allocatable_since_1_34(
+    form: Any,
+    pod_kw: dict[str, Any],
+    existing: list[Any],
+    node_alloc: dict[str, Any],
+    code: Code,
+    reasons: tuple[str, ...],
+) -> None:
+    new = form(NodeResourcesFit({}, FakeHandle(features=V137)), pod_kw, node_alloc, existing)
+    assert new == Status(code, *reasons)
+    old = form(NodeResourcesFit({}, FakeHandle(features=V133)), pod_kw, node_alloc, existing)
+    assert old == Status(Code.UNSCHEDULABLE, *reasons)

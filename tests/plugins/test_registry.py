@@ -7,6 +7,8 @@ from conftest import FakeHandle
 
 from wasmsched.framework import interfaces as fw
 from wasmsched.plugins.registry import IN_TREE_NAMES, in_tree_registry
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 EXPECTED_POINTS = {
     "SchedulingGates": {fw.PRE_ENQUEUE},
@@ -23,6 +25,15 @@ EXPECTED_POINTS = {
     "VolumeZone": {fw.PRE_FILTER, fw.FILTER},
     "PodTopologySpread": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
     "InterPodAffinity": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
+    "DynamicResources": {
+        fw.PRE_ENQUEUE,
+        fw.PRE_FILTER,
+        fw.FILTER,
+        fw.POST_FILTER,
+        fw.SCORE,
+        fw.RESERVE,
+        fw.PRE_BIND,
+    },
     "DefaultPreemption": {fw.POST_FILTER},
     "NodeResourcesBalancedAllocation": {fw.PRE_SCORE, fw.SCORE},
     "ImageLocality": {fw.SCORE},
@@ -38,7 +49,11 @@ def test_names() -> None:
 @pytest.mark.parametrize("name", IN_TREE_NAMES)
 def test_factory_builds_plugin(name: str) -> None:
     registry = in_tree_registry()
-    plugin = registry.factories[name]({}, FakeHandle())
+    handle = FakeHandle()
+    # DynamicResources does nothing (registers no events) without its gate: build it as
+    # the release whose points are listed, 1.37.
+    handle.features = SchedulerFeatures.of(KubernetesVersion(1, 37))
+    plugin = registry.factories[name]({}, handle)
     assert plugin.name == name
     points = {p for p in fw.POINT_METHODS if fw.implements(plugin, p)}
     assert points == EXPECTED_POINTS[name]
@@ -49,8 +64,14 @@ def test_factory_builds_plugin(name: str) -> None:
 
 def test_registry_is_the_default_plugin_set_in_order() -> None:
     from wasmsched.config import DEFAULT_PLUGINS
+    from wasmsched.config.defaults import default_plugins
 
-    assert list(IN_TREE_NAMES) == [p.name for p in DEFAULT_PLUGINS]
+    # v1.33's set, and DynamicResources where 1.34 puts it (DRA GA, before DefaultPreemption).
+    assert [n for n in IN_TREE_NAMES if n != "DynamicResources"] == [
+        p.name for p in DEFAULT_PLUGINS
+    ]
+    v134 = default_plugins(SchedulerFeatures.of(KubernetesVersion(1, 34)))
+    assert list(IN_TREE_NAMES) == [p.name for p in v134]
 
 
 def test_registries_are_independent() -> None:

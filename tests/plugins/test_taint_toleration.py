@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import make_node, make_node_info, make_pod, make_snapshot, run_scores
+from conftest import FakeHandle, make_node, make_node_info, make_pod, make_snapshot, run_scores
 
+from wasmsched.framework.columns import NodeColumns, NodeRows
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NODE, ActionType, ClusterEvent, QueueingHint
 from wasmsched.framework.types import POD as POD_RESOURCE
 from wasmsched.plugins.taint_toleration import TaintToleration
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 
 def taint(key: str, value: str, effect: str) -> dict[str, str]:
@@ -251,3 +254,27 @@ def test_events_to_register() -> None:
         ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
         ClusterEvent(POD_RESOURCE, ActionType.UPDATE_POD_TOLERATION),
     ]
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "taints", "reason"),
+    [c[1:] for c in FILTER_CASES],
+    ids=[c[0] for c in FILTER_CASES],
+)
+def test_filter_message_since_1_34(tolerations: Any, taints: Any, reason: str | None) -> None:
+    # taint_toleration.go (v1.37.2) Filter: one reason for every untolerated taint.
+    features = SchedulerFeatures.of(KubernetesVersion(1, 37))
+    plugin = TaintToleration(FakeHandle(features=features))
+    ni = make_node_info(make_node("nodeA", taints=taints))
+    pod = make_pod(tolerations=tolerations)
+    status = plugin.filter(CycleState(), pod, ni)
+    if reason is None:
+        assert status is None
+    else:
+        want = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
+        assert status == want
+        columns = NodeColumns([ni])
+        codes, statuses = plugin.filter_columns(
+            CycleState(), pod, NodeRows(columns, columns.all_rows)
+        )
+        assert statuses[int(codes[0]) - 1] == want

@@ -20,6 +20,8 @@ from wasmsched.plugins.volume_restrictions import (
     is_schedulable_after_pod_deleted,
     is_schedulable_after_pvc_added,
 )
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 SKIP = Status(Code.SKIP)
 DISK_CONFLICT = Status(Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
@@ -202,3 +204,30 @@ def test_queueing_hints() -> None:
     assert is_schedulable_after_pod_deleted(pod, elsewhere, None) == QueueingHint.QUEUE_SKIP
     assert is_schedulable_after_pvc_added(pod, None, RWOP1) == QueueingHint.QUEUE
     assert is_schedulable_after_pvc_added(pod, None, RWX) == QueueingHint.QUEUE_SKIP
+
+
+@pytest.mark.parametrize(
+    ("minor", "want"),
+    [
+        (33, RWOP_CONFLICT),
+        # volume_restrictions.go (v1.37.2): ErrReasonReadWriteOncePodConflict.
+        (
+            37,
+            Status(
+                Code.UNSCHEDULABLE,
+                "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access "
+                "mode already in-use by another pod",
+            ),
+        ),
+    ],
+)
+def test_read_write_once_pod_message_since_1_34(minor: int, want: Status) -> None:
+    holder = vol_pod("holder", claims=["claim-with-rwop-1"], node_name="n1")
+    ni = make_node_info(make_node("n1"), [holder])
+    handle = handle_for([RWOP1])
+    handle.features = SchedulerFeatures.of(KubernetesVersion(1, minor))
+    plugin = VolumeRestrictions(handle)
+    pod = vol_pod(claims=["claim-with-rwop-1"])
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, [ni]) == (None, None)
+    assert plugin.filter(state, pod, ni) == want

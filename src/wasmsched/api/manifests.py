@@ -25,13 +25,13 @@ from typing import Any, TextIO
 
 import yaml
 
+from wasmsched.api.dra import CLUSTER_SCOPED_DRA_KINDS, DRA_KINDS, with_dra_defaults
 from wasmsched.api.objects import DEFAULT_NAMESPACE, Node, ObjectError, Pod
 from wasmsched.api.quantity import quote, type_name
 from wasmsched.api.validation import validate_object
 from wasmsched.errors import InputError, InternalError
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
-    SCHEDULER_VERSION,
     SUPPORTED_VERSIONS,
     KubernetesVersion,
     VersionError,
@@ -72,12 +72,14 @@ OTHER_KINDS = frozenset(
         "Job",
         "CronJob",
     }
+    | DRA_KINDS
 )
 KNOWN_KINDS = frozenset({"Node", "Pod"}) | OTHER_KINDS
 # Cluster-scoped kinds: named without a namespace in messages.
 _CLUSTER_SCOPED = frozenset(
     {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "RuntimeClass"}
     | {"Namespace"}
+    | CLUSTER_SCOPED_DRA_KINDS
 )
 # What ``wasmsched snapshot`` writes first: the server version the objects came from
 # (``/version``'s gitVersion), so that they are read as that release's objects.
@@ -315,13 +317,6 @@ def load_manifests(
     _read_snapshots(state, [(w, p, o) for w, p, k, o in found if k == SNAPSHOT_KIND])
     if kubernetes_version is not None:
         out.kubernetes_version = kubernetes_version
-    if out.kubernetes_version != SCHEDULER_VERSION:
-        source = str(path) if str(path) != STDIN else "<stdin>"
-        out.warnings.append(
-            f"{source}: the objects are read as Kubernetes {out.kubernetes_version}'s and "
-            f"scheduled as kube-scheduler {SCHEDULER_VERSION} schedules them (newer "
-            "releases' scheduling is not modelled yet)"
-        )
     for where, fpath, kind, obj in found:
         if kind != SNAPSHOT_KIND:
             _add(state, kind, obj, where, fpath)
@@ -388,6 +383,9 @@ def _read_snapshots(state: _State, found: list[tuple[str, str, Mapping[str, Any]
 def _add(state: _State, kind: str, obj: Mapping[str, Any], where: str, fpath: str) -> None:
     here = f"{where}: {fpath}" if fpath else where
     label = object_label(kind, obj)
+    if kind in DRA_KINDS:
+        # The API server's defaults (api/dra.py) before its validation, as it applies them.
+        obj = with_dra_defaults(kind, obj)
     problems = validate_object(kind, obj, state.out.kubernetes_version)
     if problems:
         for p in problems:

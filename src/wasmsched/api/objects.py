@@ -40,13 +40,14 @@ from wasmsched.api.quantity import (
 from wasmsched.api.resources import (
     Resource,
     node_allocatable,
+    pod_level_requests,
     pod_non_zero_requests,
     pod_requests,
 )
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
 from wasmsched.api.taints import Taint, Toleration, taints_from_list, tolerations_from_list
 
-__all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod"]
+__all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod", "PodResourceClaim"]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_NAMESPACE = "default"
@@ -188,10 +189,15 @@ _POD_PROPERTIES = (
     "preferred_node_affinity",
     "scheduling_gates",
     "host_ports",
+    "container_host_ports",
     "images",
+    "resource_claims",
+    "resource_claim_statuses",
 )
 _STALE_ON_BIND = frozenset({"spec", "node_name"})
-_STALE_ON_STATUS = frozenset({"status", "nominated_node_name", "phase", "is_terminal"})
+_STALE_ON_STATUS = frozenset(
+    {"status", "nominated_node_name", "phase", "is_terminal", "resource_claim_statuses"}
+)
 _STALE_ON_UPDATE = _STALE_ON_BIND | _STALE_ON_STATUS | {"metadata"}
 _META_BOOKKEEPING = frozenset({"resourceVersion", "managedFields"})
 _SPEC_BINDING = frozenset({"nodeName"})
@@ -205,6 +211,25 @@ def _same_except(old: Any, new: Mapping[str, Any], ignored: frozenset[str]) -> b
         if key not in ignored and (key not in old or old[key] != value):
             return False
     return all(key in new or key in ignored for key in old)
+
+
+class PodResourceClaim:
+    """One entry of a pod's ``spec.resourceClaims`` (core/v1 PodResourceClaim): a name the
+    containers use, and either the ResourceClaim it names or the ResourceClaimTemplate its
+    claim is made from (exactly one, as validation requires)."""
+
+    __slots__ = ("claim_name", "name", "template_name")
+
+    def __init__(self, name: str, claim_name: str | None, template_name: str | None) -> None:
+        self.name = name
+        self.claim_name = claim_name
+        self.template_name = template_name
+
+    def __repr__(self) -> str:
+        return (
+            f"PodResourceClaim({self.name!r}, claim_name={self.claim_name!r}, "
+            f"template_name={self.template_name!r})"
+        )
 
 
 class Pod(_Object):
@@ -291,6 +316,46 @@ class Pod(_Object):
         with _fields("spec"):
             return pod_non_zero_requests(self.spec, limits_as_default=True)
 
+    # With the PodLevelResources gate the pod-level requests (spec.resources.requests)
+    # count; a pod without them has the same amounts either way.
+
+    @cached_property
+    def has_pod_level_requests(self) -> bool:
+        """Whether spec.resources.requests sets cpu, memory or hugepages
+        (component-helpers/resource: IsPodLevelRequestsSet)."""
+        with _fields("spec"):
+            return bool(pod_level_requests(self.spec))
+
+    @cached_property
+    def pod_level_requests(self) -> Resource:
+        """``requests`` with the pod-level requests counted (PodRequests,
+        SkipPodLevelResources false). Do not mutate."""
+        if not self.has_pod_level_requests:
+            return self.requests
+        with _fields("spec"):
+            return pod_requests(self.spec, limits_as_default=True, pod_level=True)
+
+    @cached_property
+    def pod_level_non_zero_requests(self) -> tuple[int, int]:
+        """``non_zero_requests`` with the pod-level requests counted, as scoring computes
+        the incoming pod's (noderesources/resource_allocation.go: calculatePodResourceRequest)."""
+        if not self.has_pod_level_requests:
+            return self.non_zero_requests
+        with _fields("spec"):
+            return pod_non_zero_requests(self.spec, limits_as_default=True, pod_level=True)
+
+    @cached_property
+    def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
+        """``non_zero_requests`` with the pod-level requests counted, as NodeInfo sums a
+        placed pod's (framework/types.go: PodInfo.CalculateResource): defaults only for a
+        resource neither the containers nor the pod level request."""
+        if not self.has_pod_level_requests:
+            return self.non_zero_requests
+        with _fields("spec"):
+            return pod_non_zero_requests(
+                self.spec, limits_as_default=True, pod_level=True, missing_only=True
+            )
+
     @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
         with _fields():
@@ -329,37 +394,47 @@ class Pod(_Object):
 
     @cached_property
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:
-        """(hostIP, protocol, hostPort) of every port with a host port, as GetHostPorts.
+        """(hostIP, protocol, hostPort) of every port with a host port, as v1.34+
+        util.GetHostPorts counts them.
 
         Restartable init containers (sidecars) come first, then containers; hostIP defaults
         to 0.0.0.0 and protocol to TCP. A hostNetwork pod's ports default hostPort to
         containerPort, as the API server does.
         """
         with _fields():
-            host_network = expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
-            out: list[tuple[str, str, int]] = []
-            containers = [
+            sidecars = [
                 (p, c)
                 for p, c in self._containers("initContainers")
                 if expect_str(c.get("restartPolicy"), f"{p}.restartPolicy") == "Always"
             ]
-            containers += self._containers("containers")
-            for cpath, c in containers:
-                ports = expect_list(c.get("ports"), f"{cpath}.ports")
-                for j, raw in enumerate(ports):
-                    ppath = f"{cpath}.ports[{j}]"
-                    port = expect_mapping(raw, ppath)
-                    host_port = expect_int(port.get("hostPort"), f"{ppath}.hostPort") or 0
-                    if host_network and host_port == 0:
-                        host_port = (
-                            expect_int(port.get("containerPort"), f"{ppath}.containerPort") or 0
-                        )
-                    if host_port <= 0:
-                        continue
-                    host_ip = expect_str(port.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"
-                    protocol = expect_str(port.get("protocol"), f"{ppath}.protocol") or "TCP"
-                    out.append((host_ip, protocol, host_port))
-            return tuple(out)
+            return self._host_ports(sidecars) + self.container_host_ports
+
+    @cached_property
+    def container_host_ports(self) -> tuple[tuple[str, str, int], ...]:
+        """``host_ports`` of spec.containers alone, as v1.33 counts them (nodeports:
+        getContainerPorts, NodeInfo.updateUsedPorts)."""
+        with _fields():
+            return self._host_ports(self._containers("containers"))
+
+    def _host_ports(
+        self, containers: list[tuple[str, Mapping[str, Any]]]
+    ) -> tuple[tuple[str, str, int], ...]:
+        host_network = expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
+        out: list[tuple[str, str, int]] = []
+        for cpath, c in containers:
+            ports = expect_list(c.get("ports"), f"{cpath}.ports")
+            for j, raw in enumerate(ports):
+                ppath = f"{cpath}.ports[{j}]"
+                port = expect_mapping(raw, ppath)
+                host_port = expect_int(port.get("hostPort"), f"{ppath}.hostPort") or 0
+                if host_network and host_port == 0:
+                    host_port = expect_int(port.get("containerPort"), f"{ppath}.containerPort") or 0
+                if host_port <= 0:
+                    continue
+                host_ip = expect_str(port.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"
+                protocol = expect_str(port.get("protocol"), f"{ppath}.protocol") or "TCP"
+                out.append((host_ip, protocol, host_port))
+        return tuple(out)
 
     @cached_property
     def images(self) -> tuple[str, ...]:
@@ -372,6 +447,59 @@ class Pod(_Object):
                     if image:
                         out.append(image)
             return tuple(out)
+
+    @cached_property
+    def resource_claims(self) -> tuple[PodResourceClaim, ...]:
+        """spec.resourceClaims: the DRA claims the pod references (empty when none)."""
+        with _fields():
+            items = expect_list(self.spec.get("resourceClaims"), "spec.resourceClaims")
+            out = []
+            for i, raw in enumerate(items):
+                path = f"spec.resourceClaims[{i}]"
+                entry = expect_mapping(raw, path)
+                claim = entry.get("resourceClaimName")
+                template = entry.get("resourceClaimTemplateName")
+                out.append(
+                    PodResourceClaim(
+                        expect_str(entry.get("name"), f"{path}.name"),
+                        None if claim is None else expect_str(claim, f"{path}.resourceClaimName"),
+                        None
+                        if template is None
+                        else expect_str(template, f"{path}.resourceClaimTemplateName"),
+                    )
+                )
+            return tuple(out)
+
+    @cached_property
+    def resource_claim_statuses(self) -> dict[str, str | None]:
+        """status.resourceClaimStatuses: pod claim name -> the name of the ResourceClaim the
+        resourceclaim controller made from its template (None: none is needed)."""
+        with _fields():
+            items = expect_list(
+                self.status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
+            )
+            out: dict[str, str | None] = {}
+            for i, raw in enumerate(items):
+                path = f"status.resourceClaimStatuses[{i}]"
+                entry = expect_mapping(raw, path)
+                claim = entry.get("resourceClaimName")
+                out[expect_str(entry.get("name"), f"{path}.name")] = (
+                    None if claim is None else expect_str(claim, f"{path}.resourceClaimName")
+                )
+            return out
+
+    def with_resource_claim_statuses(self, statuses: Mapping[str, str | None]) -> Pod:
+        """A copy of this pod with status.resourceClaimStatuses set to ``statuses`` (pod
+        claim name -> claim name), as the resourceclaim controller writes it."""
+        manifest = dict(self.manifest)
+        st = dict(self.status)
+        st["resourceClaimStatuses"] = [
+            {"name": name} if claim is None else {"name": name, "resourceClaimName": claim}
+            for name, claim in statuses.items()
+        ]
+        manifest["status"] = st
+        new: Pod = self._derive(manifest, _STALE_ON_STATUS)
+        return new
 
     def updated(self, manifest: Mapping[str, Any]) -> Pod:
         """The pod as ``manifest``, a newer version of it, shows it: keeping what this one

@@ -1,10 +1,13 @@
 """Resource amounts as the scheduler counts them (``pkg/scheduler/framework`` ``Resource``).
 
 ``pod_requests`` is ``k8s.io/component-helpers/resource.PodRequests`` for a pod without
-pod-level resources and without in-place resize status: the sum of the containers' requests
-plus restartable init containers (sidecars), max'ed per resource against what each init
-container needs while it runs, plus ``overhead``. Sums and maxima are taken on exact
-quantities and converted at the end, as upstream converts the summed ResourceList.
+in-place resize status: the sum of the containers' requests plus restartable init
+containers (sidecars), max'ed per resource against what each init container needs while it
+runs; with ``pod_level`` (the PodLevelResources gate) the pod-level requests of cpu, memory
+and hugepages (``spec.resources.requests``) replace that aggregate; then ``overhead``. Sums
+and maxima are taken on exact quantities and converted at the end, as upstream converts the
+summed ResourceList. The scheduler does not default pod-level requests from pod-level
+limits (the API server does, SetDefaults_Pod; a manifest without requests has none).
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ __all__ = [
     "Resource",
     "ResourceError",
     "is_scalar_resource_name",
+    "is_supported_pod_level_resource",
     "node_allocatable",
+    "pod_level_requests",
     "pod_non_zero_requests",
     "pod_requests",
     "resource_list",
@@ -252,10 +257,27 @@ def container_requests(
     return requests
 
 
+def is_supported_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* (component-helpers/resource: IsSupportedPodLevelResource)."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def pod_level_requests(spec: Mapping[str, Any]) -> dict[str, Fraction]:
+    """The supported pod-level requests (``spec.resources.requests``), empty when none is set
+    (component-helpers/resource: IsPodLevelRequestsSet)."""
+    try:
+        res = expect_mapping(expect_mapping(spec, "").get("resources"), "resources")
+        requests = resource_list(res.get("requests"), "resources.requests")
+    except FieldError as e:
+        raise _resource_error(e) from None
+    return {n: q for n, q in requests.items() if is_supported_pod_level_resource(n)}
+
+
 def _aggregate(
     spec: Mapping[str, Any],
     non_missing: Mapping[str, Fraction] | None,
     limits_as_default: bool,
+    pod_level: Mapping[str, Fraction] | None = None,
 ) -> dict[str, Fraction]:
     total: dict[str, Fraction] = {}
     for i, c in enumerate(expect_list(spec.get("containers"), "containers")):
@@ -285,6 +307,9 @@ def _aggregate(
             _add_into(reqs, sidecars)
             _max_into(init_max, reqs)
     _max_into(total, init_max)
+    if pod_level:
+        # component-helpers/resource/helpers.go: PodRequests, applyPodLevelResources.
+        total.update(pod_level)
 
     overhead = spec.get("overhead")
     if overhead is not None:
@@ -297,23 +322,29 @@ def _resource_error(e: FieldError) -> ResourceError:
 
 
 def pod_request_amounts(
-    spec: Mapping[str, Any], *, limits_as_default: bool = False
+    spec: Mapping[str, Any], *, limits_as_default: bool = False, pod_level: bool = False
 ) -> dict[str, Fraction]:
     """PodRequests as exact amounts per resource name (including names the scheduler ignores)."""
+    levels = pod_level_requests(spec) if pod_level else None
     try:
-        return _aggregate(expect_mapping(spec, ""), None, limits_as_default)
+        return _aggregate(expect_mapping(spec, ""), None, limits_as_default, levels)
     except FieldError as e:
         raise _resource_error(e) from None
 
 
-def pod_requests(spec: Mapping[str, Any], *, limits_as_default: bool = False) -> Resource:
+def pod_requests(
+    spec: Mapping[str, Any], *, limits_as_default: bool = False, pod_level: bool = False
+) -> Resource:
     """The pod's requests as the scheduler accounts them (PodRequests, then Resource.Add).
 
     ``limits_as_default`` applies the API server's defaulting of requests from limits first,
-    for manifests that never went through an API server. Raises ResourceError with a path
-    relative to the spec (``containers[0].resources.requests.cpu``).
+    for manifests that never went through an API server; ``pod_level`` counts the pod-level
+    requests (PodLevelResources). Raises ResourceError with a path relative to the spec
+    (``containers[0].resources.requests.cpu``).
     """
-    return _from_amounts(pod_request_amounts(spec, limits_as_default=limits_as_default))
+    return _from_amounts(
+        pod_request_amounts(spec, limits_as_default=limits_as_default, pod_level=pod_level)
+    )
 
 
 _NON_ZERO_DEFAULTS: dict[str, Fraction] = {
@@ -323,15 +354,27 @@ _NON_ZERO_DEFAULTS: dict[str, Fraction] = {
 
 
 def pod_non_zero_requests(
-    spec: Mapping[str, Any], *, limits_as_default: bool = False
+    spec: Mapping[str, Any],
+    *,
+    limits_as_default: bool = False,
+    pod_level: bool = False,
+    missing_only: bool = False,
 ) -> tuple[int, int]:
     """(milli-CPU, memory) with 100m / 200Mi for each container that has no cpu / memory request.
 
     As the scheduler's PodInfo.calculateResource: an explicit request of 0 stays 0, init
-    containers get the same defaults, and overhead is added.
+    containers get the same defaults, and overhead is added. With ``pod_level`` the pod-level
+    cpu/memory requests replace the aggregate (scoring's calculatePodResourceRequest);
+    ``missing_only`` is NodeInfo's rule for a pod with pod-level requests (framework/types.go:
+    getNonMissingContainerRequests): a default only for a resource the pod's requests lack.
     """
     try:
-        amounts = _aggregate(expect_mapping(spec, ""), _NON_ZERO_DEFAULTS, limits_as_default)
+        levels = pod_level_requests(spec) if pod_level else None
+        defaults = _NON_ZERO_DEFAULTS
+        if levels and missing_only:
+            requests = _aggregate(expect_mapping(spec, ""), None, limits_as_default, levels)
+            defaults = {k: q for k, q in _NON_ZERO_DEFAULTS.items() if k not in requests}
+        amounts = _aggregate(expect_mapping(spec, ""), defaults, limits_as_default, levels)
     except FieldError as e:
         raise _resource_error(e) from None
     return milli_value(amounts.get(CPU, Fraction(0))), value(amounts.get(MEMORY, Fraction(0)))

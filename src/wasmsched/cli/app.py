@@ -17,6 +17,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from wasmsched.cli.choices import Only
+from wasmsched.release.version import (
+    DEFAULT_KUBERNETES_VERSION,
+    KubernetesVersion,
+    parse_kubernetes_version,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -46,6 +51,30 @@ ReportOption = Annotated[
         help="Write a self-contained HTML report (charts that open offline).",
     ),
 ]
+
+# The release to model: kube-scheduler's own flags, given once (or, for diff, per side).
+KubernetesVersionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kubernetes-version",
+        metavar="VERSION",
+        help="The kube-scheduler release to model, 1.33 to 1.37 (default: the server version "
+        f"a `wasmsched snapshot` recorded, else {DEFAULT_KUBERNETES_VERSION}).",
+    ),
+]
+FeatureGatesOption = Annotated[
+    str,
+    typer.Option(
+        "--feature-gates",
+        metavar="GATES",
+        help="Feature gates as kube-scheduler's --feature-gates sets them (NAME=BOOL,...), for that release.",
+    ),
+]
+
+
+def _requested_version(text: str | None) -> KubernetesVersion | None:
+    """--kubernetes-version, parsed (VersionError, one line, for what is not modelled)."""
+    return parse_kubernetes_version(text) if text is not None else None
 
 
 class LogLevel(StrEnum):
@@ -202,6 +231,8 @@ def simulate(
         ),
     ] = Only.pending,
     report: ReportOption = None,
+    kubernetes_version: KubernetesVersionOption = None,
+    feature_gates: FeatureGatesOption = "",
     fail_on_unschedulable: Annotated[
         bool,
         typer.Option(
@@ -231,6 +262,7 @@ def simulate(
     from wasmsched.cli.render import print_explain, print_table
     from wasmsched.config import default_config, load_config
     from wasmsched.errors import WasmschedError
+    from wasmsched.release.features import SchedulerFeatures
     from wasmsched.scheduler.registry import default_registry
     from wasmsched.sim.document import document, write_document, write_explain_lines
     from wasmsched.sim.simulation import Simulation
@@ -240,12 +272,21 @@ def simulate(
     record = explain or explain_output is not None
     registry = default_registry()
     try:
-        # "-" is standard input (load_manifests reads it).
-        objects = load_manifests("-" if str(cluster) == "-" else cluster)
+        # "-" is standard input (load_manifests reads it). The objects are read as the
+        # release named, else the one a Snapshot document records; the run models it.
+        objects = load_manifests(
+            "-" if str(cluster) == "-" else cluster,
+            kubernetes_version=_requested_version(kubernetes_version),
+        )
         known_pods = {p.key for p in objects.pods}
         for key in sorted((explain_pods or frozenset()) - known_pods):
             _fail(f"--explain-pod {key}: no such pod in {cluster}")
-        sched_config = load_config(config, registry) if config is not None else default_config()
+        features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
+        sched_config = (
+            load_config(config, registry, features)
+            if config is not None
+            else default_config(features)
+        )
         sim = Simulation(
             objects,
             sched_config,
@@ -435,6 +476,8 @@ def run(
             help="Bindings in flight before popping pauses (256).",
         ),
     ] = None,
+    kubernetes_version: KubernetesVersionOption = None,
+    feature_gates: FeatureGatesOption = "",
 ) -> None:
     """Run as a live scheduler against a Kubernetes API server."""
     import signal
@@ -455,8 +498,9 @@ def run(
     registry = default_registry()
     try:
         # How to reach the server comes first: its version picks the release the config is
-        # read as (options.kubernetes_version, when given, wins).
+        # read as (--kubernetes-version, when given, wins).
         connection = load_client_connection(config)
+        requested = _requested_version(kubernetes_version)
         options = leader_election_options(
             config,
             LeaderElectionFlags(
@@ -478,6 +522,8 @@ def run(
     except (WasmschedError, ValueError) as err:
         # ValueError: live.options' duration and lease checks (not yet InputErrors).
         _fail(str(err))
+    options.kubernetes_version = requested
+    options.feature_gates = feature_gates
     try:
         features = scheduler_features(api, options)
         sched_config = load_config(config, registry, features)

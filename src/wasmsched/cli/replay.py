@@ -19,10 +19,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from wasmsched.cli.app import (
+    FeatureGatesOption,
+    KubernetesVersionOption,
     OutputFormat,
     OutputOption,
     ReportOption,
     _fail,
+    _requested_version,
     _write_report,
     app,
 )
@@ -118,22 +121,36 @@ def replay(
         ),
     ] = GpuShare.whole,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    kubernetes_version: KubernetesVersionOption = None,
+    feature_gates: FeatureGatesOption = "",
 ) -> None:
     """Replay a workload trace: arrivals, run times, deletions and node changes over time."""
     from wasmsched.api.manifests import ClusterObjects, load_manifests
     from wasmsched.config import default_config, load_config
+    from wasmsched.release.features import SchedulerFeatures
+    from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION
     from wasmsched.replay.engine import Replay
     from wasmsched.replay.sources import read_trace
     from wasmsched.scheduler.registry import default_registry
 
     registry = default_registry()
     try:
+        requested = _requested_version(kubernetes_version)
         events, standing = read_trace(trace, gpu_share.value)
-        start = load_manifests(cluster) if cluster is not None else ClusterObjects()
+        start = (
+            load_manifests(cluster, kubernetes_version=requested)
+            if cluster is not None
+            else ClusterObjects(kubernetes_version=requested or DEFAULT_KUBERNETES_VERSION)
+        )
         start.nodes.extend(standing.nodes)
         start.pods.extend(standing.pods)
         start.others.extend(standing.others)
-        sched_config = load_config(config, registry) if config is not None else default_config()
+        features = SchedulerFeatures.of(start.kubernetes_version, feature_gates)
+        sched_config = (
+            load_config(config, registry, features)
+            if config is not None
+            else default_config(features)
+        )
         run = Replay(start, events, sched_config, registry, seed=seed, until=until)
     except WasmschedError as err:
         _fail(str(err))

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -16,16 +17,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from wasmsched.cli.app import (
+    FeatureGatesOption,
+    KubernetesVersionOption,
     OutputFormat,
     OutputOption,
     ReportOption,
     _fail,
+    _requested_version,
     _write_report,
     app,
 )
 from wasmsched.errors import WasmschedError
 
 EXIT_CHANGED = 3
+_T = TypeVar("_T")
 
 
 class Order(StrEnum):
@@ -99,18 +104,26 @@ def capacity(
     ] = False,
     seed: Annotated[int, typer.Option("--seed", metavar="N")] = 0,
     output: OutputOption = OutputFormat.table,
+    kubernetes_version: KubernetesVersionOption = None,
+    feature_gates: FeatureGatesOption = "",
 ) -> None:
     """How many copies of each pod template still fit on the cluster, and where."""
     from wasmsched.api.manifests import load_manifests
     from wasmsched.config import default_config, load_config
+    from wasmsched.release.features import SchedulerFeatures
     from wasmsched.scheduler.registry import default_registry
     from wasmsched.whatif.capacity import Capacity
 
     try:
         registry = default_registry()
         templates = _templates(pod, replicas or [])
-        objects = load_manifests(cluster)
-        sched_config = load_config(config, registry) if config is not None else default_config()
+        objects = load_manifests(cluster, kubernetes_version=_requested_version(kubernetes_version))
+        features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
+        sched_config = (
+            load_config(config, registry, features)
+            if config is not None
+            else default_config(features)
+        )
         result = Capacity(
             objects,
             templates,
@@ -160,11 +173,14 @@ def diff(
         Path, typer.Option("--cluster", metavar="PATH", help="Nodes and pods (YAML).")
     ],
     config: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Option(
-            "--config", metavar="FILE", help="Two KubeSchedulerConfiguration files: A, then B."
+            "--config",
+            metavar="FILE",
+            help="KubeSchedulerConfiguration files: A, then B (one: both sides; none: the "
+            "default configuration).",
         ),
-    ],
+    ] = None,
     trace: Annotated[
         Path | None,
         typer.Option("--trace", metavar="FILE", help="Replay this trace under both instead."),
@@ -175,30 +191,101 @@ def diff(
     fail_on_change: Annotated[
         bool, typer.Option("--fail-on-change", help="Exit 3 when any pod's node or result changed.")
     ] = False,
+    kubernetes_version: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kubernetes-version",
+            metavar="VERSION",
+            help="The release each side models, 1.33 to 1.37: A, then B (one: both sides; "
+            "default: the cluster's recorded server version, else the newest).",
+        ),
+    ] = None,
+    feature_gates: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--feature-gates",
+            metavar="GATES",
+            help="kube-scheduler's --feature-gates: A, then B (one: both sides).",
+        ),
+    ] = None,
 ) -> None:
-    """Run the same cluster (or trace) under two configurations and show what changed."""
+    """Run the same cluster (or trace) under two configurations, or two Kubernetes versions,
+    and show what changed."""
     from wasmsched.whatif.diff import diff_runs
     from wasmsched.whatif.execute import run_document
 
-    if len(config) != 2:
-        _fail(f"--config: give exactly two configurations (A and B), got {len(config)}")
+    configs: list[Path | None] = list(config or [])
+    versions = list(kubernetes_version or [])
+    gates = list(feature_gates or [])
+    for option, values in (
+        ("--config", configs),
+        ("--kubernetes-version", versions),
+        ("--feature-gates", gates),
+    ):
+        if len(values) > 2:
+            _fail(f"{option}: give at most two values (A and B), got {len(values)}")
+    if len(configs) < 2 and len(versions) < 2 and len(gates) < 2:
+        _fail(
+            "give two --config files, two --kubernetes-version values or two --feature-gates "
+            "values (A and B) to compare"
+        )
+    configs = _sides(configs, None)
+    try:
+        version_sides = [_requested_version(v) for v in _sides(versions, None)]
+    except WasmschedError as err:
+        _fail(str(err))
+    gate_sides = _sides(gates, "")
+    labels = _labels(configs, _sides(versions, None), gate_sides)
     traces = [trace] if trace is not None else None
     try:
-        a = run_document(cluster, config[0], trace=traces, seed=seed)
-        b = run_document(cluster, config[1], trace=traces, seed=seed)
+        a, b = (
+            run_document(
+                cluster,
+                configs[side],
+                trace=traces,
+                seed=seed,
+                kubernetes_version=version_sides[side],
+                feature_gates=gate_sides[side],
+            )
+            for side in (0, 1)
+        )
     except WasmschedError as err:
         _fail(str(err))
     result = diff_runs(a, b)
     if report is not None:
         from wasmsched.report import diff_report
 
-        _write_report(report, diff_report(result, a, b, labels=(config[0].name, config[1].name)))
+        _write_report(report, diff_report(result, a, b, labels=labels))
     if output is OutputFormat.json:
         typer.echo(json.dumps(result, indent=2))
     else:
-        _print_diff(Console(), result, config[0].name, config[1].name)
+        _print_diff(Console(), result, *labels)
     if fail_on_change and result["changed"]:
         raise typer.Exit(EXIT_CHANGED)
+
+
+def _sides(values: Sequence[_T], default: _T) -> list[_T]:
+    """A and B from zero, one (both sides) or two values."""
+    if not values:
+        return [default, default]
+    return list(values) * 2 if len(values) == 1 else list(values)
+
+
+def _labels(
+    configs: Sequence[Path | None], versions: Sequence[str | None], gates: Sequence[str]
+) -> tuple[str, str]:
+    """Each side's name in tables and reports: what differs between them."""
+    names: list[list[str]] = [[], []]
+    for values in (
+        [c.name if c is not None else "default" for c in configs],
+        [v or "" for v in versions],
+        gates,
+    ):
+        if values[0] != values[1]:
+            for side in (0, 1):
+                names[side].append(values[side] or "default")
+    a, b = (" ".join(n) for n in names)
+    return (a, b) if a != b else (f"A {a}", f"B {b}")
 
 
 def _print_diff(console: Console, result: dict[str, Any], name_a: str, name_b: str) -> None:
@@ -265,16 +352,30 @@ def sweep(
     ] = Path("sweep-results"),
     output: OutputOption = OutputFormat.table,
     report: ReportOption = None,
+    kubernetes_version: KubernetesVersionOption = None,
+    feature_gates: FeatureGatesOption = "",
 ) -> None:
     """Run every (configuration, trace, seed) combination and aggregate per configuration."""
+    from wasmsched.release.features import SchedulerFeatures
+    from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION
     from wasmsched.whatif.runs import config_bundle, file_bundle
     from wasmsched.whatif.sweep import aggregate, parse_seeds, plan, run_sweep
 
     try:
         seed_list = parse_seeds(seeds)
+        # Refuse a bad version or gate here, with one line, not in every worker.
+        version = _requested_version(kubernetes_version)
+        SchedulerFeatures.of(version or DEFAULT_KUBERNETES_VERSION, feature_gates)
         configs = [(str(c), config_bundle(c)) for c in config]
         traces = [file_bundle(t) for t in trace] if trace else [None]
-        specs = plan(configs, file_bundle(cluster), traces, seed_list)
+        specs = plan(
+            configs,
+            file_bundle(cluster),
+            traces,
+            seed_list,
+            str(version) if version is not None else None,
+            feature_gates,
+        )
         records = run_sweep(
             specs,
             out,

@@ -15,6 +15,7 @@ from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
+    from wasmsched.release.features import SchedulerFeatures
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -29,7 +30,9 @@ def zone_key(node: Node) -> str:
 
 
 class Cache:
-    def __init__(self) -> None:
+    def __init__(self, features: SchedulerFeatures | None = None) -> None:
+        # What a placed pod counts for on its node follows the release (NodeInfo).
+        self.features = features
         self.nodes: dict[str, NodeInfo] = {}
         self.pod_node: dict[str, str] = {}  # uid -> node of every placed (or assumed) pod
         self.pods: dict[str, Pod] = {}  # uid -> pod placed on a node
@@ -53,7 +56,7 @@ class Cache:
     def add_node(self, node: Node) -> NodeInfo:
         info = self.nodes.get(node.name)
         if info is None:
-            info = NodeInfo(node)
+            info = NodeInfo(node, self.features)
             self.nodes[node.name] = info
             for pod in self._orphans.pop(node.name, []):
                 info.add_pod(pod)

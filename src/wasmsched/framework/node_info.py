@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from wasmsched.api.resources import Resource
+from wasmsched.release.features import SchedulerFeatures
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
@@ -56,7 +57,10 @@ class NodeInfo:
     """A node and what is placed on it, with the sums that Filter and Score read.
 
     Requested resources are kept up to date on every add/remove so that no per-node
-    work is needed in a scheduling cycle.
+    work is needed in a scheduling cycle. What a pod counts for follows the release
+    (``features``, the default release when not given): its pod-level requests with
+    PodLevelResources (PodInfo.CalculateResource), its sidecars' host ports from v1.34
+    (updateUsedPorts).
     """
 
     __slots__ = (
@@ -67,14 +71,19 @@ class NodeInfo:
         "node",
         "non_zero_cpu",
         "non_zero_memory",
+        "pod_level_resources",
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "requested",
+        "sidecar_host_ports",
         "used_ports",
     )
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, features: SchedulerFeatures | None = None) -> None:
+        features = features or SchedulerFeatures.of()
+        self.pod_level_resources = features.pod_level_resources
+        self.sidecar_host_ports = features.sidecar_host_ports
         self.node = node
         self.name = node.name
         self.allocatable: Resource = node.allocatable
@@ -110,11 +119,11 @@ class NodeInfo:
             self.pods_with_affinity.append(info)
         if info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity.append(info)
-        self.requested.add(pod.requests)
-        cpu, memory = pod.non_zero_requests
+        requests, (cpu, memory) = self._requests(pod)
+        self.requested.add(requests)
         self.non_zero_cpu += cpu
         self.non_zero_memory += memory
-        for ip, protocol, port in pod.host_ports:
+        for ip, protocol, port in self._host_ports(pod):
             self.used_ports.setdefault((protocol, port), set()).add(ip)
         self.generation += 1
 
@@ -132,11 +141,11 @@ class NodeInfo:
             self.pods_with_required_anti_affinity = [
                 p for p in self.pods_with_required_anti_affinity if p.pod.uid != uid
             ]
-        self.requested.sub(old.requests)
-        cpu, memory = old.non_zero_requests
+        requests, (cpu, memory) = self._requests(old)
+        self.requested.sub(requests)
         self.non_zero_cpu -= cpu
         self.non_zero_memory -= memory
-        for ip, protocol, port in old.host_ports:
+        for ip, protocol, port in self._host_ports(old):
             ips = self.used_ports.get((protocol, port))
             if ips is not None:
                 ips.discard(ip)
@@ -144,6 +153,15 @@ class NodeInfo:
                     del self.used_ports[(protocol, port)]
         self.generation += 1
         return True
+
+    def _requests(self, pod: Pod) -> tuple[Resource, tuple[int, int]]:
+        """What the pod requests here and its non-zero cpu/memory, as the release counts."""
+        if self.pod_level_resources:
+            return pod.pod_level_requests, pod.pod_level_node_non_zero_requests
+        return pod.requests, pod.non_zero_requests
+
+    def _host_ports(self, pod: Pod) -> tuple[tuple[str, str, int], ...]:
+        return pod.host_ports if self.sidecar_host_ports else pod.container_host_ports
 
     def port_conflicts(self, host_ports: Sequence[tuple[str, str, int]]) -> bool:
         """Whether any (ip, protocol, port) is already used here (0.0.0.0 conflicts with all)."""
@@ -157,6 +175,8 @@ class NodeInfo:
     def clone(self) -> NodeInfo:
         """An independent copy (preemption's what-if runs change it)."""
         copy = NodeInfo.__new__(NodeInfo)
+        copy.pod_level_resources = self.pod_level_resources
+        copy.sidecar_host_ports = self.sidecar_host_ports
         copy.node = self.node
         copy.name = self.name
         copy.allocatable = self.allocatable

@@ -105,9 +105,16 @@ class SearchState(Protocol):
 
 
 def find_nodes_that_fit(
-    search: SearchState, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    search: SearchState,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    snapshot: Snapshot,
+    node_hint: Callable[[], str] | None = None,
 ) -> tuple[list[NodeInfo], Diagnosis]:
-    """findNodesThatFitPod: PreFilter, the nominated node first, Filter, extenders."""
+    """findNodesThatFitPod: PreFilter, the nominated node first, Filter, extenders.
+    ``node_hint``: opportunistic batching's GetNodeHint (1.35+), asked after PreFilter; its
+    node is tried first as a nominated node is (the nominated node wins)."""
     diagnosis = Diagnosis()
     all_nodes = snapshot.node_infos
     pre_result, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
@@ -121,6 +128,8 @@ def find_nodes_that_fit(
         return [], diagnosis
 
     nominated = pod.nominated_node_name
+    if node_hint is not None:
+        nominated = nominated or node_hint()
     if nominated:
         # evaluateNominatedNode. It leaves nextStartNodeIndex alone, but a failure is
         # written to the shared NodeToStatus and so counts below.
@@ -427,20 +436,28 @@ def prioritize_nodes(
     pod: Pod,
     nodes: list[NodeInfo],
     snapshot: Snapshot,
+    extender_scored: list[int] | None = None,
+    raw_scores: dict[str, list[int]] | None = None,
 ) -> IntArray:
     """prioritizeNodes: PreScore, Score (normalized, weighted), the extenders' scores;
-    every node's total, in order."""
+    every node's total, in order. ``extender_scored``, when given, receives the indices of
+    the nodes an extender scored (1.35+ gives them a random tie-breaker); ``raw_scores``
+    each Score plugin's scores before NormalizeScore (opportunistic batching keeps them)."""
     prioritizers = [e for e in search.extenders if e.has_prioritize]
     if not fwk.has_score_plugins and not prioritizers:
         return np.ones(len(nodes), np.int64)
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None:
         raise CycleError(status)
-    totals, status = run_score_plugins(fwk, state, pod, nodes, rows_of(fwk, state, nodes, snapshot))
+    totals, status = run_score_plugins(
+        fwk, state, pod, nodes, rows_of(fwk, state, nodes, snapshot), raw_scores
+    )
     if status is not None:
         raise CycleError(status)
     if prioritizers:
-        add_extender_scores(prioritizers, pod, nodes, totals)
+        scored = add_extender_scores(prioritizers, pod, nodes, totals)
+        if extender_scored is not None:
+            extender_scored.extend(sorted(scored))
     return totals
 
 
@@ -450,11 +467,12 @@ def run_score_plugins(
     pod: Pod,
     nodes: Sequence[NodeInfo],
     rows: NodeRows | None = None,
+    raw_scores: dict[str, list[int]] | None = None,
 ) -> tuple[IntArray, Status | None]:
     """RunScorePlugins: each plugin's scores (its vectorized form over ``rows`` when given
     and offered, else per node), NormalizeScore, the range check and the weights, summed
     per node; or the error that ends the cycle. An explained cycle records each plugin's
-    raw and normalized scores."""
+    raw and normalized scores; ``raw_scores``, when given, receives them by plugin."""
     skip = state.skip_score_plugins
     totals = np.zeros(len(nodes), np.int64)
     rec = state.recorder
@@ -476,6 +494,8 @@ def run_score_plugins(
             if status is not None:
                 return totals, _error(f"running Score plugin {name!r}: {status.message}", name)
         raw: list[int] = list(values) if rec is not None else []
+        if raw_scores is not None:
+            raw_scores[name] = [int(v) for v in values]
         if extensions is not None:
             values, status = _normalize(extensions, state, pod, nodes, rows, values)
             if status is not None:
@@ -573,9 +593,11 @@ def _error(message: str, plugin: str) -> Status:
 
 def add_extender_scores(
     extenders: Sequence[Extender], pod: Pod, nodes: list[NodeInfo], totals: IntArray
-) -> None:
-    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10)."""
+) -> set[int]:
+    """Extender scores, scaled by weight * MaxNodeScore / MaxExtenderPriority (10); the
+    indices of the nodes some extender scored."""
     index = {ni.name: i for i, ni in enumerate(nodes)}
+    scored: set[int] = set()
     for extender in extenders:
         if not extender.is_interested(pod):
             continue
@@ -589,6 +611,8 @@ def add_extender_scores(
             i = index.get(node_name)
             if i is not None:
                 totals[i] += score * extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+                scored.add(i)
+    return scored
 
 
 # --- the nodes' rows ----------------------------------------------------------------------

@@ -32,6 +32,7 @@ from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.batching import OpportunisticBatch
     from wasmsched.framework.node_info import NodeInfo, PodInfo
     from wasmsched.framework.types import ClusterEventWithHint, QueuedPodInfo
     from wasmsched.framework.waiting_pods import WaitingPods
@@ -127,6 +128,9 @@ class Framework:
         if not self.bind_plugins:
             raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
         self.enqueue_extensions: tuple[fi.Plugin, ...] = tuple(enqueue_extensions)
+        # Opportunistic batching (1.35+), when the profile may batch (framework/batching;
+        # set by the Scheduler, which knows the release and the extenders).
+        self.batch: OpportunisticBatch | None = None
         self.waiting_pods = waiting_pods
         seen: dict[int, fi.Plugin] = {}
         for point_plugins in points.values():
@@ -403,12 +407,9 @@ class Framework:
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, _with_plugin(status, plugin.name)
             if status.code not in (Code.UNSCHEDULABLE, Code.PENDING):
-                return None, _with_plugin(
-                    Status(
-                        Code.ERROR, f"running PostFilter plugin {plugin.name!r}: {status.message}"
-                    ),
-                    plugin.name,
-                )
+                # The plugin's error as it is (framework.go: RunPostFilterPlugins,
+                # fwk.AsStatus(s.AsError())): the cycle's PostFilter message.
+                return None, _with_plugin(Status(Code.ERROR, status.message), plugin.name)
             if r is not None and r.nominating_info is not None and result is None:
                 result = r
             reasons.extend(status.reasons)

@@ -115,6 +115,7 @@ class QueuedPodInfo:
     __slots__ = (
         "attempts",
         "backoff_expiry",
+        "consecutive_errors_count",
         "gated",
         "gated_message",
         "initial_attempt_timestamp",
@@ -122,6 +123,7 @@ class QueuedPodInfo:
         "pod",
         "seq",
         "timestamp",
+        "unschedulable_count",
         "unschedulable_plugins",
     )
 
@@ -130,6 +132,10 @@ class QueuedPodInfo:
         self.timestamp = timestamp  # last time it was added to the queue
         self.initial_attempt_timestamp: float | None = None
         self.attempts = 0
+        # Returns to the queue rejected by plugins, and errors since the last rejection
+        # (1.34+ back off by these: backend/queue/backoff_queue.go: getBackoffTime).
+        self.unschedulable_count = 0
+        self.consecutive_errors_count = 0
         self.unschedulable_plugins: set[str] = set()
         self.pending_plugins: set[str] = set()
         self.gated = False

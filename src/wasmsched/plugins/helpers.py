@@ -13,9 +13,10 @@ from wasmsched.framework.types import (
     ClusterEvent,
     ClusterEventWithHint,
 )
+from wasmsched.release.features import SchedulerFeatures
 
 if TYPE_CHECKING:
-    from wasmsched.framework.interfaces import NodeScore
+    from wasmsched.framework.interfaces import Handle, NodeScore
     from wasmsched.framework.status import Status
     from wasmsched.framework.types import QueueingHintFn
 
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
 ALL_EVENTS: tuple[ClusterEventWithHint, ...] = (
     ClusterEventWithHint(ClusterEvent(WILDCARD, ActionType.ALL)),
 )
+
+
+def features_of(handle: Handle | None) -> SchedulerFeatures:
+    """The release a plugin follows: the handle's (kube hands each factory its
+    feature.Features, plugins/registry.go: NewInTreeRegistry), or the default release for
+    a plugin built without a handle."""
+    return handle.features if handle is not None else SchedulerFeatures.of()
 
 
 def taint_and_toleration_events(

@@ -1,8 +1,9 @@
 """ImageLocality: favours nodes that already hold the pod's images (k8s ``imagelocality``).
 
-The score is the sum over the pod's init and regular containers of each present image's
-size scaled by how widely it has spread (``size * numNodes / totalNodes``), clamped to
-[23 MiB, 1000 MiB * containers] and mapped linearly onto [0, 100].
+The score is the sum over the pod's init and regular containers (since v1.36 also its image
+volumes, ``volumes[].image.reference``) of each present image's size scaled by how widely it
+has spread (``size * numNodes / totalNodes``), clamped to [23 MiB, 1000 MiB * images] and
+mapped linearly onto [0, 100].
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import IMAGE_NAMES_SIGNER, image_names_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
-from wasmsched.plugins.helpers import ALL_EVENTS
+from wasmsched.plugins.helpers import ALL_EVENTS, features_of
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -36,8 +38,9 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def pod_images(pod: Pod) -> tuple[tuple[str, ...], int]:
-    """(normalized image of every init and regular container, number of containers)."""
+def pod_images(pod: Pod, image_volumes: bool = False) -> tuple[tuple[str, ...], int]:
+    """(normalized image of every init and regular container, number of containers); with
+    ``image_volumes`` the image volumes count too (v1.36+ image_locality.go: sumImageScores)."""
     spec = pod.spec or {}
     images: list[str] = []
     count = 0
@@ -45,6 +48,13 @@ def pod_images(pod: Pod) -> tuple[tuple[str, ...], int]:
         for container in spec.get(key) or ():
             count += 1
             images.append(normalized_image_name(str(container.get("image") or "")))
+    if image_volumes:
+        for volume in spec.get("volumes") or ():
+            image = volume.get("image")
+            if image is None:
+                continue
+            count += 1
+            images.append(normalized_image_name(str(image.get("reference") or "")))
     return tuple(images), count
 
 
@@ -77,6 +87,7 @@ class ImageLocality:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self._image_volumes = features_of(handle).image_locality_counts_image_volumes
         # (pod, its images, container count) of the last pod scored: Score runs once per
         # node for the same pod. One tuple, so that concurrent readers never mix two pods.
         self._last: tuple[Pod | None, tuple[str, ...], int] = (None, (), 0)
@@ -87,7 +98,7 @@ class ImageLocality:
         """
         last_pod, images, count = self._last
         if last_pod is not pod:
-            images, count = pod_images(pod)
+            images, count = pod_images(pod, self._image_volumes)
             self._last = (pod, images, count)
         if count == 0:
             return 0, None
@@ -105,7 +116,7 @@ class ImageLocality:
         """``score`` over the columns: each of the pod's images adds its scaled score (the
         same for every node that holds it) on the rows that hold it; then calculatePriority
         on the sums. Which rows hold an image is found once per image (and node set)."""
-        images, count = pod_images(pod)
+        images, count = pod_images(pod, self._image_volumes)
         size = len(rows)
         if count == 0:
             return np.zeros(size, np.int64)
@@ -135,6 +146,10 @@ class ImageLocality:
     def score_extensions(self) -> None:
         """ScoreExtensions (image_locality.go): none, the score is already in [0, 100]."""
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (image_locality.go, 1.35+): the distinct normalized images."""
+        return [(IMAGE_NAMES_SIGNER, image_names_signature(pod, normalized_image_name))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EnqueueExtensions: every cluster event, as upstream registers for a plugin without

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.selectors import NodeSelector, PreferredSchedulingTerms, SelectorError
+from wasmsched.framework.batching import (
+    NODE_AFFINITY_SIGNER,
+    NODE_SELECTOR_SIGNER,
+    node_affinity_signature,
+)
 from wasmsched.framework.columns import IntArray, NodeColumns, NodeRows, default_normalize_columns
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, PreFilterResult
 from wasmsched.framework.status import Code, Status
@@ -277,6 +282,14 @@ class NodeAffinity:
         return self
 
     # --- queueing hints -------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (node_affinity.go, 1.35+): the node affinity and the node selector."""
+        selector = (pod.spec or {}).get("nodeSelector")
+        return [
+            (NODE_AFFINITY_SIGNER, node_affinity_signature(pod)),
+            (NODE_SELECTOR_SIGNER, dict(selector) if selector is not None else None),
+        ]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_affinity.go): Node Add/UpdateNodeLabel with

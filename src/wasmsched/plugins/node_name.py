@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import NODE_NAME_SIGNER
 from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -60,6 +61,10 @@ class NodeName:
             return np.zeros(len(rows), np.int64), []
         row = rows.columns.row_of.get(wanted, -1)
         return (rows.rows != row).astype(np.int64), [self._rejected]
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (node_name.go, 1.35+): spec.nodeName."""
+        return [(NODE_NAME_SIGNER, pod.node_name)]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_name.go: NodeName.EventsToRegister): Node/Add only, with

@@ -1,4 +1,9 @@
-"""NodePorts: a node must have the pod's host ports free (k8s ``plugins/nodeports``, v1.33)."""
+"""NodePorts: a node must have the pod's host ports free (k8s ``plugins/nodeports``).
+
+v1.33 counts the host ports of ``spec.containers`` (getContainerPorts); since v1.34 those of
+restartable init containers (sidecars) too (util.GetHostPorts), for the incoming pod and,
+through NodeInfo, for the pods on the node.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import HOST_PORTS_SIGNER, host_ports_signature
 from wasmsched.framework.columns import IntArray, NodeRows, verdicts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -17,6 +23,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import features_of
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -60,7 +67,8 @@ class NodePorts:
 
     name = NAME
 
-    def __init__(self) -> None:
+    def __init__(self, handle: Handle | None = None) -> None:
+        self._sidecar_ports = features_of(handle).sidecar_host_ports
         self._skip = Status(Code.SKIP)
         # Unschedulable, not unresolvable: preemption can free the ports.
         self._rejected = Status(Code.UNSCHEDULABLE, ERR_REASON)
@@ -69,11 +77,15 @@ class NodePorts:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """PreFilter (node_ports.go: NodePorts.PreFilter): the pod's host ports, Skip when none."""
-        ports = tuple(pod.host_ports)
+        ports = self._host_ports(pod)
         if not ports:
             return None, self._skip
         state.write(PRE_FILTER_KEY, _PreFilterState(ports))
         return None, None
+
+    def _host_ports(self, pod: Pod) -> tuple[HostPort, ...]:
+        """The pod's host ports as the release counts them."""
+        return pod.host_ports if self._sidecar_ports else pod.container_host_ports
 
     def pre_filter_extensions(self) -> None:
         """PreFilterExtensions (node_ports.go): none."""
@@ -103,6 +115,10 @@ class NodePorts:
             len(rows), ((p, one(state, pod, infos[rows.rows[p]])) for p in used.tolist())
         )
 
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (node_ports.go, 1.35+): the host ports."""
+        return [(HOST_PORTS_SIGNER, host_ports_signature(pod))]
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_ports.go): Pod/Delete with isSchedulableAfterPodDeleted and
         Node/Add.
@@ -110,23 +126,24 @@ class NodePorts:
         # Pod ports are immutable, so only deletions free them; Node/Add has no hint.
         return [
             ClusterEventWithHint(
-                ClusterEvent(POD, ActionType.DELETE), is_schedulable_after_pod_deleted
+                ClusterEvent(POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted
             ),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
         ]
 
-
-def is_schedulable_after_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-    """Queue only when the deleted pod was placed and held a port this pod wants."""
-    deleted = old_obj
-    if deleted is None or not (deleted.node_name or _nominated_node_name(deleted)):
+    def is_schedulable_after_pod_deleted(
+        self, pod: Pod, old_obj: Any, new_obj: Any
+    ) -> QueueingHint:
+        """Queue only when the deleted pod was placed and held a port this pod wants."""
+        deleted = old_obj
+        if deleted is None or not (deleted.node_name or _nominated_node_name(deleted)):
+            return QueueingHint.QUEUE_SKIP
+        used = self._host_ports(deleted)
+        if not used:
+            return QueueingHint.QUEUE_SKIP
+        if ports_conflict(self._host_ports(pod), used):
+            return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
-    used = tuple(deleted.host_ports)
-    if not used:
-        return QueueingHint.QUEUE_SKIP
-    if ports_conflict(tuple(pod.host_ports), used):
-        return QueueingHint.QUEUE
-    return QueueingHint.QUEUE_SKIP
 
 
 def _nominated_node_name(pod: Pod) -> str:
@@ -136,7 +153,7 @@ def _nominated_node_name(pod: Pod) -> str:
 
 def new(args: dict[str, Any], handle: Handle) -> NodePorts:
     """The registry factory (node_ports.go: New); NodePorts takes no args."""
-    return NodePorts()
+    return NodePorts(handle)
 
 
 if TYPE_CHECKING:

@@ -1,8 +1,10 @@
 """NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay even.
 
-k8s ``plugins/noderesources/balanced_allocation.go`` (v1.33): it scores with the real
+k8s ``plugins/noderesources/balanced_allocation.go``: it scores with the real
 ``Requested`` sums (``useRequested: true``), not the non-zero ones, and skips best-effort
-pods (every configured request zero) at PreScore.
+pods (every configured request zero) at PreScore. Up to v1.35 a node scores the balance it
+has with the pod placed; since v1.36 the change in balance the pod makes
+(``balancedResourceScorer``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.framework.batching import RESOURCES_SIGNER, resources_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.helpers import ALL_EVENTS
+from wasmsched.plugins.helpers import ALL_EVENTS, features_of
 from wasmsched.plugins.resource_allocation import (
     KIND_CPU,
     KIND_EPHEMERAL,
@@ -95,6 +98,21 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balanced_resource_change_score(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """How much placing the pod improves the node's balance (v1.36+ balanced_allocation.go:
+    balancedResourceScorer): 75 for no change, towards 100 better, towards 50 worse.
+
+    Both balances lie in [50, 100], so the halved sum is never negative and Go's integer
+    division is Python's.
+    """
+    with_pod = balanced_resource_score(requested, allocatable)
+    without_pod = balanced_resource_score(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + (half + with_pod - without_pod) // 2
+
+
 class NodeResourcesBalancedAllocation:
     """The NodeResourcesBalancedAllocation Score plugin
     (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go: BalancedAllocation).
@@ -106,12 +124,15 @@ class NodeResourcesBalancedAllocation:
         self.resources = tuple(parse_args(args))
         self.handle = handle
         self._skip = Status(Code.SKIP)
+        features = features_of(handle)
+        self._scores_change = features.balanced_allocation_scores_change
+        self._pod_level = features.pod_level_resources
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (balanced_allocation.go: BalancedAllocation.PreScore): the pod's requests of
         the scored resources; Skip for a best-effort pod.
         """
-        pod_requests = pod_request_list(pod, self.resources, True)
+        pod_requests = pod_request_list(pod, self.resources, True, self._pod_level)
         if not any(pod_requests):
             # Best-effort pods would otherwise all pile onto the same node (k8s #129138).
             return self._skip
@@ -124,18 +145,22 @@ class NodeResourcesBalancedAllocation:
         """
         s = state.get(PRE_SCORE_KEY)
         if s is None:
-            pod_requests = pod_request_list(pod, self.resources, True)
+            pod_requests = pod_request_list(pod, self.resources, True, self._pod_level)
             if not any(pod_requests):
                 return 0, None
         else:
             pod_requests = s.pod_requests
         requested = []
+        allocated = []
         allocatable = []
         for spec, pod_request in zip(self.resources, pod_requests, strict=True):
             alloc, req = allocatable_requested(node_info, spec, pod_request, True)
             if alloc:
                 allocatable.append(alloc)
                 requested.append(req)
+                allocated.append(req - pod_request)
+        if self._scores_change:
+            return balanced_resource_change_score(requested, allocated, allocatable), None
         return balanced_resource_score(requested, allocatable), None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
@@ -145,11 +170,26 @@ class NodeResourcesBalancedAllocation:
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return None
+        with_pod = self._balance_columns(rows, s.pod_requests, True)
+        if with_pod is None or not self._scores_change:
+            return with_pod
+        without_pod = self._balance_columns(rows, s.pod_requests, False)
+        if without_pod is None:
+            return None
+        half = MAX_NODE_SCORE // 2
+        change: IntArray = half + (half + with_pod - without_pod) // 2
+        return change
+
+    def _balance_columns(
+        self, rows: NodeRows, pod_requests: Sequence[int], with_pod: bool
+    ) -> IntArray | None:
+        """balanced_resource_score of every row, with the pod's requests added or (for the
+        balance before the pod) not; the resources scored are the same either way."""
         columns = rows.columns
         r = rows.rows
         specs = self.resources
         if len(specs) == 2 and specs[0].kind == KIND_CPU and specs[1].kind == KIND_MEMORY:
-            pod_cpu, pod_memory = s.pod_requests
+            pod_cpu, pod_memory = pod_requests
             alloc_cpu = columns.alloc_cpu[r]
             alloc_memory = columns.alloc_memory[r]
             if (
@@ -159,6 +199,8 @@ class NodeResourcesBalancedAllocation:
                 and alloc_memory.all()
             ):
                 # Both fractions present on every row: the two-fraction case alone.
+                if not with_pod:
+                    pod_cpu = pod_memory = 0
                 f0 = np.minimum((columns.req_cpu[r] + pod_cpu) / alloc_cpu, 1.0)
                 f1 = np.minimum((columns.req_memory[r] + pod_memory) / alloc_memory, 1.0)
                 fast: IntArray = ((1 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(
@@ -171,7 +213,7 @@ class NodeResourcesBalancedAllocation:
         first = np.zeros(size, np.float64)
         second = np.zeros(size, np.float64)
         fractions: list[tuple[np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, Any]]] = []
-        for spec, pod_request in zip(self.resources, s.pod_requests, strict=True):
+        for spec, pod_request in zip(self.resources, pod_requests, strict=True):
             if abs(pod_request) >= SAFE_LIMIT:
                 return None
             kind = spec.kind
@@ -189,9 +231,9 @@ class NodeResourcesBalancedAllocation:
                     return None
                 alloc, req = scalar_alloc[r], scalar_req[r]
             present = alloc != 0
-            f = (req + pod_request).astype(np.float64) / np.where(present, alloc, 1).astype(
-                np.float64
-            )
+            f = (req + (pod_request if with_pod else 0)).astype(np.float64) / np.where(
+                present, alloc, 1
+            ).astype(np.float64)
             f = np.where(f > 1, 1.0, f)
             total = total + np.where(present, f, 0.0)
             first = np.where(present & (count == 0), f, first)
@@ -212,6 +254,10 @@ class NodeResourcesBalancedAllocation:
     def score_extensions(self) -> None:
         """ScoreExtensions (balanced_allocation.go): none."""
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (balanced_allocation.go, 1.35+): the pod's requests, as Fit."""
+        return [(RESOURCES_SIGNER, resources_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EnqueueExtensions: every cluster event, as upstream registers for a plugin without

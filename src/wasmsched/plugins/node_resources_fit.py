@@ -1,7 +1,8 @@
 """NodeResourcesFit: does the node have room for the pod, and how full will it be.
 
 k8s ``plugins/noderesources/fit.go`` with its scoring strategies (``least_allocated.go``,
-``most_allocated.go``, ``requested_to_capacity_ratio.go``) as of v1.33.
+``most_allocated.go``, ``requested_to_capacity_ratio.go``) as of v1.33; since v1.34 a request
+larger than the node's allocatable is UnschedulableAndUnresolvable (fitsRequest).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.resources import is_scalar_resource_name
+from wasmsched.framework.batching import RESOURCES_SIGNER, resources_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
@@ -24,7 +26,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
-from wasmsched.plugins.helpers import is_extended_resource_name
+from wasmsched.plugins.helpers import features_of, is_extended_resource_name
 from wasmsched.plugins.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     MAX_UTILIZATION,
@@ -63,6 +65,10 @@ REASON_EPHEMERAL = "Insufficient ephemeral-storage"
 
 # Bits of the fixed (non-scalar) failures, in the order k8s reports them.
 _PODS, _CPU, _MEMORY, _EPHEMERAL = 1, 2, 4, 8
+# Set beside the failures when one of them asks more than the node's allocatable (v1.34+
+# fit.go: fitsRequest's InsufficientResource.Unresolvable); above the scalars' bits (16 << k
+# for at most 48 scalars).
+_UNRESOLVABLE = 1 << 62
 _FIXED_REASONS = (
     (_PODS, REASON_TOO_MANY_PODS),
     (_CPU, REASON_CPU),
@@ -111,30 +117,39 @@ def _ignored(name: str, ignored: frozenset[str], groups: frozenset[str]) -> bool
 
 
 def insufficient_resources(
-    request: PodRequest, node_info: NodeInfo
+    request: PodRequest, node_info: NodeInfo, unresolvable: bool = False
 ) -> tuple[int, list[str] | None] | None:
     """None when the pod fits, else (bitmask of fixed failures, scalar failure reasons or None).
 
-    Nothing is allocated when the pod fits: Filter calls this for every node.
+    With ``unresolvable`` (v1.34+) the mask carries _UNRESOLVABLE when a failing request
+    exceeds the node's allocatable outright ("Too many pods" never does). Nothing is
+    allocated when the pod fits: Filter calls this for every node.
     """
     alloc = node_info.allocatable
     mask = _PODS if len(node_info.pods) + 1 > alloc.allowed_pod_number else 0
     if request.empty:
         return (mask, None) if mask else None
     used = node_info.requested
-    if request.milli_cpu and request.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        mask |= _CPU
-    if request.memory and request.memory > alloc.memory - used.memory:
-        mask |= _MEMORY
+    cpu = request.milli_cpu
+    if cpu and cpu > alloc.milli_cpu - used.milli_cpu:
+        mask |= _CPU | (_UNRESOLVABLE if unresolvable and cpu > alloc.milli_cpu else 0)
+    memory = request.memory
+    if memory and memory > alloc.memory - used.memory:
+        mask |= _MEMORY | (_UNRESOLVABLE if unresolvable and memory > alloc.memory else 0)
     eph = request.ephemeral_storage
     if eph and eph > alloc.ephemeral_storage - used.ephemeral_storage:
-        mask |= _EPHEMERAL
+        mask |= _EPHEMERAL | (
+            _UNRESOLVABLE if unresolvable and eph > alloc.ephemeral_storage else 0
+        )
     extra: list[str] | None = None
     if request.scalars:
         alloc_scalar = alloc.scalar
         used_scalar = used.scalar
         for name, qty, reason in request.scalars:
-            if qty > alloc_scalar.get(name, 0) - used_scalar.get(name, 0):
+            node_alloc = alloc_scalar.get(name, 0)
+            if qty > node_alloc - used_scalar.get(name, 0):
+                if unresolvable and qty > node_alloc:
+                    mask |= _UNRESOLVABLE
                 if extra is None:
                     extra = [reason]
                 else:
@@ -288,6 +303,10 @@ class NodeResourcesFit:
             )
         # Statuses for the fixed failure combinations, built on first use and shared.
         self._statuses: dict[int, Status] = {}
+        features = features_of(handle)
+        self._unresolvable = features.fit_unresolvable_over_allocatable
+        # PodLevelResources: spec.resources.requests count (fit.go: computePodResourceRequest).
+        self._pod_level = features.pod_level_resources
 
     # --- PreFilter / Filter ---------------------------------------------------------
 
@@ -297,9 +316,13 @@ class NodeResourcesFit:
         """PreFilter (fit.go: Fit.PreFilter): computes the pod's effective requests once."""
         state.write(
             PRE_FILTER_KEY,
-            PodRequest(pod.requests, self.ignored_resources, self.ignored_resource_groups),
+            PodRequest(self._requests(pod), self.ignored_resources, self.ignored_resource_groups),
         )
         return None, None
+
+    def _requests(self, pod: Pod) -> Resource:
+        """The pod's requests as the release counts them."""
+        return pod.pod_level_requests if self._pod_level else pod.requests
 
     def pre_filter_extensions(self) -> None:
         """PreFilterExtensions (fit.go): none."""
@@ -314,7 +337,7 @@ class NodeResourcesFit:
             return Status(
                 Code.ERROR, f'error reading "{PRE_FILTER_KEY}" from cycleState: not found'
             )
-        found = insufficient_resources(request, node_info)
+        found = insufficient_resources(request, node_info, self._unresolvable)
         if found is None:
             return None
         return self._rejection(found)
@@ -331,29 +354,43 @@ class NodeResourcesFit:
         columns = rows.columns
         r = rows.rows
         fails = [(_PODS, columns.free_pods[r] < 1)]
+        # The allocatable each failure is checked against for _UNRESOLVABLE (v1.34+).
+        over: list[tuple[IntArray, IntArray, int]] = []
         if not request.empty:
-            for qty, bit, free in (
-                (request.milli_cpu, _CPU, columns.free_cpu),
-                (request.memory, _MEMORY, columns.free_memory),
-                (request.ephemeral_storage, _EPHEMERAL, columns.free_ephemeral),
+            for qty, bit, free, node_alloc in (
+                (request.milli_cpu, _CPU, columns.free_cpu, columns.alloc_cpu),
+                (request.memory, _MEMORY, columns.free_memory, columns.alloc_memory),
+                (
+                    request.ephemeral_storage,
+                    _EPHEMERAL,
+                    columns.free_ephemeral,
+                    columns.alloc_ephemeral,
+                ),
             ):
                 if not qty:
                     continue
                 if abs(qty) >= SAFE_LIMIT:
                     return None
-                fails.append((bit, free[r] < qty))
+                bad = free[r] < qty
+                fails.append((bit, bad))
+                over.append((bad, node_alloc[r], qty))
             for k, (name, qty, _) in enumerate(request.scalars):
                 if abs(qty) >= SAFE_LIMIT:
                     return None
                 alloc, used = columns.scalar(name)
                 if not columns.usable:
                     return None
-                fails.append((16 << k, alloc[r] - used[r] < qty))
+                bad = alloc[r] - used[r] < qty
+                fails.append((16 << k, bad))
+                over.append((bad, alloc[r], qty))
         if not any(bad.any() for _, bad in fails):
             return np.zeros(len(r), np.int64), []
         mask = np.zeros(len(r), np.int64)
         for bit, bad in fails:
             mask[bad] |= bit
+        if self._unresolvable:
+            for bad, node_alloc, qty in over:
+                mask[bad & (node_alloc < qty)] |= _UNRESOLVABLE
         if not mask.any():
             return mask, []
         values, codes = np.unique(mask, return_inverse=True)
@@ -365,35 +402,43 @@ class NodeResourcesFit:
             extra = [
                 reason for k, (_, _, reason) in enumerate(request.scalars) if value & (16 << k)
             ]
-            statuses.append(self._rejection((value & 15, extra or None)))
+            statuses.append(self._rejection((value & (15 | _UNRESOLVABLE), extra or None)))
         return codes.reshape(-1).astype(np.int64) + offset, statuses
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` of every row over the columns (the framework's columnar Score form)."""
         s = state.get(PRE_SCORE_KEY)
         pod_requests = (
-            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
+            s.pod_requests
+            if s is not None
+            else pod_request_list(pod, self.resources, False, self._pod_level)
         )
         return self._scorer.score_columns(rows, pod_requests)
 
     def _rejection(self, found: tuple[int, list[str] | None]) -> Status:
-        """The Unschedulable status of insufficient_resources' answer (one per fixed mask)."""
+        """The status of insufficient_resources' answer (one per fixed mask): Unschedulable,
+        or UnschedulableAndUnresolvable when a request exceeds the allocatable (fit.go:
+        Fit.Filter, v1.34+)."""
         mask, extra = found
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if mask & _UNRESOLVABLE else Code.UNSCHEDULABLE
         if extra is None:
             status = self._statuses.get(mask)
             if status is None:
-                status = Status(Code.UNSCHEDULABLE, *(r for bit, r in _FIXED_REASONS if mask & bit))
+                status = Status(code, *(r for bit, r in _FIXED_REASONS if mask & bit))
                 self._statuses[mask] = status
             return status
         reasons = [r for bit, r in _FIXED_REASONS if mask & bit]
         reasons.extend(extra)
-        return Status(Code.UNSCHEDULABLE, *reasons)
+        return Status(code, *reasons)
 
     # --- PreScore / Score -----------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (fit.go: Fit.PreScore): the pod's requests of the scored resources."""
-        state.write(PRE_SCORE_KEY, PodRequests(pod_request_list(pod, self.resources, False)))
+        state.write(
+            PRE_SCORE_KEY,
+            PodRequests(pod_request_list(pod, self.resources, False, self._pod_level)),
+        )
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -402,7 +447,9 @@ class NodeResourcesFit:
         """
         s = state.get(PRE_SCORE_KEY)
         pod_requests = (
-            s.pod_requests if s is not None else pod_request_list(pod, self.resources, False)
+            s.pod_requests
+            if s is not None
+            else pod_request_list(pod, self.resources, False, self._pod_level)
         )
         return self._scorer.score(node_info, pod_requests), None
 
@@ -411,6 +458,11 @@ class NodeResourcesFit:
         return None
 
     # --- queueing hints -------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (fit.go, 1.35+): the pod's requests (no DRA-backed extended resources
+        here, so it never refuses)."""
+        return [(RESOURCES_SIGNER, resources_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (fit.go: Fit.EventsToRegister): Pod Delete/UpdatePodScaleDown and
@@ -444,11 +496,12 @@ class NodeResourcesFit:
         self, pod: Pod, old_obj: Any, new_obj: Any
     ) -> QueueingHint:
         """A node that is added, or grows, and could hold the pod when empty."""
-        if new_obj is None or not _is_fit(pod, new_obj):
+        request = self._requests(pod)
+        if new_obj is None or not _is_fit(request, new_obj):
             return QueueingHint.QUEUE_SKIP
         if old_obj is None:
             return QueueingHint.QUEUE
-        if _requested_resources_increased(pod, old_obj, new_obj):
+        if _requested_resources_increased(request, old_obj, new_obj):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
@@ -477,16 +530,16 @@ def _scale_down_frees(target: Pod, original: Pod, modified: Pod) -> bool:
     return False
 
 
-def _is_fit(pod: Pod, node: Node) -> bool:
-    return not fits(pod, NodeInfo(node))
+def _is_fit(request: Resource, node: Node) -> bool:
+    """Whether the request fits the empty node (fit.go: isFit)."""
+    return insufficient_resources(PodRequest(request), NodeInfo(node)) is None
 
 
-def _requested_resources_increased(pod: Pod, original: Node, modified: Node) -> bool:
+def _requested_resources_increased(request: Resource, original: Node, modified: Node) -> bool:
     before = original.allocatable
     after = modified.allocatable
     if after.allowed_pod_number > before.allowed_pod_number:
         return True
-    request = pod.requests
     if not (request.milli_cpu or request.memory or request.ephemeral_storage or request.scalar):
         return False
     if (

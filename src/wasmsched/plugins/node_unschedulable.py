@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.taints import Taint, tolerates
+from wasmsched.framework.batching import TOLERATIONS_SIGNER, tolerations_signature
 from wasmsched.framework.columns import IntArray, NodeRows
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import ClusterEventWithHint, QueueingHint
@@ -62,6 +63,10 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.tolerations):
             return np.zeros(len(rows), np.int64), []
         return rows.columns.unschedulable[rows.rows].astype(np.int64), [self._rejected]
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (node_unschedulable.go, 1.35+): the tolerations."""
+        return [(TOLERATIONS_SIGNER, tolerations_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (node_unschedulable.go): Node Add/UpdateNodeTaint and the pod's own

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     CSI_NODE,
@@ -252,6 +253,10 @@ class NodeVolumeLimits:
                 return "", ""
             return in_tree[1], handle
         return provisioner, handle
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (csi.go, 1.35+): the volumes."""
+        return [(VOLUMES_SIGNER, volumes_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (csi.go: CSILimits.EventsToRegister): CSINode/Add, Pod/Delete and

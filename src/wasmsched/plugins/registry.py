@@ -6,6 +6,7 @@ from wasmsched.framework.interfaces import PluginFactory, Registry
 from wasmsched.plugins import (
     default_binder,
     default_preemption,
+    dynamic_resources,
     image_locality,
     inter_pod_affinity,
     node_affinity,
@@ -39,6 +40,7 @@ _FACTORIES: tuple[tuple[str, PluginFactory], ...] = (
     (volume_zone.NAME, volume_zone.new),
     (pod_topology_spread.NAME, pod_topology_spread.new),
     (inter_pod_affinity.NAME, inter_pod_affinity.new),
+    (dynamic_resources.NAME, dynamic_resources.new),
     (default_preemption.NAME, default_preemption.new),
     (node_resources_balanced_allocation.NAME, node_resources_balanced_allocation.new),
     (image_locality.NAME, image_locality.new),

@@ -87,15 +87,21 @@ class PodRequests:
         return self
 
 
-def pod_request_list(pod: Pod, specs: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
+def pod_request_list(
+    pod: Pod, specs: Sequence[ResourceSpec], use_requested: bool, pod_level: bool = False
+) -> list[int]:
     """The pod's request for each spec; cpu/memory non-zero unless ``use_requested``.
 
     Non-zero requests give each container that sets no cpu/memory request the scheduler's
-    defaults (100m, 200Mi), as ``NonMissingContainerRequests`` does.
+    defaults (100m, 200Mi), as ``NonMissingContainerRequests`` does; with ``pod_level``
+    (PodLevelResources) the pod-level requests then replace the aggregate
+    (resource_allocation.go: calculatePodResourceRequest).
     """
-    requests = pod.requests
+    requests = pod.pod_level_requests if pod_level else pod.requests
     if use_requested:
         cpu, memory = requests.milli_cpu, requests.memory
+    elif pod_level:
+        cpu, memory = pod.pod_level_non_zero_requests
     else:
         cpu, memory = pod.non_zero_requests
     out = []

@@ -1,6 +1,7 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
 
-k8s ``plugins/tainttoleration`` (v1.33).
+k8s ``plugins/tainttoleration``: v1.33 names the untolerated taint in the Filter's reason;
+since v1.34 the reason is the same for every taint.
 """
 
 from __future__ import annotations
@@ -11,11 +12,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wasmsched.api.taints import count_intolerable_prefer_no_schedule, find_untolerated_taint
+from wasmsched.framework.batching import TOLERATIONS_SIGNER, tolerations_signature
 from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns, verdicts
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import ClusterEventWithHint, QueueingHint
-from wasmsched.plugins.helpers import default_normalize_score, taint_and_toleration_events
+from wasmsched.plugins.helpers import (
+    default_normalize_score,
+    features_of,
+    taint_and_toleration_events,
+)
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
@@ -31,8 +37,12 @@ PREFER_NO_SCHEDULE = "PreferNoSchedule"
 DO_NOT_SCHEDULE_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
 
 
+# The Filter's reason since v1.34, for any taint (taint_toleration.go: TaintToleration.Filter).
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+
 def untolerated_reason(key: str, value: str) -> str:
-    """The Filter's reason for a taint (taint_toleration.go: TaintToleration.Filter)."""
+    """The v1.33 Filter's reason for a taint (taint_toleration.go: TaintToleration.Filter)."""
     return f"node(s) had untolerated taint {{{key}: {value}}}"
 
 
@@ -66,6 +76,8 @@ class TaintToleration:
         self.handle = handle
         # Rejections by (taint key, value): a cluster has few distinct taints.
         self._rejections: dict[tuple[str, str], Status] = {}
+        self._names_taint = features_of(handle).taint_message_names_taint
+        self._untolerated = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Filter (taint_toleration.go: TaintToleration.Filter): UnschedulableAndUnresolvable
@@ -77,6 +89,8 @@ class TaintToleration:
         taint = find_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         if taint is None:
             return None
+        if not self._names_taint:
+            return self._untolerated
         return Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_reason(taint.key, taint.value)
         )
@@ -147,6 +161,10 @@ class TaintToleration:
     def score_extensions(self) -> TaintToleration:
         """ScoreExtensions (taint_toleration.go): the plugin itself (NormalizeScore)."""
         return self
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (taint_toleration.go, 1.35+): the tolerations."""
+        return [(TOLERATIONS_SIGNER, tolerations_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (taint_toleration.go): Node Add/UpdateNodeTaint and the pod's own

@@ -1,5 +1,6 @@
 """VolumeRestrictions: in-tree disks a node already mounts read-write, and claims with the
-ReadWriteOncePod access mode that another pod uses (k8s ``plugins/volumerestrictions``, v1.33).
+ReadWriteOncePod access mode that another pod uses (k8s ``plugins/volumerestrictions``; the
+ReadWriteOncePod message is reworded in v1.34).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -18,6 +20,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import features_of
 from wasmsched.plugins.volume_binding import (
     access_modes,
     name_of,
@@ -37,6 +40,11 @@ PRE_FILTER_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
+# Since v1.34 (volume_restrictions.go: ErrReasonReadWriteOncePodConflict).
+ERR_REASON_RWOP_IN_USE = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    "already in-use by another pod"
 )
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 
@@ -147,7 +155,11 @@ class VolumeRestrictions:
         self.handle = handle
         self._skip = Status(Code.SKIP)
         self._disk_conflict = Status(Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
-        self._rwop_conflict = Status(Code.UNSCHEDULABLE, ERR_REASON_RWOP_CONFLICT)
+        in_use_message = features_of(handle).rwop_in_use_message
+        self._rwop_conflict = Status(
+            Code.UNSCHEDULABLE,
+            ERR_REASON_RWOP_IN_USE if in_use_message else ERR_REASON_RWOP_CONFLICT,
+        )
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -231,6 +243,10 @@ class VolumeRestrictions:
         if s.conflicting_refs > 0:
             return self._rwop_conflict
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (volume_restrictions.go, 1.35+): the volumes."""
+        return [(VOLUMES_SIGNER, volumes_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (volume_restrictions.go): Pod/Delete, Node/Add and PVC/Add, with

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -171,6 +172,10 @@ class VolumeZone:
             if value is None or value not in values:
                 return self._conflict
         return None
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (volume_zone.go, 1.35+): the volumes."""
+        return [(VOLUMES_SIGNER, volumes_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (volume_zone.go: VolumeZone.EventsToRegister): StorageClass/Add,

@@ -67,8 +67,12 @@ class SchedulingQueue:
         initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
         max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+        backoff_by_unschedulable_count: bool = False,
     ) -> None:
         self.now = now
+        # 1.34+: the backoff doubles per rejection (or per consecutive error), not per
+        # attempt (SchedulerFeatures.backoff_by_unschedulable_count).
+        self.backoff_by_unschedulable_count = backoff_by_unschedulable_count
         self.frameworks = frameworks
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
@@ -92,6 +96,8 @@ class SchedulingQueue:
             for name, fwk in frameworks.items()
         }
         self.moves = 0  # pods moved out of the unschedulable pool by events
+        # Pops so far (active_queue.go: schedCycle, what Scheduler.CurrentCycle reads).
+        self.scheduling_cycle = 0
 
     # --- adding and popping ------------------------------------------------------------
 
@@ -130,6 +136,7 @@ class SchedulingQueue:
             if uid not in self._active_uids:
                 continue  # removed while queued
             self._active_uids.discard(uid)
+            self.scheduling_cycle += 1
             info.attempts += 1
             if info.initial_attempt_timestamp is None:
                 info.initial_attempt_timestamp = self.now()
@@ -149,8 +156,16 @@ class SchedulingQueue:
     # --- failures ------------------------------------------------------------------------
 
     def backoff_duration(self, info: QueuedPodInfo) -> float:
+        """calculateBackoffDuration: the initial backoff doubled per earlier attempt (1.33)
+        or, since 1.34, per earlier rejection (per consecutive error after an error),
+        capped at the maximum; none before the first rejection or error."""
+        count = info.attempts
+        if self.backoff_by_unschedulable_count:
+            count = info.consecutive_errors_count or info.unschedulable_count
+            if count == 0:
+                return 0.0
         duration = self.initial_backoff
-        for _ in range(1, info.attempts):
+        for _ in range(1, count):
             duration *= 2
             if duration >= self.max_backoff:
                 return self.max_backoff
@@ -162,6 +177,11 @@ class SchedulingQueue:
     def add_unschedulable(self, info: QueuedPodInfo) -> str:
         """k8s AddUnschedulableIfNotPresent; returns the queue the pod went to."""
         info.timestamp = self.now()
+        if not info.unschedulable_plugins and not info.pending_plugins:
+            info.consecutive_errors_count += 1  # an error, no plugin rejected it
+        else:
+            info.unschedulable_count += 1
+            info.consecutive_errors_count = 0
         strategy = self._hint_for_in_flight(info)
         queue = self._requeue(info, strategy)
         self.done(info.pod.uid)

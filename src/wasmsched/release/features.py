@@ -94,7 +94,9 @@ class SchedulerFeatures:
     balanced_allocation_scores_change: bool
     # 1.36: ImageLocality counts the pod's image volumes (imagelocality: sumImageScores).
     image_locality_counts_image_volumes: bool
-    # 1.36: "Preempted by pod <uid> on node <n>" (preemption/executor.go).
+    # 1.36: "Preempted by <kind> <uid> on node <n>" and "... higher priority <kind>"
+    # (preemption/executor.go: PreemptPod); the kind of a single pod is "pod", so its texts
+    # are 1.33's: nothing reads this until pod groups are modelled.
     preemption_names_preemptor_kind: bool
     # 1.37: NodeName before NodeUnschedulable in the default plugins
     # (apis/config/v1/default_plugins.go: getDefaultPlugins).

@@ -15,7 +15,6 @@ from wasmsched.errors import InputError
 
 __all__ = [
     "DEFAULT_KUBERNETES_VERSION",
-    "SCHEDULER_VERSION",
     "SUPPORTED_VERSIONS",
     "KubernetesVersion",
     "VersionError",
@@ -46,10 +45,6 @@ SUPPORTED_VERSIONS: tuple[KubernetesVersion, ...] = tuple(
 # The version an input is read as when nothing names one. It stays the oldest modelled
 # release until the newer ones' scheduling semantics are in (issue "Current Kubernetes").
 DEFAULT_KUBERNETES_VERSION = SUPPORTED_VERSIONS[0]
-# The kube-scheduler release whose scheduling the framework and plugins follow: one for
-# now, whatever release the objects are read as (issue "Current Kubernetes" makes it a
-# choice per run).
-SCHEDULER_VERSION = SUPPORTED_VERSIONS[0]
 
 _SUPPORTED = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
 # "1.37", "v1.37", "1.37.2", "v1.37.2-eks-4b1c3a", "v1.37.2+k3s1".

@@ -54,6 +54,7 @@ class BindingCycles:
     def __init__(self, sched: Scheduler) -> None:
         self._sched = sched
         self.in_flight: dict[str, BindingInFlight] = {}
+        self._nominate_for_expectation = sched.config.features.nominated_node_name_for_expectation
 
     def start(
         self,
@@ -67,10 +68,20 @@ class BindingCycles:
         """Starts the binding cycle of a pod its scheduling cycle assumed (k8s ScheduleOne's
         ``go bindingCycle``): now, or once the pod stops waiting at Permit."""
         assumed, host = scheduled.pod, scheduled.host
+        sched = self._sched
+        if self._nominate_for_expectation:
+            # bindingCycle (1.35+): when PreBind has work or the pod waits at Permit, the
+            # chosen node is written as nominatedNodeName first (for the autoscaler).
+            pre_flight = run_pre_bind_pre_flights(fwk, state, assumed, host)
+            if pre_flight is not None and pre_flight.code != Code.SKIP:
+                failure = SchedulingFailure(pre_flight)
+                self.binding_failure(fwk, state, info, assumed, host, failure, outcome)
+                return
+            if (pre_flight is None or scheduled.waits) and assumed.nominated_node_name != host:
+                sched.writer.set_nominated_node(assumed, host)
         if not scheduled.waits:
             self.binding_cycle(fwk, state, info, assumed, host, outcome, None, pods_to_activate)
             return
-        sched = self._sched
         now = sched.now()
         deadlines = {plugin: now + timeout for plugin, timeout in scheduled.waits.items()}
         waited = dict(scheduled.waits)
@@ -257,4 +268,28 @@ class BindingCycles:
         handle_scheduling_failure(sched, fwk, info, failure, outcome)
 
 
-__all__ = ["BindingCycles", "BindingInFlight"]
+def run_pre_bind_pre_flights(
+    fwk: Framework, state: CycleState, pod: Pod, node_name: str
+) -> Status | None:
+    """framework.go: RunPreBindPreFlights (1.35+): None (Success) when some PreBind plugin
+    has work for the pod, Skip when none has, an Error when one fails. A plugin without a
+    ``pre_bind_pre_flight`` method counts as Skip."""
+    result: Status | None = Status(Code.SKIP)
+    for plugin in fwk.pre_bind_plugins:
+        pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+        if pre_flight is None:
+            continue
+        try:
+            status = pre_flight(state, pod, node_name)
+        except Exception as err:
+            status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+        if status is None or status.code == Code.SUCCESS:
+            result = None
+        elif status.code != Code.SKIP:
+            # Anything but Success and Skip is unsupported there: an error.
+            message = f"running PreBindPreFlight {plugin.name!r}: {status.message}"
+            return Status(Code.ERROR, message, plugin=plugin.name)
+    return result
+
+
+__all__ = ["BindingCycles", "BindingInFlight", "run_pre_bind_pre_flights"]

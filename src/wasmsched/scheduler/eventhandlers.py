@@ -136,11 +136,22 @@ class EventHandlers:
             self._changed()
             s.queue.delete(new)
             if not was_assigned:
+                outcome = s.outcomes.get(new.uid)
+                if outcome is not None and new.nominated_node_name != old.nominated_node_name:
+                    # The API server cleared it at binding (1.35+).
+                    outcome.nominated_node = new.nominated_node_name or None
                 s.queue.on_event(ev.ASSIGNED_POD_ADD, None, new)
             else:
                 s.queue.on_event(ev.ClusterEvent(ev.POD, ev.ActionType.UPDATE), old, new)
             return
         outcome = s.outcomes.get(new.uid)
+        if outcome is not None and s.cache.is_assumed(new.uid):
+            # updatePodInSchedulingQueue: an assumed pod's update (the binding cycle's
+            # nominatedNodeName, 1.35+) touches neither the queue nor the nominator; the
+            # outcome still shows the pod as the API server has it.
+            outcome.pod = new
+            outcome.nominated_node = new.nominated_node_name or None
+            return
         if outcome is not None:
             outcome.pod = new
             s.nominator.update(old, new)

@@ -2,7 +2,7 @@
 
 ``schedule_pod`` finds the nodes that fit and scores them (framework/node_search:
 ``find_nodes_that_fit``, ``prioritize_nodes``), then picks one (host_selection:
-``select_host_index``). ``scheduling_cycle`` runs it for one pod, then Reserve and
+``select_host_index``; since 1.35 the top of a heap over them, framework/sorted_nodes). ``scheduling_cycle`` runs it for one pod, then Reserve and
 Permit, and returns the assumed pod for the binding cycle (binding.py) or the failure
 for the failure handler (failure.py).
 """
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from wasmsched.framework.diagnosis import (
     NO_NODES_AVAILABLE,
@@ -26,6 +28,7 @@ from wasmsched.framework.diagnosis import (
 from wasmsched.framework.extender import Extender
 from wasmsched.framework.interfaces import NominatingInfo
 from wasmsched.framework.node_search import find_nodes_that_fit, prioritize_nodes
+from wasmsched.framework.sorted_nodes import ScoredNodeHeap, heap_top_index
 from wasmsched.framework.status import Code, Status
 from wasmsched.scheduler.failure import SchedulingFailure, rejection
 from wasmsched.scheduler.host_selection import select_host_index
@@ -33,6 +36,7 @@ from wasmsched.scheduler.types import AssumedPod, NoNodes
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.batching import OpportunisticBatch
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import Snapshot
     from wasmsched.framework.runtime import Framework
@@ -53,6 +57,11 @@ class Algorithm:
     nominator: Nominator
     rng: random.Random
     percentage_of_nodes_to_score: int
+    # Since 1.35 the winner is the top of a heap over the scored nodes, not a random pick
+    # among the best (SchedulerFeatures.host_from_sorted_nodes).
+    host_from_sorted_nodes: bool = False
+    # The scheduler's clock (opportunistic batching's state expires on it).
+    now: Callable[[], float] = float
     next_start_node_index: int = 0
     # Failed cycles kept while the cluster does not change (framework/diagnosis).
     failure_memo: FailureMemo = field(default_factory=FailureMemo)
@@ -71,19 +80,83 @@ class ScheduleResult:
 
 
 def schedule_pod(
-    alg: Algorithm, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    alg: Algorithm,
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    snapshot: Snapshot,
+    cycle: int = 0,
 ) -> ScheduleResult:
-    """k8s schedulePod: fit, score, select; FitError when no node fits."""
+    """k8s schedulePod: fit, score, select; FitError when no node fits. ``cycle``: the
+    queue's scheduling cycle (opportunistic batching reads it)."""
     if len(snapshot) == 0:
         raise NoNodes()
+    if fwk.batch is not None:
+        return _schedule_pod_batched(alg, fwk, fwk.batch, state, pod, snapshot, cycle)
     feasible, diagnosis = find_nodes_that_fit(alg, fwk, state, pod, snapshot)
     if not feasible:
         raise FitError(len(snapshot), diagnosis)
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1)
-    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
-    host = feasible[select_host_index(totals, alg.rng)].name
+    if not alg.host_from_sorted_nodes:
+        totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
+        host = feasible[select_host_index(totals, alg.rng)].name
+        return ScheduleResult(host, evaluated, len(feasible))
+    # schedule_one.go (1.35+): NewSortedScoredNodes(priorityList).Pop(); prioritizeNodes
+    # gives the nodes an extender scored a Randomizer of rand.Int(), the others 0.
+    scored: list[int] = []
+    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot, scored)
+    randomizers = None
+    if scored:
+        randomizers = np.zeros(len(totals), np.int64)
+        for i in scored:
+            randomizers[i] = alg.rng.getrandbits(63)
+    host = feasible[heap_top_index(totals, randomizers)].name
+    return ScheduleResult(host, evaluated, len(feasible))
+
+
+def _schedule_pod_batched(
+    alg: Algorithm,
+    fwk: Framework,
+    batch: OpportunisticBatch,
+    state: CycleState,
+    pod: Pod,
+    snapshot: Snapshot,
+    cycle: int,
+) -> ScheduleResult:
+    """schedulePod with OpportunisticBatching (1.35+, a profile whose plugins all sign
+    pods and no extenders): the hinted node first, the results stored for the next pod."""
+    signature = batch.sign(pod)
+    now = alg.now()
+    hint = ""
+
+    def node_hint() -> str:
+        nonlocal hint
+        hint = batch.node_hint(state, pod, signature, cycle, now, snapshot)
+        return hint
+
+    feasible, diagnosis = find_nodes_that_fit(alg, fwk, state, pod, snapshot, node_hint)
+    if not feasible:
+        raise FitError(len(snapshot), diagnosis)
+    evaluated = diagnosis.evaluated_nodes
+    if len(feasible) == 1:
+        host = feasible[0].name
+        batch.store_results(signature, hint, host, None, None, cycle, now)
+        return ScheduleResult(host, evaluated, 1)
+    if signature is None:
+        # Nothing is kept for the next pod: no heap to build, only its top.
+        totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
+        host = feasible[heap_top_index(totals)].name
+        batch.store_results(None, hint, host, None, None, cycle, now)
+        return ScheduleResult(host, evaluated, len(feasible))
+    by_plugin: dict[str, list[int]] = {}
+    totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot, None, by_plugin)
+    names = [ni.name for ni in feasible]
+    heap = ScoredNodeHeap([(t, 0, n) for t, n in zip(totals.tolist(), names, strict=True)])
+    host = heap.pop()[2]
+    raw = {n: {p: scores[i] for p, scores in by_plugin.items()} for i, n in enumerate(names)}
+    batch.store_results(signature, hint, host, heap, raw, cycle, now)
     return ScheduleResult(host, evaluated, len(feasible))
 
 
@@ -117,7 +190,7 @@ def scheduling_cycle(
             alg.next_start_node_index = (start + known.start_advance) % len(snapshot)
             failure = Status(Code.UNSCHEDULABLE, known.message)
             return SchedulingFailure(failure, known.diagnosis, known.nominating)
-        result = schedule_pod(alg, fwk, state, pod, snapshot)
+        result = schedule_pod(alg, fwk, state, pod, snapshot, sched.queue.scheduling_cycle)
     except FitError as fit:
         nominating: NominatingInfo | None = None
         pf_status: Status | None = None

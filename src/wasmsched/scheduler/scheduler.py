@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.cluster.cache import Cache
 from wasmsched.config import SchedulerConfig
 from wasmsched.extenders import build_extenders, ignored_resources
+from wasmsched.framework.batching import OpportunisticBatch
 from wasmsched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from wasmsched.framework.interfaces import AsyncBinder, Event, Registry
 from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
@@ -148,7 +149,7 @@ class Scheduler:
         # With explain: the "namespace/name" of the pods to record (None: every pod).
         self.explain_pods: frozenset[str] | None = None
         self.attempts = attempts
-        self.cache = Cache()
+        self.cache = Cache(config.features)
         self.current_snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
         self.nominator = Nominator()
@@ -174,10 +175,20 @@ class Scheduler:
             self.frameworks,
             float(config.pod_initial_backoff_seconds),
             float(config.pod_max_backoff_seconds),
+            backoff_by_unschedulable_count=config.features.backoff_by_unschedulable_count,
         )
         self.algorithm = Algorithm(
-            self.extenders, self.nominator, random.Random(seed), config.percentage_of_nodes_to_score
+            self.extenders,
+            self.nominator,
+            random.Random(seed),
+            config.percentage_of_nodes_to_score,
+            host_from_sorted_nodes=config.features.host_from_sorted_nodes,
+            now=now,
         )
+        if config.features.opportunistic_batching and not self.extenders:
+            # computeBatchablePlugins: a profile with extenders never batches.
+            for fwk in self.frameworks.values():
+                fwk.batch = OpportunisticBatch.for_framework(fwk)
         self.binding = BindingCycles(self)
         self.events = EventHandlers(self)
         self._timers: list[tuple[float, int, Callable[[], object]]] = []

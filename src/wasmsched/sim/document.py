@@ -127,6 +127,8 @@ def summary(result: SimulationResult) -> dict[str, Any]:
         ],
         "pluginsNotImplemented": result.skipped_plugins,
         "stoppedEarly": result.stopped_early or None,
+        "kubernetesVersion": result.kubernetes_version,
+        "featureGates": result.feature_gates,
     }
 
 

@@ -80,6 +80,9 @@ class SimulationResult:
     # Every pod of the cluster, in input order (pending or not).
     pods: list[PodResult] = field(default_factory=list)
     node_usage: list[NodeUsage] = field(default_factory=list)
+    # The kube-scheduler release the run modelled, and the gates set away from its defaults.
+    kubernetes_version: str = ""
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         counts = {SCHEDULED: 0, UNSCHEDULABLE: 0, ERROR: 0}

@@ -71,7 +71,9 @@ class Simulation:
         if registry is None:
             registry = default_registry()
         self.clock = SimClock()
-        self.store = ClusterStore(self.clock)
+        self.store = ClusterStore(
+            self.clock, config.features.clearing_nominated_node_name_after_binding
+        )
         self.scheduler = Scheduler(config, registry, self.store, self.clock.now, seed, explain)
         self.scheduler.explain_pods = explain_pods
         self.store.add_event_handler(self.scheduler)
@@ -227,6 +229,8 @@ class Simulation:
             stopped_early=stopped,
             pods=self._pod_results(pods),
             node_usage=self._node_usage(),
+            kubernetes_version=str(sched.config.features.version),
+            feature_gates=sched.config.features.gates.changed(),
         )
 
     def _create(self, pods: list[Pod]) -> None:

@@ -84,8 +84,11 @@ class ClusterStore:
     the subscribers.
     """
 
-    def __init__(self, clock: SimClock) -> None:
+    def __init__(self, clock: SimClock, clears_nomination_at_binding: bool = False) -> None:
         self.clock = clock
+        # pods/binding clears status.nominatedNodeName (1.35+, ClearingNominatedNodeName-
+        # AfterBinding: pkg/registry/core/pod/storage/storage.go: setPodNodeAndMetadata).
+        self.clears_nomination_at_binding = clears_nomination_at_binding
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, Pod] = {}
         self.events: list[Event] = []
@@ -176,6 +179,8 @@ class ClusterStore:
         if node_name not in self.nodes:
             return Status(Code.ERROR, f'nodes "{node_name}" not found')
         bound = current.with_node_name(node_name)
+        if self.clears_nomination_at_binding and bound.nominated_node_name:
+            bound = bound.with_nominated_node_name("")
         self.pods[pod.uid] = bound
         self.conditions.pop(pod.uid, None)
         self._notify(lambda h: h.on_pod_update(current, bound))

@@ -10,6 +10,12 @@ from typing import Any
 from wasmsched.api.manifests import ClusterObjects, load_manifests
 from wasmsched.config import SchedulerConfig, default_config, load_config
 from wasmsched.config.catalog import PluginCatalog
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import (
+    DEFAULT_KUBERNETES_VERSION,
+    KubernetesVersion,
+    parse_kubernetes_version,
+)
 from wasmsched.replay.engine import Replay
 from wasmsched.replay.sources import read_trace
 from wasmsched.scheduler.registry import default_registry
@@ -19,8 +25,10 @@ from wasmsched.whatif.diff import placement_metrics, summary_metrics
 from wasmsched.whatif.runs import RunSpec, placements_digest
 
 
-def _config(path: Path | None, catalog: PluginCatalog) -> SchedulerConfig:
-    return load_config(path, catalog) if path is not None else default_config()
+def _config(
+    path: Path | None, catalog: PluginCatalog, features: SchedulerFeatures
+) -> SchedulerConfig:
+    return load_config(path, catalog, features) if path is not None else default_config(features)
 
 
 def run_document(
@@ -30,12 +38,20 @@ def run_document(
     trace: list[Path] | None = None,
     seed: int = 0,
     gpu_share: str = "whole",
+    kubernetes_version: KubernetesVersion | None = None,
+    feature_gates: str = "",
 ) -> dict[str, Any]:
     """``simulate --output json`` (or ``replay`` with a trace) plus final placement
-    metrics (allocation per resource, pods per zone)."""
+    metrics (allocation per resource, pods per zone), modelling ``kubernetes_version``
+    (default: the cluster's recorded server version, else DEFAULT_KUBERNETES_VERSION)."""
     registry = default_registry()
-    sched_config = _config(config, registry)
-    objects = load_manifests(cluster) if cluster is not None else ClusterObjects()
+    objects = (
+        load_manifests(cluster, kubernetes_version=kubernetes_version)
+        if cluster is not None
+        else ClusterObjects(kubernetes_version=kubernetes_version or DEFAULT_KUBERNETES_VERSION)
+    )
+    features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
+    sched_config = _config(config, registry, features)
     if trace:
         events, standing = read_trace(trace, gpu_share)
         objects.nodes.extend(standing.nodes)
@@ -63,7 +79,19 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     cluster = spec.cluster.materialize() if spec.cluster is not None else None
     config = spec.config.materialize() if spec.config is not None else None
     trace = [spec.trace.materialize()] if spec.trace is not None else None
-    doc = run_document(cluster, config, trace=trace, seed=spec.seed)
+    version = (
+        parse_kubernetes_version(spec.kubernetes_version)
+        if spec.kubernetes_version is not None
+        else None
+    )
+    doc = run_document(
+        cluster,
+        config,
+        trace=trace,
+        seed=spec.seed,
+        kubernetes_version=version,
+        feature_gates=spec.feature_gates,
+    )
     return record(spec, doc)
 
 

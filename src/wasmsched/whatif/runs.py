@@ -117,6 +117,10 @@ class RunSpec:
     cluster: Bundle | None
     trace: Bundle | None
     seed: int
+    # The release modelled (None: the cluster's recorded version, else the default) and
+    # --feature-gates.
+    kubernetes_version: str | None = None
+    feature_gates: str = ""
 
     @property
     def id(self) -> str:
@@ -124,6 +128,9 @@ class RunSpec:
         for part in (self.config, self.cluster, self.trace):
             h.update((part.digest if part is not None else "-").encode() + b"\0")
         h.update(str(self.seed).encode())
+        # Only when set, so that the ids of earlier sweeps (and their resumption) stay.
+        if self.kubernetes_version is not None or self.feature_gates:
+            h.update(f"\0{self.kubernetes_version}\0{self.feature_gates}".encode())
         return h.hexdigest()[:20]
 
 

@@ -57,15 +57,18 @@ def plan(
     cluster: Bundle | None,
     traces: Sequence[Bundle | None],
     seeds: Sequence[int],
+    kubernetes_version: str | None = None,
+    feature_gates: str = "",
 ) -> list[RunSpec]:
-    """Every combination, configurations outermost."""
+    """Every combination, configurations outermost, each modelling ``kubernetes_version``
+    with ``feature_gates``."""
     if not configs:
         raise SweepError("sweep: give at least one --config")
     names = [name for name, _ in configs]
     if len(set(names)) != len(names):
         raise SweepError(f"sweep: two configurations share the name {names!r}")
     return [
-        RunSpec(name, bundle, cluster, trace, seed)
+        RunSpec(name, bundle, cluster, trace, seed, kubernetes_version, feature_gates)
         for name, bundle in configs
         for trace in traces
         for seed in seeds

@@ -12,6 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from wasmsched.api.validation.problems import Problem
+from wasmsched.api.validation.resource_rules import (
+    pod_resource_claim_problems,
+    resource_problems,
+)
 from wasmsched.api.validation.rules import object_problems
 from wasmsched.api.validation.schema import SCHEMA_KINDS, schema_problems
 from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
@@ -33,4 +37,9 @@ def validate_object(
     problems = schema_problems(kind, manifest, version)
     if problems:
         return problems
-    return object_problems(kind, manifest)
+    problems = object_problems(kind, manifest)
+    if kind == "Pod":
+        spec = manifest.get("spec")
+        if isinstance(spec, Mapping):
+            problems += pod_resource_claim_problems(spec)
+    return problems + resource_problems(kind, manifest)

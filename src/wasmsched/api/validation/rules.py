@@ -16,12 +16,13 @@ values: ...``, ``Duplicate value: "c"``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
 from wasmsched.api.quantity import QuantityError, join_path, parse_quantity, quote
 from wasmsched.api.selectors import is_dns_subdomain, is_qualified_name, is_valid_label_value
+from wasmsched.api.validation.problems import FieldErrors as _Errors
 from wasmsched.api.validation.problems import Problem
 
 __all__ = ["object_problems"]
@@ -33,11 +34,11 @@ HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", re.ASCII)
 
-_LABEL_MSG = (
+LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc')"
 )
-_SUBDOMAIN_MSG = (
+SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
     "or '.', and must start and end with an alphanumeric character (e.g. 'example.com')"
 )
@@ -48,38 +49,6 @@ _LABEL_SELECTOR_OPS = ("DoesNotExist", "Exists", "In", "NotIn")
 # Resources whose request may be below the limit (v1helper.IsOvercommitAllowed): the native
 # ones except hugepages; extended resources must request exactly their limit.
 _OVERCOMMIT = ("cpu", "memory", "ephemeral-storage")
-
-
-class _Errors:
-    def __init__(self) -> None:
-        self.items: list[Problem] = []
-
-    def invalid(self, path: str, value: Any, detail: str) -> None:
-        self.items.append(Problem(path, f"Invalid value: {quote(value)}: {detail}"))
-
-    def required(self, path: str, detail: str = "") -> None:
-        self.items.append(Problem(path, "Required value" + (f": {detail}" if detail else "")))
-
-    def unsupported(self, path: str, value: Any, supported: Iterable[str]) -> None:
-        values = ", ".join(quote(s) for s in supported)
-        self.items.append(
-            Problem(path, f"Unsupported value: {quote(value)}: supported values: {values}")
-        )
-
-    def duplicate(self, path: str, value: Any) -> None:
-        self.items.append(Problem(path, f"Duplicate value: {quote(value)}"))
-
-    def enum(self, path: str, value: Any, supported: tuple[str, ...], optional: bool) -> None:
-        if value is None or value == "":
-            if not optional:
-                self.required(path)
-            return
-        if value not in supported:
-            self.unsupported(path, value, supported)
-
-    def int_range(self, path: str, value: Any, low: int, high: int, detail: str = "") -> None:
-        if isinstance(value, int | float) and not low <= value <= high:
-            self.invalid(path, value, detail or f"must be between {low} and {high}, inclusive")
 
 
 def _m(value: Any) -> Mapping[str, Any]:
@@ -97,14 +66,14 @@ def _dns_label(errs: _Errors, path: str, value: str) -> None:
     if len(value) > 63:
         errs.invalid(path, value, "must be no more than 63 characters")
     elif not _DNS1123_LABEL.fullmatch(value):
-        errs.invalid(path, value, _LABEL_MSG)
+        errs.invalid(path, value, LABEL_MSG)
 
 
 def _dns_subdomain(errs: _Errors, path: str, value: str) -> None:
     if len(value) > 253:
         errs.invalid(path, value, "must be no more than 253 characters")
     elif not is_dns_subdomain(value):
-        errs.invalid(path, value, _SUBDOMAIN_MSG)
+        errs.invalid(path, value, SUBDOMAIN_MSG)
 
 
 def _qualified_name(errs: _Errors, path: str, value: str) -> None:
@@ -615,6 +584,9 @@ def _runtime_class(errs: _Errors, manifest: Mapping[str, Any]) -> None:
     _resource_list(errs, "overhead.podFixed", fixed)
 
 
+# resource.k8s.io/v1 kinds (their own rules: resource_rules.py).
+_DRA_NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+_DRA_CLUSTER_SCOPED = frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule"})
 _WORKLOADS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 
 
@@ -631,4 +603,8 @@ def object_problems(kind: str, manifest: Mapping[str, Any]) -> list[Problem]:
         _priority_class(errs, manifest)
     elif kind == "RuntimeClass":
         _runtime_class(errs, manifest)
+    elif kind in _DRA_NAMESPACED:
+        _metadata(errs, manifest.get("metadata"), "subdomain", namespaced=True)
+    elif kind in _DRA_CLUSTER_SCOPED:
+        _metadata(errs, manifest.get("metadata"), "subdomain", namespaced=False)
     return errs.items

@@ -30,7 +30,7 @@ from wasmsched.api.validation.problems import Problem
 from wasmsched.api.validation.schema_versions import FIELD_VERSIONS, VERSIONS
 from wasmsched.release.version import KubernetesVersion
 
-__all__ = ["SCHEMA_KINDS", "schema_problems"]
+__all__ = ["SCHEMA_KINDS", "SERVED_FROM", "schema_problems"]
 
 # kind -> (apiVersion served by Kubernetes 1.33 to 1.37, lightkube-models module, class name)
 SCHEMA_KINDS: dict[str, tuple[str, str, str]] = {
@@ -52,6 +52,21 @@ SCHEMA_KINDS: dict[str, tuple[str, str, str]] = {
     "RuntimeClass": ("node.k8s.io/v1", "node_v1", "RuntimeClass"),
     "StorageClass": ("storage.k8s.io/v1", "storage_v1", "StorageClass"),
     "CSINode": ("storage.k8s.io/v1", "storage_v1", "CSINode"),
+    # Dynamic Resource Allocation: resource.k8s.io/v1 is served from 1.34 (DRA GA).
+    "DeviceClass": ("resource.k8s.io/v1", "resource_v1", "DeviceClass"),
+    "ResourceSlice": ("resource.k8s.io/v1", "resource_v1", "ResourceSlice"),
+    "ResourceClaim": ("resource.k8s.io/v1", "resource_v1", "ResourceClaim"),
+    "ResourceClaimTemplate": ("resource.k8s.io/v1", "resource_v1", "ResourceClaimTemplate"),
+    "DeviceTaintRule": ("resource.k8s.io/v1", "resource_v1", "DeviceTaintRule"),
+}
+# Kinds that not every modelled release serves at their apiVersion: the first that does
+# (resource.k8s.io/v1 from 1.34, DRA GA; its DeviceTaintRule from 1.37).
+SERVED_FROM: dict[str, str] = {
+    "DeviceClass": "1.34",
+    "ResourceSlice": "1.34",
+    "ResourceClaim": "1.34",
+    "ResourceClaimTemplate": "1.34",
+    "DeviceTaintRule": "1.37",
 }
 
 # Beyond this many problems in one object the rest is not worth walking.
@@ -223,7 +238,8 @@ class _Walker:
             # A field of another release: say which, so the input's version can be chosen.
             return (
                 f"unknown field {quote(key)} (not in the Kubernetes {self.version} schema; "
-                f"Kubernetes {_releases(having)} {'has' if len(having) == 1 else 'have'} it)"
+                f"Kubernetes {_releases(having)} {'has' if len(having) == 1 else 'have'} it: "
+                f"--kubernetes-version {having[-1]})"
             )
         close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.75)
         hint = (
@@ -256,6 +272,14 @@ def schema_problems(
     accepted (hand-written manifests often leave it out)."""
     api_version, _, _ = SCHEMA_KINDS[kind]
     walker = _Walker(version)
+    first = SERVED_FROM.get(kind)
+    if first is not None and VERSIONS.index(str(version)) < VERSIONS.index(first):
+        walker.add(
+            "apiVersion",
+            f"{kind} ({api_version}) is not served by Kubernetes {version} "
+            f"(Kubernetes {first} and later serve it)",
+        )
+        return walker.problems
     got = manifest.get("apiVersion")
     if got is not None and got != api_version:
         walker.add(

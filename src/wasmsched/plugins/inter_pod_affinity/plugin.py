@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import LABELS_SIGNER
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     NODE,
@@ -69,6 +70,17 @@ class InterPodAffinity(Filtering, Scoring):
         )
 
     # --- queueing hints -------------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (interpodaffinity/plugin.go, 1.35+): refuses a pod with pod (anti-)
+        affinity; else its labels, which other pods' terms may select, unless only pods
+        with affinity count (ignorePreferredTermsOfExistingPods)."""
+        affinity = (pod.spec or {}).get("affinity") or {}
+        if affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None:
+            return None
+        if self.ignore_preferred_terms_of_existing_pods:
+            return []
+        return [(LABELS_SIGNER, dict(pod.labels))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (interpodaffinity/plugin.go: InterPodAffinity.EventsToRegister):

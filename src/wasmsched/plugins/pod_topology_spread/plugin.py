@@ -75,6 +75,13 @@ class PodTopologySpread(Filtering, Scoring):
 
     # --- queueing hints -------------------------------------------------------------------
 
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (podtopologyspread/plugin.go, 1.35+): refuses a pod with constraints, and
+        every pod while default constraints are configured (the system defaults are)."""
+        if (pod.spec or {}).get("topologySpreadConstraints") or self.default_constraints:
+            return None
+        return []
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (podtopologyspread/plugin.go: PodTopologySpread.EventsToRegister):
         Pod Add/UpdatePodLabel/UpdatePodToleration/Delete and Node Add/Delete/UpdateNodeLabel/

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     CSI_DRIVER,
@@ -217,6 +218,16 @@ class VolumeBinding(VolumeBinder):
             if pv_name is not None:
                 self._assumed_pvs.pop(pv_name, None)
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (1.35+, volume_binding.go): work to do (None) unless every
+        claim is bound (Skip); an error for a node without pod volumes."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or s.all_bound:
+            return Status(Code.SKIP)  # as pre_bind: nothing to bind
+        if node_name not in s.pod_volumes_by_node:
+            return Status(Code.ERROR, f'no pod volume found for node "{node_name}"')
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind (volume_binding.go: VolumeBinding.PreBind): the assumed bindings stand, as
         the simulator has no PV controller to wait on (BindPodVolumes).
@@ -231,6 +242,10 @@ class VolumeBinding(VolumeBinder):
         return None
 
     # --- events ---------------------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
+        """SignPod (volume_binding.go, 1.35+): the volumes."""
+        return [(VOLUMES_SIGNER, volumes_signature(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EventsToRegister (volume_binding.go: VolumeBinding.EventsToRegister): storage

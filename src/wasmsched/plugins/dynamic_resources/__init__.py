@@ -1,0 +1,17 @@
+"""DynamicResources, split as upstream's pkg/scheduler/framework/plugins/dynamicresources.
+
+``plugin`` holds the plugin and its queueing hints (dynamicresources.go) and ``claims`` how a
+pod's ``spec.resourceClaims`` name their ResourceClaims
+(k8s.io/dynamic-resource-allocation/resourceclaim). This module re-exports what the rest of
+wasmsched imports.
+"""
+
+from wasmsched.plugins.dynamic_resources.plugin import (
+    ERR_NOT_FOUND,
+    NAME,
+    STATE_KEY,
+    DynamicResources,
+    new,
+)
+
+__all__ = ["ERR_NOT_FOUND", "NAME", "STATE_KEY", "DynamicResources", "new"]
