@@ -203,3 +203,37 @@ def _renewals(srv: ApiServerDouble) -> int:
     return sum(
         1 for method, target, code in list(srv.requests) if method == "PUT" and "leases" in target
     )
+
+
+def test_plugin_durations_expose_what_a_histogram_would() -> None:
+    """The queued plugin durations, once counted, read as prometheus_client's Histogram of
+    the same buckets reads: bucket edges included, per label set, sums."""
+    from prometheus_client import CollectorRegistry, Histogram
+    from prometheus_client.exposition import generate_latest
+
+    from wasmsched.live.ops import SchedulerMetrics
+
+    metrics = SchedulerMetrics()
+    reference = CollectorRegistry()
+    histogram = Histogram(
+        "scheduler_plugin_execution_duration_seconds",
+        "Duration for running a plugin at a specific extension point.",
+        ["plugin", "extension_point", "status"],
+        buckets=[0.00001 * 1.5**i for i in range(20)],
+        registry=reference,
+    )
+    calls = [
+        ("NodeResourcesFit", "Filter", "Success", 0.00001),  # on a bucket's edge
+        ("NodeResourcesFit", "Filter", "Success", 0.0004),
+        ("NodeResourcesFit", "Filter", "Unschedulable", 2.5),  # beyond the last bucket
+        ("ImageLocality", "Score", "Success", 0.0),
+    ]
+    for plugin, point, status, seconds in calls:
+        metrics.plugin(plugin, point, status, seconds)
+        histogram.labels(plugin, point, status).observe(seconds)
+
+    def lines(text: bytes) -> list[str]:
+        name = "scheduler_plugin_execution_duration_seconds"
+        return sorted(line for line in text.decode().splitlines() if name in line)
+
+    assert lines(metrics.exposition()) == lines(generate_latest(reference))

@@ -130,3 +130,33 @@ def test_client_connection_errors(tmp_path: Path, connection: str, expected: str
     with pytest.raises(ConfigError) as info:
         load_config(write_config(tmp_path, connection), default_registry())
     assert expected in str(info.value) and "\n" not in str(info.value)
+
+
+def test_events_take_tokens_from_a_bucket_of_their_own() -> None:
+    """kube-scheduler's events go through a second clientset of the same config (its own
+    token bucket): at 2 qps and burst 1, a binding and an event go out at once, not half a
+    second apart; the event client shares the connections."""
+    from wasmsched.config import default_config
+    from wasmsched.live import LiveRunner, RunOptions
+    from wasmsched.plugins.registry import in_tree_registry
+
+    srv = ApiServerDouble()
+    srv.start()
+    try:
+        api = api_for(srv)
+        api.rate_limit = TokenBucket(2.0, 1)
+        runner = LiveRunner(
+            api, default_config(), in_tree_registry(), RunOptions(leader_elect=False, port=None)
+        )
+        events = runner.writer.event_client
+        assert events is not api and events._clients is api._clients
+        assert events.rate_limit is not None and events.rate_limit is not api.rate_limit
+        assert (events.rate_limit.qps, events.rate_limit.burst) == (2.0, 1)
+        started = time.monotonic()
+        api.request("GET", "/version")
+        events.request("GET", "/version")
+        assert time.monotonic() - started < 0.4
+        runner.dispatcher.close(1.0)
+        api.close()
+    finally:
+        srv.stop()

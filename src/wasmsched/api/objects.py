@@ -198,6 +198,19 @@ _STALE_ON_BIND = frozenset({"spec", "node_name"})
 _STALE_ON_STATUS = frozenset(
     {"status", "nominated_node_name", "phase", "is_terminal", "resource_claim_statuses"}
 )
+_STALE_ON_UPDATE = _STALE_ON_BIND | _STALE_ON_STATUS | {"metadata"}
+_META_BOOKKEEPING = frozenset({"resourceVersion", "managedFields"})
+_SPEC_BINDING = frozenset({"nodeName"})
+
+
+def _same_except(old: Any, new: Mapping[str, Any], ignored: frozenset[str]) -> bool:
+    """``old`` is a mapping with the same entries as ``new`` but for the ``ignored`` keys."""
+    if not isinstance(old, Mapping):
+        return False
+    for key, value in new.items():
+        if key not in ignored and (key not in old or old[key] != value):
+            return False
+    return all(key in new or key in ignored for key in old)
 
 
 class PodResourceClaim:
@@ -532,6 +545,22 @@ class Pod(_Object):
         manifest["status"] = st
         new: Pod = self._derive(manifest, _STALE_ON_STATUS)
         return new
+
+    def updated(self, manifest: Mapping[str, Any]) -> Pod:
+        """The pod as ``manifest``, a newer version of it, shows it: keeping what this one
+        parsed when only its binding (spec.nodeName), its status and its resourceVersion
+        and managedFields differ, as in an informer's update after a binding or a status
+        patch; parsed anew otherwise."""
+        new_meta, new_spec = manifest.get("metadata"), manifest.get("spec")
+        if (
+            isinstance(new_meta, Mapping)
+            and isinstance(new_spec, Mapping)
+            and _same_except(self.manifest.get("metadata"), new_meta, _META_BOOKKEEPING)
+            and _same_except(self.manifest.get("spec"), new_spec, _SPEC_BINDING)
+        ):
+            new: Pod = self._derive(manifest, _STALE_ON_UPDATE)
+            return new
+        return Pod(manifest)
 
     def with_node_name(self, node: str) -> Pod:
         """A copy of this pod bound to ``node`` (spec.nodeName set)."""

@@ -9,8 +9,10 @@ versions) and the scheduler's objects are manifests, not generated models.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -44,9 +46,11 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 DEFAULT_TIMEOUT = 10.0
-# Connections kept to the API server: the API workers, the event workers, one watch per
-# kind and the leader elector, with room to spare.
-POOL_SIZE = 128
+# Connections each thread keeps to the API server. Every thread (an API worker, an event
+# worker, an informer, the elector) has an HTTP client of its own: a pool shared by all
+# of them is scanned in full on every request (httpcore's ConnectionPool:
+# _assign_requests_to_connections), a third of a worker's CPU with 80 threads.
+THREAD_POOL_SIZE = 2
 
 
 class ApiError(ExternalError):
@@ -175,17 +179,20 @@ class ApiClient:
         self.timeout = timeout
         # clientConnection.qps/burst: every request (a watch's too) takes a token first.
         self.rate_limit = rate_limit
-        params = client_adapter.ConnectionParams(
-            timeout=httpx2.Timeout(timeout),
-            # Many watches plus the binding workers share the pool.
-            trust_env=True,
-        )
-        # client_adapter.Client with a pool as large as the workers: httpx keeps only 20
-        # idle connections, so 48 API workers would reconnect on most calls.
-        self._http: httpx2.Client = httpx2.Client(
+        params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=True)
+        # client_adapter.Client's arguments, made once: every thread's client shares the
+        # TLS settings and the credentials (one exec plugin, one token file reader).
+        self._client_args = {
             **params.httpx_params(config),
-            limits=httpx2.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE),
-        )
+            "limits": httpx2.Limits(
+                max_connections=THREAD_POOL_SIZE, max_keepalive_connections=THREAD_POOL_SIZE
+            ),
+        }
+        self._local = threading.local()
+        self._clients: list[httpx2.Client] = []
+        self._clients_lock = threading.Lock()
+        # One built here, so that a kubeconfig the client cannot use fails at once.
+        self._thread_client()
         self.server = str(config.cluster.server)
         # Sent with every request; the runner adds its identity, as kube-scheduler's
         # "kube-scheduler/<version> (...)/leader-election" user agents name the component.
@@ -208,12 +215,35 @@ class ApiClient:
                 f"cannot build a client: {err}",
             ) from None
 
+    def with_own_rate_limit(self) -> ApiClient:
+        """This client (its connections, credentials, user agent) with a token bucket of its
+        own, of the same qps and burst: kube-scheduler posts events through a second
+        clientset of the same config (cmd/kube-scheduler/app/options/options.go:
+        createClients), so events do not take the bindings' tokens. Close the original."""
+        other = copy.copy(self)
+        if self.rate_limit is not None:
+            other.rate_limit = TokenBucket(self.rate_limit.qps, self.rate_limit.burst)
+        return other
+
     @property
     def namespace(self) -> str:
         return str(self.config.namespace)
 
+    def _thread_client(self) -> httpx2.Client:
+        """The calling thread's HTTP client (made on its first request)."""
+        client: httpx2.Client | None = getattr(self._local, "client", None)
+        if client is None:
+            client = httpx2.Client(**self._client_args)
+            with self._clients_lock:
+                self._clients.append(client)
+            self._local.client = client
+        return client
+
     def close(self) -> None:
-        self._http.close()
+        with self._clients_lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
 
     def request(
         self,
@@ -239,7 +269,7 @@ class ApiClient:
             headers["Content-Type"] = content_type
         started = time.perf_counter()
         try:
-            resp = self._http.request(
+            resp = self._thread_client().request(
                 method,
                 path,
                 params=dict(params) if params else None,
@@ -307,7 +337,7 @@ class ApiClient:
             self.rate_limit.wait()
         timeout = httpx2.Timeout(self.timeout, read=read_timeout)
         try:
-            with self._http.stream(
+            with self._thread_client().stream(
                 "GET",
                 path,
                 params=dict(params),

@@ -3,17 +3,23 @@ and the log format."""
 
 from __future__ import annotations
 
+import bisect
+import collections
 import datetime as dt
+import itertools
 import json
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 log = logging.getLogger("wasmsched.live.ops")
 
@@ -48,13 +54,12 @@ class SchedulerMetrics:
             buckets=_exponential(0.001, 2, 15),
             registry=r,
         )
-        self.plugin_duration = Histogram(
+        self.plugin_duration = PluginDurations(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"],
-            buckets=_exponential(0.00001, 1.5, 20),
-            registry=r,
+            _exponential(0.00001, 1.5, 20),
         )
+        r.register(self.plugin_duration)
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type.",
@@ -100,18 +105,17 @@ class SchedulerMetrics:
             ["kind"],
             registry=r,
         )
-        self._plugin_children: dict[tuple[str, str, str], Any] = {}
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result, profile).inc()
         self.attempt_duration.labels(result, profile).observe(seconds)
 
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        key = (plugin, point, status)
-        child = self._plugin_children.get(key)
-        if child is None:
-            child = self._plugin_children[key] = self.plugin_duration.labels(*key)
-        child.observe(seconds)
+        """One plugin call of a sampled cycle: queued, counted by ``flush_plugins``."""
+        self.plugin_duration.observe(plugin, point, status, seconds)
+
+    def flush_plugins(self) -> None:
+        self.plugin_duration.flush()
 
     def set_pending(self, active: int, backoff: int, unschedulable: int, gated: int) -> None:
         g = self.pending_pods
@@ -122,6 +126,55 @@ class SchedulerMetrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class PluginDurations(Collector):
+    """A histogram by (plugin, extension_point, status), recorded as kube-scheduler's
+    MetricAsyncRecorder records it (pkg/scheduler/metrics/metric_recorder.go:
+    ObservePluginDurationAsync queues, a goroutine flushes every second): a sampled cycle
+    observes every plugin call on every node, thousands a cycle, so the scheduling thread
+    only queues them, and ``flush`` (a thread of the runner, and every scrape) sorts them
+    into buckets."""
+
+    def __init__(self, name: str, documentation: str, buckets: list[float]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self._bounds = list(buckets)
+        self._labels = [floatToGoString(b) for b in self._bounds] + ["+Inf"]  # type: ignore[no-untyped-call]
+        # deque: appends and pops are atomic, so observe() takes no lock.
+        self._queued: collections.deque[tuple[str, str, str, float]] = collections.deque()
+        self._counts: dict[tuple[str, str, str], list[int]] = {}
+        self._sums: dict[tuple[str, str, str], float] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self._queued.append((plugin, point, status, seconds))
+
+    def flush(self) -> None:
+        """Counts what was queued."""
+        queued, bounds, counts, sums = self._queued, self._bounds, self._counts, self._sums
+        with self._lock:
+            for _ in range(len(queued)):
+                plugin, point, status, seconds = queued.popleft()
+                key = (plugin, point, status)
+                row = counts.get(key)
+                if row is None:
+                    row = counts[key] = [0] * (len(bounds) + 1)
+                    sums[key] = 0.0
+                row[bisect.bisect_left(bounds, seconds)] += 1
+                sums[key] += seconds
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        self.flush()
+        family = HistogramMetricFamily(
+            self.name, self.documentation, labels=["plugin", "extension_point", "status"]
+        )
+        with self._lock:
+            for key, row in self._counts.items():
+                cumulative = list(itertools.accumulate(row))
+                family.add_metric(list(key), list(zip(self._labels, cumulative, strict=True)),
+                                  self._sums[key])  # fmt: skip
+        yield family
 
 
 Check = Callable[[], tuple[bool, str]]

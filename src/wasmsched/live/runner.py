@@ -44,6 +44,7 @@ log = logging.getLogger("wasmsched.live")
 # kube-scheduler's pod informer leaves finished pods out.
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 GAUGE_PERIOD = 1.0
+METRICS_FLUSH_PERIOD = 1.0
 MAX_IDLE_SLEEP = 1.0
 HEALTH_STALL_SECONDS = 60.0
 DROP_LOG_PERIOD = 10.0
@@ -127,6 +128,7 @@ class LiveRunner:
             term=self.term,
             bind_results=self.inbox.put,
             on_fenced=self._on_fenced,
+            event_client=api.with_own_rate_limit(),
         )
         self.scheduler = LiveScheduler(
             config,
@@ -244,6 +246,7 @@ class LiveRunner:
             )
         for informer in self.informers.values():
             informer.start()
+        threading.Thread(target=self._flush_metrics, name="metrics-flush", daemon=True).start()
         if self.elector is not None:
             self.metrics.leader.labels(self.options.lease.name).set(0)
             self.elector.start()
@@ -288,6 +291,12 @@ class LiveRunner:
                         due = min(due, self._next_due(self.now()))
                     continue
             self._drain(max(0.0, min(due - self.now(), MAX_IDLE_SLEEP)))
+
+    def _flush_metrics(self) -> None:
+        """Counts the sampled cycles' plugin durations off the scheduling thread, every
+        second (kube-scheduler's MetricAsyncRecorder flush interval)."""
+        while not self._stop.wait(METRICS_FLUSH_PERIOD):
+            self.metrics.flush_plugins()
 
     def _next_due(self, now: float) -> float:
         wake = self.scheduler.next_wakeup()
@@ -370,13 +379,16 @@ class LiveRunner:
             if pod is not None:
                 sched.on_pod_delete(pod)
             return
-        pod = Pod(delta.new)
+        uid = (delta.new.get("metadata") or {}).get("uid")
+        previous = self.pods.get(uid) if isinstance(uid, str) else None
+        # An update after a binding or a status patch keeps what the previous version
+        # parsed: validating a whole pod again costs as much as a scheduling cycle.
+        pod = Pod(delta.new) if previous is None else previous.updated(delta.new)
         try:
             pod.validate()
         except ObjectError as err:
             log.warning("ignoring invalid pod pod=%s error=%r", _key(delta.new), str(err))
             return
-        previous = self.pods.get(pod.uid)
         self.pods[pod.uid] = pod
         if previous is None:
             sched.on_pod_add(pod)

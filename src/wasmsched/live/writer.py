@@ -242,8 +242,11 @@ class LiveWriter:
         term: Callable[[], int] = lambda: 0,
         bind_results: Callable[[BindResult], None] | None = None,
         on_fenced: Callable[[str], None] = lambda what: None,
+        event_client: ApiClient | None = None,
     ) -> None:
         self.api = api
+        # Events go through their own client (rate limit) when given one.
+        self.event_client = event_client or api
         self.dispatcher = dispatcher
         self.current_pod = current_pod
         self.reporter = reporter
@@ -457,7 +460,7 @@ class LiveWriter:
         ns = body["metadata"]["namespace"]
         if self._events_api == "events.k8s.io/v1":
             try:
-                self.api.request(
+                self.event_client.request(
                     "POST",
                     f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
                     body=body,
@@ -474,7 +477,7 @@ class LiveWriter:
                 # The server has no events.k8s.io/v1: use core v1 events from now on.
                 self._events_api = "v1"
         try:
-            self.api.request(
+            self.event_client.request(
                 "POST",
                 f"/api/v1/namespaces/{ns}/events",
                 body=_core_event(body, event),
