@@ -80,7 +80,7 @@ FIXED_DIVERGENT = {
 # changes). Until they are merged, these comparisons are expected to fail at 1.37 (not
 # strict: an XPASS says which to take out of the set); every other test must agree at
 # 1.37 already. scripts/reference-diff --kubernetes-version 1.37 lists the disagreements.
-PENDING_137 = {"fixed-seed", "fixed-seed-large", "fresh", "wffc-binding"}
+PENDING_137 = {"wffc-binding"}
 
 
 def _pending(request: pytest.FixtureRequest, ref: Reference, what: str) -> bool:

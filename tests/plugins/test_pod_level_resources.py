@@ -94,15 +94,17 @@ def test_fit_filter_counts_pod_level_requests(
 @pytest.mark.parametrize(
     ("features", "fit", "balanced"),
     [
-        # LeastAllocated: cpu (4000-1500)*100/4000 = 62, memory 7/8 -> 87: 74.
-        # Balanced (change): with 0.375, 0.125 -> 87, without 100: 50 + 37/2 = 68.
-        (V137, 74, 68),
+        # NodeResourcesFit's strategies skip pod-level requests even in 1.37 (fit.go builds
+        # its scorer without enablePodLevelResources): the container's 100m as in 1.33, 92.
+        # BalancedAllocation counts them. With 0.375, 0.125 -> 87, without 100:
+        # 50 + 37/2 = 68.
+        (V137, 92, 68),
         # 1.33: the container's 100m: cpu 97, memory 87 -> 92; balance 0.025, 0.125 -> 95.
         (V133, 92, 95),
     ],
     ids=["1.37", "1.33"],
 )
-def test_scores_count_pod_level_requests(
+def test_balanced_allocation_scores_count_pod_level_requests(
     features: SchedulerFeatures, fit: int, balanced: int
 ) -> None:
     snapshot = make_snapshot([NODE])

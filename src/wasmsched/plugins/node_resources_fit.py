@@ -281,6 +281,9 @@ def _shape(raw: Any) -> list[tuple[int, int]]:
     return points
 
 
+_SCORES_POD_LEVEL = False
+
+
 class NodeResourcesFit:
     """Filter by free resources; score by the configured strategy."""
 
@@ -411,7 +414,7 @@ class NodeResourcesFit:
         pod_requests = (
             s.pod_requests
             if s is not None
-            else pod_request_list(pod, self.resources, False, self._pod_level)
+            else pod_request_list(pod, self.resources, False, _SCORES_POD_LEVEL)
         )
         return self._scorer.score_columns(rows, pod_requests)
 
@@ -432,12 +435,17 @@ class NodeResourcesFit:
         return Status(code, *reasons)
 
     # --- PreScore / Score -----------------------------------------------------------
+    # The scoring strategies never see pod-level requests, whatever PodLevelResources says:
+    # fit.go (v1.37.2) builds its resourceAllocationScorer (getScorer,
+    # nodeResourceStrategyTypeMap) without enablePodLevelResources, so
+    # calculatePodResourceRequest skips spec.resources (the v1.37.2 reference agrees).
+    # BalancedAllocation sets it and counts them.
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (fit.go: Fit.PreScore): the pod's requests of the scored resources."""
         state.write(
             PRE_SCORE_KEY,
-            PodRequests(pod_request_list(pod, self.resources, False, self._pod_level)),
+            PodRequests(pod_request_list(pod, self.resources, False, _SCORES_POD_LEVEL)),
         )
         return None
 
@@ -449,7 +457,7 @@ class NodeResourcesFit:
         pod_requests = (
             s.pod_requests
             if s is not None
-            else pod_request_list(pod, self.resources, False, self._pod_level)
+            else pod_request_list(pod, self.resources, False, _SCORES_POD_LEVEL)
         )
         return self._scorer.score(node_info, pod_requests), None
 
