@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 
 from wasmsched.api.manifests import MAX_ERRORS, ManifestError, load_manifests
 from wasmsched.api.validation import SCHEMA_KINDS, validate_object
+from wasmsched.api.validation.schema import SERVED_FROM
 from wasmsched.cli import app
+from wasmsched.release.version import SUPPORTED_VERSIONS, parse_kubernetes_version
 
 runner = CliRunner()
 
@@ -325,12 +327,22 @@ def test_problems(kind: str, path: str, value: Any, expected: str) -> None:
 
 
 def test_every_schema_kind_has_a_model() -> None:
+    """Every kind is checked against its model at every release that serves it (a kind
+    added after 1.33, such as DRA's, from its first release); an earlier release refuses
+    its apiVersion."""
     for kind, (api_version, _, _) in SCHEMA_KINDS.items():
-        found = problems(kind, {"apiVersion": api_version, "kind": kind, "bogus": 1})
-        assert 'bogus: unknown field "bogus" (not in the Kubernetes 1.33 schema)' in found, (
-            kind,
-            found,
-        )
+        manifest = {"apiVersion": api_version, "kind": kind, "bogus": 1}
+        first = parse_kubernetes_version(SERVED_FROM.get(kind, str(SUPPORTED_VERSIONS[0])))
+        for version in SUPPORTED_VERSIONS:
+            found = [str(p) for p in validate_object(kind, manifest, version)]
+            if version < first:
+                assert found == [
+                    f"apiVersion: {kind} ({api_version}) is not served by Kubernetes "
+                    f"{version} (Kubernetes {first} and later serve it)"
+                ], (kind, version, found)
+                continue
+            unknown = f'bogus: unknown field "bogus" (not in the Kubernetes {version} schema)'
+            assert unknown in found, (kind, version, found)
 
 
 def test_several_problems_of_one_object_are_all_reported() -> None:
