@@ -13,6 +13,7 @@ from volume_support import WFFC, handle_for, pv, pvc, storage_class, vol_pod, zo
 from wasmsched.config import default_config
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interfaces import PRE_SCORE, SCORE, implements
+from wasmsched.framework.status import Code
 from wasmsched.plugins.resource_allocation import requested_to_capacity_ratio_score
 from wasmsched.plugins.volume_binding import new
 from wasmsched.plugins.volume_binding.plugin import class_resources_score
@@ -139,3 +140,17 @@ def test_static_bindings_score_at_137(
 def test_no_score_before_storage_capacity_scoring() -> None:
     objects = [WAIT_SC, *ZONAL_PVS, pvc("data", "wait-sc", storage="50Gi")]
     assert _scores(objects, ["data"], V133) == {}
+
+
+def test_a_pod_without_claims_scores_zero() -> None:
+    """kube's PreFilter writes an empty state for it and Skips; PreScore and Score still
+    run (volume_binding.go), and every node scores 0."""
+    handle = handle_for([WAIT_SC, *ZONAL_PVS])
+    handle.features = V137
+    plugin = new({}, handle)
+    pod = vol_pod()
+    infos = [make_node_info(n) for n in NODES]
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, infos)[1].code == Code.SKIP  # type: ignore[union-attr]
+    assert plugin.pre_score(state, pod, infos) is None  # type: ignore[attr-defined]
+    assert [plugin.score(state, pod, ni) for ni in infos] == [(0, None), (0, None)]  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ EVENT_RESOURCES = {
     "PersistentVolumeClaim": ev.PERSISTENT_VOLUME_CLAIM,
     "StorageClass": ev.STORAGE_CLASS,
     "CSINode": ev.CSI_NODE,
+    "CSIDriver": ev.CSI_DRIVER,
 }
 
 

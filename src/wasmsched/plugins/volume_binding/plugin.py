@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 NAME = "VolumeBinding"
 STATE_KEY = NAME
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+# v1/defaults.go: SetDefaults_VolumeBindingArgs under StorageCapacityScoring: (utilization,
+# score 0..10), preferring the node with the most free capacity.
+DEFAULT_SHAPE = ((0, 10), (100, 0))
 
 
 class _State:
@@ -321,9 +324,8 @@ class ScoringVolumeBinding(VolumeBinding):
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """PreScore (volume_binding.go: VolumeBinding.PreScore): with a scorer and
-        StorageCapacityScoring on, Score runs; an error when PreFilter left no state."""
-        if state.get(STATE_KEY) is None:
-            return Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+        StorageCapacityScoring on, Score runs, for a pod without claims too (kube's
+        PreFilter leaves it an empty state: it scores 0 everywhere)."""
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -337,7 +339,7 @@ class ScoringVolumeBinding(VolumeBinding):
         """
         s: _State | None = state.get(STATE_KEY)
         if s is None:
-            return 0, Status(Code.ERROR, f'reading "{STATE_KEY}" from cycleState: not found')
+            return 0, None  # PreFilter skipped: the pod has no claim
         volumes = s.pod_volumes_by_node.get(node_info.name)
         if volumes is None or not volumes.static_bindings:
             return 0, None
@@ -378,13 +380,9 @@ def new(args: dict[str, Any], handle: Handle) -> VolumeBinding:
     """
     if not features_of(handle).storage_capacity_scoring:
         return VolumeBinding(handle)
+    # Args built without the config loader get its default (SetDefaults_VolumeBindingArgs).
     shape = [(int(p["utilization"]), int(p["score"])) for p in args.get("shape") or ()]
-    if not shape:
-        # volume_binding.go: New validates the args (validateFunctionShape).
-        raise ValueError(
-            "VolumeBindingArgs: shape: Required value: at least one point must be specified"
-        )
-    return ScoringVolumeBinding(handle, shape)
+    return ScoringVolumeBinding(handle, shape or DEFAULT_SHAPE)
 
 
 if TYPE_CHECKING:
@@ -405,7 +403,13 @@ if TYPE_CHECKING:
     _pre_filter: type[PreFilterPlugin] = VolumeBinding
     _filter: type[FilterPlugin] = VolumeBinding
     _reserve: type[ReservePlugin] = VolumeBinding
-    _pre_score: type[PreScorePlugin] = ScoringVolumeBinding
-    _score: type[ScorePlugin] = ScoringVolumeBinding
     _pre_bind: type[PreBindPlugin] = VolumeBinding
     _enqueue_extensions: type[EnqueueExtensions] = VolumeBinding
+    # Under StorageCapacityScoring (1.37) it also serves PreScore and Score.
+    _scoring_pre_filter: type[PreFilterPlugin] = ScoringVolumeBinding
+    _scoring_filter: type[FilterPlugin] = ScoringVolumeBinding
+    _scoring_pre_score: type[PreScorePlugin] = ScoringVolumeBinding
+    _scoring_score: type[ScorePlugin] = ScoringVolumeBinding
+    _scoring_reserve: type[ReservePlugin] = ScoringVolumeBinding
+    _scoring_pre_bind: type[PreBindPlugin] = ScoringVolumeBinding
+    _scoring_enqueue_extensions: type[EnqueueExtensions] = ScoringVolumeBinding
