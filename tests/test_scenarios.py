@@ -1,4 +1,8 @@
-"""Runs every scenario in tests/scenarios (format: tests/scenarios/README.md)."""
+"""Runs every scenario in tests/scenarios (format: tests/scenarios/README.md).
+
+The expectations are kube-scheduler v1.33's: each scenario runs as 1.33, whatever the
+default release; tests/test_reference.py checks them against the reference at 1.33 and 1.37.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,14 @@ import pytest
 
 from wasmsched.api.manifests import load_manifests
 from wasmsched.config import default_config, load_config
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.registry import default_registry
 from wasmsched.sim.simulation import Simulation
 
 SCENARIOS = Path(__file__).parent / "scenarios"
+# The release whose behaviour the scenarios' expectations state.
+SCENARIO_VERSION = KubernetesVersion(1, 33)
 EXPECT = re.compile(
     r"^(?P<pod>\S+)\s*->\s*(?P<where>Unschedulable|Error|[^\s(:]+)"
     r"(?::\s*(?P<message>.*?))?(?:\s*\(preempts (?P<victims>[^)]*)\))?\s*$"
@@ -77,11 +85,12 @@ def test_scenario(path: Path) -> None:
     scenario = parse(path)
     assert scenario.rule, f"{path.name}: every scenario states its rule"
     registry = default_registry()
+    features = SchedulerFeatures.of(SCENARIO_VERSION)
     if scenario.config is not None:
-        config = load_config(scenario.config, registry)
+        config = load_config(scenario.config, registry, features)
     else:
-        config = default_config()
-    objects = load_manifests(path)
+        config = default_config(features)
+    objects = load_manifests(path, kubernetes_version=SCENARIO_VERSION)
     sim = Simulation(objects, config, registry, seed=scenario.seed)
     try:
         result = sim.run()

@@ -17,7 +17,11 @@ from wasmsched.api.manifests import MAX_ERRORS, ManifestError, load_manifests
 from wasmsched.api.validation import SCHEMA_KINDS, validate_object
 from wasmsched.api.validation.schema import SERVED_FROM
 from wasmsched.cli import app
-from wasmsched.release.version import KubernetesVersion
+from wasmsched.release.version import (
+    SUPPORTED_VERSIONS,
+    KubernetesVersion,
+    parse_kubernetes_version,
+)
 
 runner = CliRunner()
 
@@ -328,15 +332,22 @@ def test_problems(kind: str, path: str, value: Any, expected: str) -> None:
 
 
 def test_every_schema_kind_has_a_model() -> None:
+    """Every kind is checked against its model at every release that serves it (a kind
+    added after 1.33, such as DRA's, from its first release); an earlier release refuses
+    its apiVersion."""
     for kind, (api_version, _, _) in SCHEMA_KINDS.items():
-        # A kind that 1.33 does not serve (DRA's resource.k8s.io/v1) is checked at the first
-        # release that does.
-        release = SERVED_FROM.get(kind, "1.33")
-        version = KubernetesVersion(*(int(x) for x in release.split(".")))
         manifest = {"apiVersion": api_version, "kind": kind, "bogus": 1}
-        found = [str(p) for p in validate_object(kind, manifest, version)]
-        expected = f'bogus: unknown field "bogus" (not in the Kubernetes {release} schema)'
-        assert expected in found, (kind, found)
+        first = parse_kubernetes_version(SERVED_FROM.get(kind, str(SUPPORTED_VERSIONS[0])))
+        for version in SUPPORTED_VERSIONS:
+            found = [str(p) for p in validate_object(kind, manifest, version)]
+            if version < first:
+                assert found == [
+                    f"apiVersion: {kind} ({api_version}) is not served by Kubernetes "
+                    f"{version} (Kubernetes {first} and later serve it)"
+                ], (kind, version, found)
+                continue
+            unknown = f'bogus: unknown field "bogus" (not in the Kubernetes {version} schema)'
+            assert unknown in found, (kind, version, found)
 
 
 def test_several_problems_of_one_object_are_all_reported() -> None:

@@ -10,6 +10,7 @@ import pytest
 from conftest import make_node, make_node_info
 from volume_support import csi_node, handle_for, pv, pvc, storage_class, vol_pod
 
+from wasmsched import simulate
 from wasmsched.api.objects import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
@@ -20,6 +21,9 @@ from wasmsched.plugins.node_volume_limits import (
     csi_attach_limit_key,
     is_schedulable_after_pod_deleted,
 )
+from wasmsched.plugins.node_volume_limits import new as new_node_volume_limits
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
@@ -286,3 +290,105 @@ def test_queueing_hints() -> None:
     assert is_schedulable_after_pod_deleted(pod, with_claim, None) == QueueingHint.QUEUE
     assert is_schedulable_after_pod_deleted(pod, unscheduled, None) == QueueingHint.QUEUE_SKIP
     assert is_schedulable_after_pod_deleted(pod, plain, None) == QueueingHint.QUEUE_SKIP
+
+
+def csi_driver(name: str, prevent: bool | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"attachRequired": True}
+    if prevent is not None:
+        spec["preventPodSchedulingIfMissing"] = prevent
+    return {"kind": "CSIDriver", "metadata": {"name": name}, "spec": spec}
+
+
+# csi_test.go: TestVolumeLimitScalingGate: (name, release, CSIDriver's
+# preventPodSchedulingIfMissing or None without a CSIDriver, node's CSINode drivers, want)
+V133 = KubernetesVersion(1, 33)
+V137 = KubernetesVersion(1, 37)
+NOT_INSTALLED = Status(Code.UNSCHEDULABLE, f"{EBS} CSI driver is not installed on the node")
+SCALING_CASES: list[tuple[str, KubernetesVersion, bool | None, dict[str, int] | None, Any]] = [
+    ("CSIDriver without preventPodSchedulingIfMissing", V137, False, None, None),
+    ("driver not installed and preventPodSchedulingIfMissing", V137, True, None, NOT_INSTALLED),
+    ("CSINode without the driver", V137, True, {GCE: 2}, NOT_INSTALLED),
+    ("gate off (1.33): no driver presence check", V133, True, None, None),
+    ("driver installed within limit", V137, True, {EBS: 2}, None),
+    ("driver installed at its limit", V137, True, {EBS: 0}, EXCEEDED),
+    ("no CSIDriver object", V137, None, None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "prevent", "drivers", "want"),
+    SCALING_CASES,
+    ids=[c[0] for c in SCALING_CASES],
+)
+def test_volume_limit_scaling(
+    name: str,
+    version: KubernetesVersion,
+    prevent: bool | None,
+    drivers: dict[str, int] | None,
+    want: Status | None,
+) -> None:
+    objects = [csi_pv("ebs-0"), bound("ebs-0", "ebs-0")]
+    if prevent is not None:
+        objects.append(csi_driver(EBS, prevent))
+    if drivers is not None:
+        objects.append(csi_node("node-1", drivers))
+    handle = handle_for(objects)
+    handle.features = SchedulerFeatures.of(version)
+    plugin = new_node_volume_limits({}, handle)
+    pod = vol_pod(claims=["ebs-0"])
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, []) == (None, None)
+    assert plugin.filter(state, pod, make_node_info(make_node("node-1"))) == want
+
+
+CSI_CLUSTER = """
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: ebs.csi.aws.com}
+spec: {attachRequired: true, preventPodSchedulingIfMissing: true}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-0}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: ebs-0}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: ebs.csi.aws.com, volumeHandle: ebs-0}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ebs-0, namespace: default, annotations: {pv.kubernetes.io/bind-completed: "yes"}}
+spec: {accessModes: [ReadWriteOnce], volumeName: ebs-0, storageClassName: ""}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers: [{name: c, image: i}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: ebs-0}}]
+"""
+
+
+def test_a_loaded_csi_driver_keeps_pods_off_nodes_without_it(tmp_path: Any) -> None:
+    """CSIDriver is a kind the manifests load: at 1.37 the pod waits for the driver."""
+    path = tmp_path / "cluster.yaml"
+    want = {
+        "1.33": ("Scheduled", ""),
+        "1.37": (
+            "Unschedulable",
+            f"0/1 nodes are available: 1 {EBS} CSI driver is not installed on the node. "
+            "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        ),
+    }
+    for version, (result, message) in want.items():
+        cluster = CSI_CLUSTER
+        if version == "1.33":  # the field is 1.36's: a 1.33 API server refuses it
+            cluster = cluster.replace(", preventPodSchedulingIfMissing: true", "")
+        path.write_text(cluster)
+        [pod] = simulate(str(path), kubernetes_version=version).pods
+        assert (pod.result, pod.message) == (result, message), version

@@ -21,7 +21,8 @@ EXPECTED_POINTS = {
     "NodeResourcesFit": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
     "VolumeRestrictions": {fw.PRE_FILTER, fw.FILTER},
     "NodeVolumeLimits": {fw.PRE_FILTER, fw.FILTER},
-    "VolumeBinding": {fw.PRE_FILTER, fw.FILTER, fw.RESERVE, fw.PRE_BIND},
+    # PreScore and Score from 1.37 (StorageCapacityScoring)
+    "VolumeBinding": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE, fw.RESERVE, fw.PRE_BIND},
     "VolumeZone": {fw.PRE_FILTER, fw.FILTER},
     "PodTopologySpread": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},
     "InterPodAffinity": {fw.PRE_FILTER, fw.FILTER, fw.PRE_SCORE, fw.SCORE},

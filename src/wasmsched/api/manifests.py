@@ -60,6 +60,7 @@ OTHER_KINDS = frozenset(
         "PersistentVolumeClaim",
         "StorageClass",
         "CSINode",
+        "CSIDriver",
         "PriorityClass",
         "RuntimeClass",
         "Namespace",
@@ -78,7 +79,7 @@ KNOWN_KINDS = frozenset({"Node", "Pod"}) | OTHER_KINDS
 # Cluster-scoped kinds: named without a namespace in messages.
 _CLUSTER_SCOPED = frozenset(
     {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "RuntimeClass"}
-    | {"Namespace"}
+    | {"Namespace", "CSIDriver"}
     | CLUSTER_SCOPED_DRA_KINDS
 )
 # What ``wasmsched snapshot`` writes first: the server version the objects came from

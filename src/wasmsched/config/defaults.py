@@ -357,6 +357,13 @@ def _volume_binding(args: VolumeBindingArgs, fail: Fail, features: SchedulerFeat
         raise fail(
             "bindTimeoutSeconds", "should not be a negative value", args.bind_timeout_seconds
         )
+    if not args.shape and features.storage_capacity_scoring:
+        # v1/defaults.go: SetDefaults_VolumeBindingArgs: with StorageCapacityScoring, an
+        # empty shape prefers the node with the most free capacity.
+        args.shape = [
+            _ShapePoint(utilization=0, score=_MAX_CUSTOM_PRIORITY_SCORE),
+            _ShapePoint(utilization=100, score=0),
+        ]
     if args.shape is not None:
         _check_shape(args.shape, "shape", fail)
 

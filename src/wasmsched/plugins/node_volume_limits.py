@@ -1,6 +1,7 @@
 """NodeVolumeLimits: a node must have room for the pod's CSI volumes under each driver's
 attach limit, from CSINode ``allocatable.count`` or the node's ``attachable-volumes-csi-*``
-allocatable (k8s ``plugins/nodevolumelimits/csi.go``, v1.33).
+allocatable (k8s ``plugins/nodevolumelimits/csi.go``, v1.33). Under VolumeLimitScaling (1.37)
+a driver whose CSIDriver sets ``preventPodSchedulingIfMissing`` must also be on the node.
 
 In-tree volumes migrated to CSI (AWS EBS, GCE PD, Azure Disk, Cinder) count against their
 CSI driver when the node has a CSINode object, as upstream.
@@ -23,6 +24,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import features_of
 from wasmsched.plugins.volume_binding import (
     StorageObjects,
     ephemeral_owner_error,
@@ -103,6 +105,7 @@ class NodeVolumeLimits:
         self.handle = handle
         self._skip = Status(Code.SKIP)
         self._exceeded = Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        self._driver_must_be_installed = features_of(handle).volume_limit_scaling
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -143,6 +146,12 @@ class NodeVolumeLimits:
             return Status(code, err)
         if not new_volumes:
             return None
+        if self._driver_must_be_installed:
+            for driver in new_volumes.values():
+                if not csi_driver_on_node(storage, driver, csi_node):
+                    return Status(
+                        Code.UNSCHEDULABLE, f"{driver} CSI driver is not installed on the node"
+                    )
         limits = volume_limits(node_info, csi_node)
         if not limits:
             return None
@@ -159,7 +168,7 @@ class NodeVolumeLimits:
         for key in new_volumes.values():
             new_count[key] = new_count.get(key, 0) + 1
         for key, count in new_count.items():
-            limit = limits.get(key)
+            limit = limits.get(csi_attach_limit_key(key))
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return self._exceeded
         return None
@@ -172,7 +181,7 @@ class NodeVolumeLimits:
         new_pod: bool,
         result: dict[str, str],
     ) -> tuple[str, bool]:
-        """Adds "<driver>/<handle>" -> limit key for each CSI volume of the pod;
+        """Adds "<driver>/<handle>" -> driver for each CSI volume of the pod;
         returns (error, whether it is a missing claim)."""
         volumes = pod.spec.get("volumes")
         if not isinstance(volumes, list):
@@ -200,7 +209,7 @@ class NodeVolumeLimits:
             driver, handle = self.csi_driver_info(storage, csi_node, pvc)
             if not driver or not handle:
                 continue
-            result[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
+            result[f"{driver}/{handle}"] = driver
         return "", False
 
     @staticmethod
@@ -212,7 +221,7 @@ class NodeVolumeLimits:
             src = vol.get(source)
             if isinstance(src, Mapping):
                 if _migration_on(csi_node, plugin):
-                    result[f"{driver}/{_volume_id(src, id_field)}"] = csi_attach_limit_key(driver)
+                    result[f"{driver}/{_volume_id(src, id_field)}"] = driver
                 return
 
     def csi_driver_info(
@@ -272,6 +281,25 @@ class NodeVolumeLimits:
                 is_schedulable_after_pvc_added,
             ),
         ]
+
+
+def csi_driver_on_node(
+    storage: StorageObjects, driver: str, csi_node: Mapping[str, Any] | None
+) -> bool:
+    """csi.go: checkCSIDriverOnNode: True unless the driver's CSIDriver sets
+    spec.preventPodSchedulingIfMissing and the node's CSINode does not list the driver (a
+    driver without a CSIDriver object may not be CSI at all, so it passes)."""
+    csi_driver = storage.csi_drivers.get(driver)
+    if csi_driver is None:
+        return True
+    spec = csi_driver.get("spec")
+    if not isinstance(spec, Mapping) or spec.get("preventPodSchedulingIfMissing") is not True:
+        return True
+    if csi_node is None:
+        return False
+    node_spec = csi_node.get("spec")
+    drivers = node_spec.get("drivers") if isinstance(node_spec, Mapping) else None
+    return any(isinstance(d, Mapping) and d.get("name") == driver for d in drivers or ())
 
 
 def volume_limits(node_info: NodeInfo, csi_node: Mapping[str, Any] | None) -> dict[str, int]:

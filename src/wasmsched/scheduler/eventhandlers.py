@@ -26,6 +26,7 @@ EVENT_RESOURCES = {
     "ResourceClaim": ev.RESOURCE_CLAIM,
     "ResourceSlice": ev.RESOURCE_SLICE,
     "DeviceClass": ev.DEVICE_CLASS,
+    "CSIDriver": ev.CSI_DRIVER,
 }
 
 

@@ -52,6 +52,7 @@ SCHEMA_KINDS: dict[str, tuple[str, str, str]] = {
     "RuntimeClass": ("node.k8s.io/v1", "node_v1", "RuntimeClass"),
     "StorageClass": ("storage.k8s.io/v1", "storage_v1", "StorageClass"),
     "CSINode": ("storage.k8s.io/v1", "storage_v1", "CSINode"),
+    "CSIDriver": ("storage.k8s.io/v1", "storage_v1", "CSIDriver"),
     # Dynamic Resource Allocation: resource.k8s.io/v1 is served from 1.34 (DRA GA).
     "DeviceClass": ("resource.k8s.io/v1", "resource_v1", "DeviceClass"),
     "ResourceSlice": ("resource.k8s.io/v1", "resource_v1", "ResourceSlice"),

@@ -3,7 +3,8 @@
 Mirrors pkg/scheduler/framework/plugins/volumebinding/volume_binding.go (v1.33): PreFilter sorts
 the pod's claims into bound and delayed-binding ones, Filter asks the binder (binder.py) for the
 node, Reserve assumes the chosen PVs and PreBind keeps them; the storage helpers the volume
-plugins share are in storage.py.
+plugins share are in storage.py. Under StorageCapacityScoring (1.37) PreScore and Score rank
+the nodes by how full the pod's new volumes would be (``ScoringVolumeBinding``).
 
 What the simulator does not do is said, not silently passed: a claim that would need dynamic
 provisioning makes the node UnschedulableAndUnresolvable with a ``wasmsched:`` message.
@@ -13,7 +14,8 @@ kept by the plugin (the assume cache) and counts as bound for later pods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
@@ -31,6 +33,8 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.helpers import features_of
+from wasmsched.plugins.resource_allocation import requested_to_capacity_ratio_score
 from wasmsched.plugins.volume_binding.binder import PodVolumes, VolumeBinder
 from wasmsched.plugins.volume_binding.storage import (
     ANN_MIGRATED_PLUGINS,
@@ -38,6 +42,7 @@ from wasmsched.plugins.volume_binding.storage import (
     Manifest,
     StorageObjects,
     _meta,
+    _spec,
     _status,
     annotations_of,
     binding_mode,
@@ -45,7 +50,9 @@ from wasmsched.plugins.volume_binding.storage import (
     name_of,
     namespace_of,
     pod_claims,
+    pv_capacity,
     pvc_not_found,
+    pvc_request,
     pvc_volume_name,
     storage_for,
 )
@@ -59,6 +66,9 @@ if TYPE_CHECKING:
 NAME = "VolumeBinding"
 STATE_KEY = NAME
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+# v1/defaults.go: SetDefaults_VolumeBindingArgs under StorageCapacityScoring: (utilization,
+# score 0..10), preferring the node with the most free capacity.
+DEFAULT_SHAPE = ((0, 10), (100, 0))
 
 
 class _State:
@@ -300,14 +310,79 @@ def is_schedulable_after_csi_node_change(pod: Pod, old_obj: Any, new_obj: Any) -
     return QueueingHint.QUEUE_SKIP
 
 
+class ScoringVolumeBinding(VolumeBinding):
+    """VolumeBinding with its Score (volume_binding.go: PreScore, Score), built by ``new``
+    only under StorageCapacityScoring: before the gate the plugin has no scorer, so its
+    PreScore always skips and the simulator leaves it out of the score points.
+    """
+
+    def __init__(self, handle: Any, shape: Sequence[tuple[int, int]]) -> None:
+        super().__init__(handle)
+        # volume_binding.go: New scales the 0..10 shape scores to 0..100
+        # (buildScorerFunction in scorer.go, the same curve as RequestedToCapacityRatio).
+        self._class_score = requested_to_capacity_ratio_score(shape)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore (volume_binding.go: VolumeBinding.PreScore): with a scorer and
+        StorageCapacityScoring on, Score runs, for a pod without claims too (kube's
+        PreFilter leaves it an empty state: it scores 0 everywhere)."""
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Score (volume_binding.go: VolumeBinding.Score): the storage the pod's new volumes
+        take of the node's, per class, through the shape (scorer.go: buildScorerFunction).
+
+        Static bindings are scored by their PVs' capacity; without them, kube scores the
+        claims to provision by the node's CSIStorageCapacity. The simulator's Filter
+        rejects a node where a claim needs provisioning, so a scored node has none and
+        scores 0 then, as kube's empty class map does.
+        """
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            return 0, None  # PreFilter skipped: the pod has no claim
+        volumes = s.pod_volumes_by_node.get(node_info.name)
+        if volumes is None or not volumes.static_bindings:
+            return 0, None
+        storage = s.storage
+        by_class: dict[str, list[int]] = {}
+        for claim_key, pv_name in volumes.static_bindings:
+            pv = storage.pvs[pv_name]
+            pvc = storage.pvcs[claim_key]
+            # binder.go: BindingInfo.StorageClassName, StorageResource (Quantity.Value
+            # rounds up to whole bytes).
+            totals = by_class.setdefault(str(_spec(pv).get("storageClassName") or ""), [0, 0])
+            totals[0] += math.ceil(pvc_request(pvc))
+            totals[1] += math.ceil(pv_capacity(pv))
+        return class_resources_score(self._class_score, by_class.values()), None
+
+    def score_extensions(self) -> None:
+        """ScoreExtensions (volume_binding.go): none."""
+        return None
+
+
+def class_resources_score(
+    class_score: Callable[[int, int], int], classes: Collection[Sequence[int]]
+) -> int:
+    """scorer.go: buildScorerFunction's node score: the mean of the classes' scores
+    (requested, capacity), rounded half away from zero as math.Round; 0 without classes."""
+    if not classes:
+        return 0
+    total = sum(class_score(requested, capacity) for requested, capacity in classes)
+    return (2 * total + len(classes)) // (2 * len(classes))
+
+
 def new(args: dict[str, Any], handle: Handle) -> VolumeBinding:
     """The registry factory (volume_binding.go: New).
 
-    VolumeBindingArgs' bindTimeoutSeconds and shape are accepted and unused: they configure
-    waiting on the PV controller and the VolumeCapacityPriority score (alpha, off), neither of
-    which applies in the simulator.
+    VolumeBindingArgs' bindTimeoutSeconds is accepted and unused: it bounds waiting on the
+    PV controller, which the simulator does not have. ``shape`` (defaulted by the config
+    loader under StorageCapacityScoring) builds the scorer, only with that gate on.
     """
-    return VolumeBinding(handle)
+    if not features_of(handle).storage_capacity_scoring:
+        return VolumeBinding(handle)
+    # Args built without the config loader get its default (SetDefaults_VolumeBindingArgs).
+    shape = [(int(p["utilization"]), int(p["score"])) for p in args.get("shape") or ()]
+    return ScoringVolumeBinding(handle, shape or DEFAULT_SHAPE)
 
 
 if TYPE_CHECKING:
@@ -316,7 +391,9 @@ if TYPE_CHECKING:
         FilterPlugin,
         PreBindPlugin,
         PreFilterPlugin,
+        PreScorePlugin,
         ReservePlugin,
+        ScorePlugin,
     )
 
     # Static conformance: mypy checks the class against the protocol of each extension point
@@ -328,3 +405,11 @@ if TYPE_CHECKING:
     _reserve: type[ReservePlugin] = VolumeBinding
     _pre_bind: type[PreBindPlugin] = VolumeBinding
     _enqueue_extensions: type[EnqueueExtensions] = VolumeBinding
+    # Under StorageCapacityScoring (1.37) it also serves PreScore and Score.
+    _scoring_pre_filter: type[PreFilterPlugin] = ScoringVolumeBinding
+    _scoring_filter: type[FilterPlugin] = ScoringVolumeBinding
+    _scoring_pre_score: type[PreScorePlugin] = ScoringVolumeBinding
+    _scoring_score: type[ScorePlugin] = ScoringVolumeBinding
+    _scoring_reserve: type[ReservePlugin] = ScoringVolumeBinding
+    _scoring_pre_bind: type[PreBindPlugin] = ScoringVolumeBinding
+    _scoring_enqueue_extensions: type[EnqueueExtensions] = ScoringVolumeBinding

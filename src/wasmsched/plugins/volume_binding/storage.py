@@ -219,9 +219,17 @@ def pvc_not_found(name: str) -> str:
 
 
 class StorageObjects:
-    """PVCs, PVs, StorageClasses and CSINodes of the cluster, indexed by key."""
+    """PVCs, PVs, StorageClasses, CSINodes and CSIDrivers of the cluster, indexed by key."""
 
-    __slots__ = ("_pvs_by_class", "classes", "csi_nodes", "default_class", "pvcs", "pvs")
+    __slots__ = (
+        "_pvs_by_class",
+        "classes",
+        "csi_drivers",
+        "csi_nodes",
+        "default_class",
+        "pvcs",
+        "pvs",
+    )
 
     def __init__(
         self,
@@ -229,11 +237,13 @@ class StorageObjects:
         pvs: Sequence[Manifest] = (),
         classes: Sequence[Manifest] = (),
         csi_nodes: Sequence[Manifest] = (),
+        csi_drivers: Sequence[Manifest] = (),
     ) -> None:
         self.pvcs: dict[str, Manifest] = {f"{namespace_of(m)}/{name_of(m)}": m for m in pvcs}
         self.pvs: dict[str, Manifest] = {name_of(m): m for m in pvs}
         self.classes: dict[str, Manifest] = {name_of(m): m for m in classes}
         self.csi_nodes: dict[str, Manifest] = {name_of(m): m for m in csi_nodes}
+        self.csi_drivers: dict[str, Manifest] = {name_of(m): m for m in csi_drivers}
         self._pvs_by_class: dict[str, list[Manifest]] | None = None
         # The DefaultStorageClass admission plugin: the newest default class wins.
         default: tuple[str, str] | None = None
@@ -256,6 +266,7 @@ class StorageObjects:
             objects("PersistentVolume"),
             objects("StorageClass"),
             objects("CSINode"),
+            objects("CSIDriver"),
         )
 
     def clone(self) -> StorageObjects:
