@@ -67,6 +67,6 @@ def test_dev_setup_stops_first_when_go_is_missing(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 1
-    assert proc.stderr.startswith("dev-setup: Go is not installed (need Go >= 1.24 on PATH: ")
+    assert proc.stderr.startswith("dev-setup: Go is not installed (need Go >= 1.26 on PATH: ")
     assert proc.stderr.count("\n") == 1
     assert not ran.exists(), ran.read_text()
