@@ -194,7 +194,12 @@ DEFAULT_ARGS: dict[str, dict[str, Any]] = {
         }
     },
     "PodTopologySpread": {"defaultingType": "System"},
-    "VolumeBinding": {"bindTimeoutSeconds": 600},
+    # 1.37 (the default release): StorageCapacityScoring defaults the shape
+    # (SetDefaults_VolumeBindingArgs).
+    "VolumeBinding": {
+        "bindTimeoutSeconds": 600,
+        "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+    },
 }
 
 

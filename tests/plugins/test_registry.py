@@ -65,13 +65,13 @@ def test_factory_builds_plugin(name: str) -> None:
 
 
 def test_registry_is_the_default_plugin_set_in_order() -> None:
-    from wasmsched.config import DEFAULT_PLUGINS
+    from wasmsched.config import PLUGINS_1_33
     from wasmsched.config.defaults import default_plugins
 
     # v1.33's set, and DynamicResources where 1.34 puts it (DRA GA, before DefaultPreemption),
     # then NodeDeclaredFeatures last as 1.36 appends it (its gate on by default).
     assert [n for n in IN_TREE_NAMES if n not in ("DynamicResources", "NodeDeclaredFeatures")] == [
-        p.name for p in DEFAULT_PLUGINS
+        p.name for p in PLUGINS_1_33
     ]
     v136 = default_plugins(SchedulerFeatures.of(KubernetesVersion(1, 36)))
     assert list(IN_TREE_NAMES) == [p.name for p in v136]

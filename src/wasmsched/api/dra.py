@@ -30,6 +30,7 @@ __all__ = [
     "RESOURCE_CLAIM",
     "RESOURCE_CLAIM_TEMPLATE",
     "RESOURCE_SLICE",
+    "PodResourceClaim",
     "claims_from_templates",
     "released_claim",
     "with_dra_defaults",
@@ -208,3 +209,22 @@ def claims_from_templates(
     if not made:
         return pod, []
     return pod.with_resource_claim_statuses({**statuses, **made}), claims
+
+
+class PodResourceClaim:
+    """One entry of a pod's ``spec.resourceClaims`` (core/v1 PodResourceClaim): a name the
+    containers use, and either the ResourceClaim it names or the ResourceClaimTemplate its
+    claim is made from (exactly one, as validation requires)."""
+
+    __slots__ = ("claim_name", "name", "template_name")
+
+    def __init__(self, name: str, claim_name: str | None, template_name: str | None) -> None:
+        self.name = name
+        self.claim_name = claim_name
+        self.template_name = template_name
+
+    def __repr__(self) -> str:
+        return (
+            f"PodResourceClaim({self.name!r}, claim_name={self.claim_name!r}, "
+            f"template_name={self.template_name!r})"
+        )

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
+from wasmsched.api.dra import PodResourceClaim
 from wasmsched.api.quantity import (
     FieldError,
     expect_bool,
@@ -211,25 +212,6 @@ def _same_except(old: Any, new: Mapping[str, Any], ignored: frozenset[str]) -> b
         if key not in ignored and (key not in old or old[key] != value):
             return False
     return all(key in new or key in ignored for key in old)
-
-
-class PodResourceClaim:
-    """One entry of a pod's ``spec.resourceClaims`` (core/v1 PodResourceClaim): a name the
-    containers use, and either the ResourceClaim it names or the ResourceClaimTemplate its
-    claim is made from (exactly one, as validation requires)."""
-
-    __slots__ = ("claim_name", "name", "template_name")
-
-    def __init__(self, name: str, claim_name: str | None, template_name: str | None) -> None:
-        self.name = name
-        self.claim_name = claim_name
-        self.template_name = template_name
-
-    def __repr__(self) -> str:
-        return (
-            f"PodResourceClaim({self.name!r}, claim_name={self.claim_name!r}, "
-            f"template_name={self.template_name!r})"
-        )
 
 
 class Pod(_Object):
