@@ -260,7 +260,7 @@ def simulate(
         )
     from wasmsched.api.manifests import load_manifests
     from wasmsched.cli.render import print_explain, print_table
-    from wasmsched.config import default_config, load_config
+    from wasmsched.config import load_config_or_default
     from wasmsched.errors import WasmschedError
     from wasmsched.release.features import SchedulerFeatures
     from wasmsched.scheduler.registry import default_registry
@@ -282,11 +282,7 @@ def simulate(
         for key in sorted((explain_pods or frozenset()) - known_pods):
             _fail(f"--explain-pod {key}: no such pod in {cluster}")
         features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
-        sched_config = (
-            load_config(config, registry, features)
-            if config is not None
-            else default_config(features)
-        )
+        sched_config = load_config_or_default(config, registry, features)
         sim = Simulation(
             objects,
             sched_config,

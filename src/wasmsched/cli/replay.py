@@ -126,7 +126,7 @@ def replay(
 ) -> None:
     """Replay a workload trace: arrivals, run times, deletions and node changes over time."""
     from wasmsched.api.manifests import ClusterObjects, load_manifests
-    from wasmsched.config import default_config, load_config
+    from wasmsched.config import load_config_or_default
     from wasmsched.release.features import SchedulerFeatures
     from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION
     from wasmsched.replay.engine import Replay
@@ -146,11 +146,7 @@ def replay(
         start.pods.extend(standing.pods)
         start.others.extend(standing.others)
         features = SchedulerFeatures.of(start.kubernetes_version, feature_gates)
-        sched_config = (
-            load_config(config, registry, features)
-            if config is not None
-            else default_config(features)
-        )
+        sched_config = load_config_or_default(config, registry, features)
         run = Replay(start, events, sched_config, registry, seed=seed, until=until)
     except WasmschedError as err:
         _fail(str(err))

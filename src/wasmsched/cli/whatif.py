@@ -109,7 +109,7 @@ def capacity(
 ) -> None:
     """How many copies of each pod template still fit on the cluster, and where."""
     from wasmsched.api.manifests import load_manifests
-    from wasmsched.config import default_config, load_config
+    from wasmsched.config import load_config_or_default
     from wasmsched.release.features import SchedulerFeatures
     from wasmsched.scheduler.registry import default_registry
     from wasmsched.whatif.capacity import Capacity
@@ -119,11 +119,7 @@ def capacity(
         templates = _templates(pod, replicas or [])
         objects = load_manifests(cluster, kubernetes_version=_requested_version(kubernetes_version))
         features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
-        sched_config = (
-            load_config(config, registry, features)
-            if config is not None
-            else default_config(features)
-        )
+        sched_config = load_config_or_default(config, registry, features)
         result = Capacity(
             objects,
             templates,

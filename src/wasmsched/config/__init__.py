@@ -4,7 +4,13 @@ validation, and the expansion of multiPoint into extension points."""
 from .catalog import ArgsKind, NamesCatalog, PluginCatalog
 from .defaults import DEFAULT_PLUGINS, PLUGINS_1_33, merge_plugin_set, merge_plugins
 from .expand import expand_config, expand_extension_points
-from .loader import default_config, load_client_connection, load_config, parse_config
+from .loader import (
+    default_config,
+    load_client_connection,
+    load_config,
+    load_config_or_default,
+    parse_config,
+)
 from .models import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
@@ -43,6 +49,7 @@ __all__ = [
     "expand_extension_points",
     "load_client_connection",
     "load_config",
+    "load_config_or_default",
     "merge_plugin_set",
     "merge_plugins",
     "parse_config",

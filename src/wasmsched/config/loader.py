@@ -138,6 +138,18 @@ def load_client_connection(path: str | Path) -> ClientConnection:
     return _client_connection(raw, source)
 
 
+def load_config_or_default(
+    path: str | Path | None,
+    known_plugins: PluginCatalog | Collection[str],
+    features: SchedulerFeatures | None = None,
+) -> SchedulerConfig:
+    """``load_config`` of ``path``, or the default configuration when there is none (what
+    every command's ``--config`` means), both for ``features``' release."""
+    if path is None:
+        return default_config(features)
+    return load_config(path, known_plugins, features)
+
+
 def load_yaml_file(path: str | Path, what: str) -> Any:
     """The one YAML document of a file; a missing, unreadable or empty file is a ConfigError.
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wasmsched.api.manifests import ClusterObjects, load_manifests
-from wasmsched.config import SchedulerConfig, default_config, load_config
-from wasmsched.config.catalog import PluginCatalog
+from wasmsched.config import load_config_or_default
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
@@ -23,12 +22,6 @@ from wasmsched.sim.document import document
 from wasmsched.sim.simulation import Simulation
 from wasmsched.whatif.diff import placement_metrics, summary_metrics
 from wasmsched.whatif.runs import RunSpec, placements_digest
-
-
-def _config(
-    path: Path | None, catalog: PluginCatalog, features: SchedulerFeatures
-) -> SchedulerConfig:
-    return load_config(path, catalog, features) if path is not None else default_config(features)
 
 
 def run_document(
@@ -51,7 +44,7 @@ def run_document(
         else ClusterObjects(kubernetes_version=kubernetes_version or DEFAULT_KUBERNETES_VERSION)
     )
     features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
-    sched_config = _config(config, registry, features)
+    sched_config = load_config_or_default(config, registry, features)
     if trace:
         events, standing = read_trace(trace, gpu_share)
         objects.nodes.extend(standing.nodes)
