@@ -9,7 +9,10 @@ characters of the claim's name."""
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +259,39 @@ def test_the_claim_and_the_pod_status_are_written(tmp_path: Path) -> None:
             "reservedFor": [("pods", "p")],
         },
     }
+
+
+def test_simulate_json_carries_the_claim_and_the_status(tmp_path: Path) -> None:
+    docs = [_node(0, None), _slice(0, 1), _class("gpu", None, GPU, "2026-01-01T00:00:00Z")]
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "i", "resources": {"requests": {IMPLICIT: "1"}}}
+                ]
+            },
+        }
+    )
+    path = _write(tmp_path, docs)
+    run = subprocess.run(
+        [sys.executable, "-m", "wasmsched", "simulate", "--cluster", str(path), "--output", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    (pod,) = json.loads(run.stdout)["pods"]
+    extended = pod["extendedResourceClaim"]
+    name = extended["status"]["resourceClaimName"]
+    assert extended["status"]["requestMappings"] == [
+        {"containerName": "c", "resourceName": IMPLICIT, "requestName": "container-0-request-0"}
+    ]
+    assert extended["claim"]["metadata"]["name"] == name
+    assert name.startswith("p-extended-resources-")
+    assert extended["claim"]["status"]["reservedFor"][0]["name"] == "p"
 
 
 def test_before_the_gate_the_resource_is_the_nodes_only(tmp_path: Path) -> None:

@@ -318,3 +318,11 @@ def test_fit_registers_device_class_events_with_the_gate() -> None:
 
     assert "resource.k8s.io/DeviceClass" in kinds(V137)
     assert "resource.k8s.io/DeviceClass" not in kinds(V135)
+
+
+def test_fit_does_not_sign_a_pod_with_a_backed_resource() -> None:
+    """fit.go: SignPod: such a pod is never batched (opportunistic batching, 1.35+)."""
+    pod = make_pod(containers=[{"cpu": "1", GPU: "1"}])
+    assert fit(V137, [device_class("gpu", GPU)]).sign_pod(pod) is None
+    assert fit(V137, [device_class("other")]).sign_pod(pod) is not None
+    assert fit(V135, [device_class("gpu", GPU)]).sign_pod(pod) is not None

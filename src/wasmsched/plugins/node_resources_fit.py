@@ -498,9 +498,12 @@ class NodeResourcesFit:
 
     # --- queueing hints -------------------------------------------------------------
 
-    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
-        """SignPod (fit.go, 1.35+): the pod's requests (no DRA-backed extended resources
-        here, so it never refuses)."""
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (fit.go, 1.35+): the pod's requests; not signable (None) when it
+        requests an extended resource a DeviceClass backs ("signature disabled when dra
+        extended resources are used in the cluster")."""
+        if self._dra_extended and self._delegable(self._requests(pod).scalar):
+            return None
         return [(RESOURCES_SIGNER, resources_signature(pod, self._pod_level))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
