@@ -99,9 +99,13 @@ def _container(r: random.Random, name: str, sidecar: bool = False) -> dict[str, 
 
 
 def cluster(seed: int) -> list[dict[str, Any]]:
-    """Nodes with the resource from a device plugin, or DRA devices, or neither; the
-    class "gpu" names the resource, sometimes with a newer class "gpu-h100" naming it
-    too (it then backs it, with its own selector); pods from 1 to 3 containers."""
+    """Nodes with the resource from a device plugin (some of it held by a bound
+    lower-priority pod), or DRA devices, or neither; the class "gpu" names the resource,
+    sometimes with a newer class "gpu-h100" naming it too (it then backs it, with its own
+    selector); pods of 1 to 4 containers, some with priorities or a claim of their own.
+    (A node with both the device plugin's resource and DRA devices is left out: there a
+    pod with a claim of its own fails PreBind in kube, "nil or empty request mappings",
+    and what follows depends on kube's timing; see docs/dra.md.)"""
     r = random.Random(seed)
     docs: list[dict[str, Any]] = []
     nn = r.randint(2, 4)
@@ -113,6 +117,20 @@ def cluster(seed: int) -> list[dict[str, Any]]:
     docs.append(_class("gpu", None, GPU, "2026-01-01T00:00:00Z"))
     if r.random() < 0.3:
         docs.append(_class("gpu-h100", "h100", GPU, "2026-02-01T00:00:00Z"))
+    for node in [d for d in docs if d["kind"] == "Node"]:
+        if GPU in node["status"]["allocatable"] and r.random() < 0.5:
+            # A lower-priority pod holding the device plugin's resource: a victim.
+            name = node["metadata"]["name"]
+            bound = _container(r, "c")
+            bound["resources"] = {"requests": {"cpu": "1", GPU: "1"}, "limits": {GPU: "1"}}
+            docs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"bound-{name}", "namespace": "default"},
+                    "spec": {"nodeName": name, "priority": 0, "containers": [bound]},
+                }
+            )
     for p in range(r.randint(2, 7)):
         spec: dict[str, Any] = {
             "containers": [_container(r, f"c{k}") for k in range(r.randint(1, 2))]
@@ -121,6 +139,12 @@ def cluster(seed: int) -> list[dict[str, Any]]:
             spec["initContainers"] = [
                 _container(r, f"i{k}", sidecar=r.random() < 0.3) for k in range(r.randint(1, 2))
             ]
+        if r.random() < 0.4:
+            spec["priority"] = r.randint(1, 100)
+        if r.random() < 0.25:
+            # A claim of its own beside the extended resources: allocated together.
+            docs.append(_user_claim(f"p{p}-claim"))
+            spec["resourceClaims"] = [{"name": "x", "resourceClaimName": f"p{p}-claim"}]
         docs.append(
             {
                 "apiVersion": "v1",
@@ -130,6 +154,16 @@ def cluster(seed: int) -> list[dict[str, Any]]:
             }
         )
     return docs
+
+
+def _user_claim(name: str) -> dict[str, Any]:
+    request = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": request}]}},
+    }
 
 
 def _claim_view(claim: dict[str, Any] | None, status: dict[str, Any]) -> dict[str, Any]:
