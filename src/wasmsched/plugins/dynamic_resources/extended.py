@@ -44,6 +44,7 @@ class ExtendedResourceResolver:
         self._by_resource: dict[str, Manifest] = {}
 
     def refresh(self, device_classes: Sequence[Manifest]) -> ExtendedResourceResolver:
+        """Itself, rebuilt when ``device_classes`` is a new list."""
         if device_classes is not self._source:
             self._source = device_classes
             self._by_resource = extended_resource_classes(device_classes)
