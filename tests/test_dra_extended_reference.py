@@ -353,3 +353,34 @@ def test_same_as_kube_scheduler_1_37(seed: int, tmp_path: Path) -> None:
     path = _write(tmp_path, cluster(seed))
     got = ours(path)
     assert got == reference(path, got)
+
+
+@pytest.mark.skipif(
+    not BINARY.exists(), reason="the 1.37 reference is not built (scripts/build-reference)"
+)
+def test_a_claim_left_from_an_earlier_cycle_is_replaced(tmp_path: Path) -> None:
+    """A special claim the pod already owns (made by a cycle whose binding failed): Filter
+    rejects every node, PostFilter deletes it, the next attempt makes a new one."""
+    docs = [_node(1, None), _slice(1, 2), _class("gpu", None, GPU, "2026-01-01T00:00:00Z")]
+    old = _user_claim("p-extended-resources-old00")
+    old["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    old["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "p-uid", "controller": True}
+    ]
+    pod = _container(random.Random(1), "c")
+    pod["resources"] = {"requests": {GPU: "1"}, "limits": {GPU: "1"}}
+    docs += [
+        old,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default", "uid": "p-uid"},
+            "spec": {"containers": [pod]},
+        },
+    ]
+    path = _write(tmp_path, docs)
+    got = ours(path)
+    result, node, _, view = got["p"]
+    assert (result, node) == ("Scheduled", "n1")
+    assert view is not None and view["claim"]["generateName"] == "p-extended-resources-"
+    assert got == reference(path, got)
