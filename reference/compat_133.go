@@ -8,8 +8,11 @@ package main
 // kube137) has compat_137.go instead.
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -63,3 +66,8 @@ func wrapNextPod(sched *scheduler.Scheduler, before, after func()) {
 // bindingClearsNomination: the API server's binding storage keeps
 // status.nominatedNodeName in v1.33 (ClearingNominatedNodeNameAfterBinding is 1.34+).
 func bindingClearsNomination() bool { return false }
+
+// v1.33.4 has no extended resources backed by DRA (DRAExtendedResource, 1.34+).
+func reactToClaimCreates(*fake.Clientset, clienttesting.ObjectTracker) {}
+
+func extendedClaimReport(clienttesting.ObjectTracker, *corev1.Pod) any { return nil }

@@ -9,11 +9,19 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -82,4 +90,57 @@ func bindingClearsNomination() bool {
 // pod is scored (a full cycle, or the rescored last-chosen node).
 func (t *tieBreak) SignPod(context.Context, *corev1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return nil, nil
+}
+
+var claimsGVR = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
+
+// reactToClaimCreates: the fake tracker neither generates names nor sets a
+// resourceVersion, which the API server does when DynamicResources' PreBind creates a
+// pod's extended-resource claim from its generateName
+// (extendeddynamicresources.go: createExtendedResourceClaimInAPI; the assume cache
+// parses resourceVersion). The five random characters are a counter here.
+func reactToClaimCreates(client *fake.Clientset, tracker clienttesting.ObjectTracker) {
+	var made atomic.Int64
+	client.PrependReactor("create", "resourceclaims", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		claim := action.(clienttesting.CreateAction).GetObject().(*resourceapi.ResourceClaim).DeepCopy()
+		if claim.Name != "" || claim.GenerateName == "" {
+			return false, nil, nil
+		}
+		base := claim.GenerateName
+		if len(base) > 58 {
+			base = base[:58]
+		}
+		claim.Name = fmt.Sprintf("%s%05d", base, made.Add(1))
+		claim.UID = types.UID("claim-" + claim.Name)
+		claim.ResourceVersion = "1"
+		if err := tracker.Create(claimsGVR, claim, claim.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, claim, nil
+	})
+}
+
+// extendedClaimReport: the pod's status.extendedResourceClaimStatus and the claim it
+// names, as the run left them (nil for a pod without one).
+func extendedClaimReport(tracker clienttesting.ObjectTracker, pod *corev1.Pod) any {
+	status := pod.Status.ExtendedResourceClaimStatus
+	if status == nil {
+		return nil
+	}
+	out := map[string]any{"status": status}
+	if obj, err := tracker.Get(claimsGVR, pod.Namespace, status.ResourceClaimName); err == nil {
+		claim := obj.(*resourceapi.ResourceClaim)
+		out["claim"] = map[string]any{
+			"metadata": map[string]any{
+				"name":            claim.Name,
+				"generateName":    claim.GenerateName,
+				"annotations":     claim.Annotations,
+				"ownerReferences": claim.OwnerReferences,
+				"finalizers":      claim.Finalizers,
+			},
+			"spec":   claim.Spec,
+			"status": map[string]any{"allocation": claim.Status.Allocation, "reservedFor": claim.Status.ReservedFor},
+		}
+	}
+	return out
 }

@@ -52,6 +52,9 @@ type podResult struct {
 	Result        string  `json:"result"`
 	Message       string  `json:"message"`
 	NominatedNode *string `json:"nominatedNode"`
+	// status.extendedResourceClaimStatus and its claim (1.37 build; extended resources
+	// backed by DRA).
+	ExtendedResourceClaim any `json:"extendedResourceClaim,omitempty"`
 }
 
 type preemption struct {
@@ -147,6 +150,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// Every write waits for the watchers to have room (tracker.go); the reactors below
 	// are prepended after it, so they run first and write through it too.
 	tracker := newRoomyTracker(client)
+	reactToClaimCreates(client, tracker)
 
 	var activity, changes atomic.Int64 // any write; bindings and deletes
 	var mu sync.Mutex
@@ -447,6 +451,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			}
 		} else {
 			cur := obj.(*corev1.Pod)
+			r.ExtendedResourceClaim = extendedClaimReport(tracker, cur)
 			if cur.Status.NominatedNodeName != "" {
 				n := cur.Status.NominatedNodeName
 				r.NominatedNode = &n

@@ -243,19 +243,26 @@ def ours(path: Path) -> Outcomes:
     return {o.pod.name: (o.result, o.node, o.message) for o in result.outcomes}
 
 
-def reference(path: Path, prefer: Outcomes) -> Outcomes:
+def reference_pods(path: Path, prefer: dict[str, str | None]) -> list[dict[str, Any]]:
+    """The 1.37 reference's report of every pod of the cluster at ``path``; ``prefer``
+    (pod name -> wasmsched's node) breaks ties between equally scored nodes."""
     prefer_file = path.with_suffix(".prefer.json")
     prefer_file.write_text(
-        json.dumps({f"default/{name}": o[1] for name, o in prefer.items() if o[1]})
+        json.dumps({f"default/{name}": node for name, node in prefer.items() if node})
     )
     out = subprocess.run(
         [str(BINARY), "--cluster", str(path), "--prefer", str(prefer_file)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=True,
     )
-    pods = json.loads(out.stdout)["pods"]
+    pods: list[dict[str, Any]] = json.loads(out.stdout)["pods"]
+    return pods
+
+
+def reference(path: Path, prefer: Outcomes) -> Outcomes:
+    pods = reference_pods(path, {name: o[1] for name, o in prefer.items()})
     return {p["name"]: (p["result"], p["node"], p["message"]) for p in pods}
 
 

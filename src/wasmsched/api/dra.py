@@ -13,9 +13,10 @@ without ``count`` asks for 1 (kube-scheduler itself refuses a claim without them
 from __future__ import annotations
 
 import copy
+import datetime
 import hashlib
 import uuid
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,16 +25,24 @@ if TYPE_CHECKING:
 __all__ = [
     "CLUSTER_SCOPED_DRA_KINDS",
     "DEVICE_CLASS",
+    "DEVICE_CLASS_RESOURCE_PREFIX",
     "DEVICE_TAINT_RULE",
     "DRA_API_VERSION",
     "DRA_KINDS",
+    "EXTENDED_CLAIM_IN_MEMORY_NAME",
+    "EXTENDED_RESOURCE_CLAIM_ANNOTATION",
     "RESOURCE_CLAIM",
     "RESOURCE_CLAIM_TEMPLATE",
     "RESOURCE_SLICE",
     "PodResourceClaim",
     "claims_from_templates",
+    "created_extended_resource_claim",
+    "extended_resource_claim",
+    "extended_resource_classes",
+    "is_dra_extended_resource_name",
     "released_claim",
     "with_dra_defaults",
+    "with_extended_resource_claim_status",
 ]
 
 DRA_API_VERSION = "resource.k8s.io/v1"
@@ -154,6 +163,11 @@ def _suffix(seed: str) -> str:
     return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
 
 
+def _controlled_by(pod: Pod) -> dict[str, Any]:
+    """The owner reference that makes ``pod`` a claim's controller."""
+    return {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid, "controller": True}
+
+
 def claims_from_templates(
     pod: Pod, templates: Mapping[str, Mapping[str, Any]]
 ) -> tuple[Pod, list[dict[str, Any]]]:
@@ -184,15 +198,7 @@ def claims_from_templates(
             "generateName": _generate_name(pod.name, entry.name),
             "namespace": pod.namespace,
             "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"wasmsched:claim/{pod.uid}/{entry.name}")),
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": pod.name,
-                    "uid": pod.uid,
-                    "controller": True,
-                }
-            ],
+            "ownerReferences": [_controlled_by(pod)],
             "annotations": annotations,
         }
         if template_meta.get("labels"):
@@ -228,3 +234,113 @@ class PodResourceClaim:
             f"PodResourceClaim({self.name!r}, claim_name={self.claim_name!r}, "
             f"template_name={self.template_name!r})"
         )
+
+
+# --- extended resources backed by DeviceClasses (DRAExtendedResource) ------------------------
+
+# resource/v1: ResourceDeviceClassPrefix, ExtendedResourceClaimAnnotation.
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """scheduler/util/utils.go: IsDRAExtendedResourceName: an extended resource name
+    (v1helper.IsExtendedResourceName: prefixed, outside ``kubernetes.io/``, not a quota
+    name) or a class's implicit ``deviceclass.resource.kubernetes.io/<class>``."""
+    if name.startswith(DEVICE_CLASS_RESOURCE_PREFIX):
+        return True
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def _created(device_class: Mapping[str, Any]) -> datetime.datetime:
+    """metadata.creationTimestamp (the zero time when unset, as Go's)."""
+    raw = (device_class.get("metadata") or {}).get("creationTimestamp")
+    if isinstance(raw, datetime.datetime):
+        return raw if raw.tzinfo is not None else raw.replace(tzinfo=datetime.UTC)
+    if isinstance(raw, str) and raw:
+        return datetime.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    return _ZERO_TIME
+
+
+_ZERO_TIME = datetime.datetime(1, 1, 1, tzinfo=datetime.UTC)
+
+
+def extended_resource_classes(
+    device_classes: Iterable[Mapping[str, Any]],
+) -> dict[str, Mapping[str, Any]]:
+    """The extended resource names DeviceClasses back, and the class of each, as kube's
+    ExtendedResourceCache holds them after its informer's initial list, which comes in name
+    order (dynamic-resource-allocation deviceclass/extendedresourcecache:
+    updateResourceName2class): each class maps its implicit
+    ``deviceclass.resource.kubernetes.io/<name>`` and its ``spec.extendedResourceName``.
+    When classes name the same resource the newer one keeps it (the name breaks a tie);
+    a class that loses that contest is left out entirely, its implicit name too."""
+    by_resource: dict[str, Mapping[str, Any]] = {}
+    for device_class in sorted(
+        device_classes, key=lambda c: str((c.get("metadata") or {}).get("name") or "")
+    ):
+        name = str((device_class.get("metadata") or {}).get("name") or "")
+        explicit = (device_class.get("spec") or {}).get("extendedResourceName")
+        if explicit:
+            holder = by_resource.get(explicit)
+            if holder is not None:
+                created, held = _created(device_class), _created(holder)
+                if created < held or (
+                    created == held and name >= str((holder.get("metadata") or {}).get("name"))
+                ):
+                    continue
+            by_resource[explicit] = device_class
+        by_resource[DEVICE_CLASS_RESOURCE_PREFIX + name] = device_class
+    return by_resource
+
+
+# extendeddynamicresources.go: specialClaimInMemName, deliberately not a valid name.
+EXTENDED_CLAIM_IN_MEMORY_NAME = "<extended-resources>"
+
+
+def extended_resource_claim(pod: Pod) -> dict[str, Any]:
+    """extendeddynamicresources.go: preFilterExtendedResources' in-memory claim for the
+    pod's extended resources backed by DRA: no requests yet (Filter adds them per node),
+    owned by the pod, annotated as the extended-resource claim, named at creation from
+    ``<pod>-extended-resources-``. Its uid (random in kube) is derived from the pod."""
+    return {
+        "apiVersion": DRA_API_VERSION,
+        "kind": RESOURCE_CLAIM,
+        "metadata": {
+            "name": EXTENDED_CLAIM_IN_MEMORY_NAME,
+            "generateName": f"{pod.name}-extended-resources-",
+            "namespace": pod.namespace,
+            "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"wasmsched:extended-claim/{pod.uid}")),
+            "ownerReferences": [_controlled_by(pod)],
+            "annotations": {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+        },
+        "spec": {},
+    }
+
+
+def created_extended_resource_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
+    """The in-memory extended-resource claim as the API server creates it
+    (createExtendedResourceClaimInAPI clears name, uid and the allocation): named from
+    its generateName (names.SimpleNameGenerator: at most 58 characters and 5 random ones,
+    here derived from the claim so that runs are reproducible) with a uid of its own."""
+    meta = dict(claim.get("metadata") or {})
+    base = str(meta.get("generateName") or "")[:_MAX_GENERATED_BASE]
+    name = base + _suffix(f"{meta.get('namespace')}/{base}/{meta.get('uid')}")
+    meta["name"] = name
+    meta["uid"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"wasmsched:claim/{meta.get('uid')}"))
+    out = {key: copy.deepcopy(value) for key, value in claim.items() if key != "status"}
+    out["metadata"] = meta
+    return out
+
+
+# apiserver storage/names: maxGeneratedNameLength (63 - the 5 random characters).
+_MAX_GENERATED_BASE = 58
+
+
+def with_extended_resource_claim_status(pod: Pod, status: Mapping[str, Any]) -> Pod:
+    """The pod with status.extendedResourceClaimStatus set to ``status`` (requestMappings
+    and resourceClaimName), as DynamicResources' PreBind patches it
+    (extendeddynamicresources.go: patchPodExtendedResourceClaimStatus)."""
+    manifest = dict(pod.manifest)
+    manifest["status"] = {**pod.status, "extendedResourceClaimStatus": dict(status)}
+    return pod.updated(manifest)

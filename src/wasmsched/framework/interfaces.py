@@ -522,6 +522,16 @@ class Handle(Protocol):
         UpdateStatus in kube); a Status on failure."""
         ...
 
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Deletes a ResourceClaim through the writer; a Status on failure."""
+        ...
+
+    def set_extended_resource_claim_status(
+        self, pod: Pod, status: Mapping[str, Any]
+    ) -> Status | None:
+        """Writes the pod's ``status.extendedResourceClaimStatus`` through the writer."""
+        ...
+
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Other cluster objects by kind (PodDisruptionBudget, PersistentVolumeClaim, ...).
 

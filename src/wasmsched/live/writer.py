@@ -306,6 +306,21 @@ class LiveWriter:
             f"{meta.get('namespace')}/{meta.get('name')})",
         )
 
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Not written yet in the live mode (a stale extended-resource claim stays)."""
+        return self.write_resource_claim(claim)
+
+    def set_extended_resource_claim_status(
+        self, pod: Pod, status: Mapping[str, Any]
+    ) -> Status | None:
+        """Not written yet in the live mode: DynamicResources' PreBind of a pod with
+        extended resources backed by DRA fails at its claim first (write_resource_claim)."""
+        return Status(
+            Code.ERROR,
+            f"wasmsched: the live mode does not write extendedResourceClaimStatus yet "
+            f"(pod {pod.namespace}/{pod.name})",
+        )
+
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""
         node = pod.node_name

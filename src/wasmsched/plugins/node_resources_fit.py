@@ -8,16 +8,18 @@ larger than the node's allocatable is UnschedulableAndUnresolvable (fitsRequest)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wasmsched.api.dra import DEVICE_CLASS, DEVICE_CLASS_RESOURCE_PREFIX
 from wasmsched.api.resources import is_scalar_resource_name
 from wasmsched.framework.batching import RESOURCES_SIGNER, resources_signature
 from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import DEVICE_CLASS as DEVICE_CLASS_RESOURCE
 from wasmsched.framework.types import (
     NODE,
     POD,
@@ -26,6 +28,7 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from wasmsched.plugins.dynamic_resources.extended import ExtendedResourceResolver
 from wasmsched.plugins.helpers import features_of, is_extended_resource_name
 from wasmsched.plugins.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -85,13 +88,14 @@ _QUALIFIED_NAME = re.compile(
 class PodRequest:
     """The pod's request as Filter reads it, computed once in PreFilter."""
 
-    __slots__ = ("empty", "ephemeral_storage", "memory", "milli_cpu", "scalars")
+    __slots__ = ("delegated", "empty", "ephemeral_storage", "memory", "milli_cpu", "scalars")
 
     def __init__(
         self,
         request: Resource,
         ignored: frozenset[str] = frozenset(),
         ignored_groups: frozenset[str] = frozenset(),
+        delegated: frozenset[str] = frozenset(),
     ) -> None:
         self.milli_cpu = request.milli_cpu
         self.memory = request.memory
@@ -104,6 +108,10 @@ class PodRequest:
             for name, qty in scalar.items()
             if qty and not _ignored(name, ignored, ignored_groups)
         )
+        # Extended resources a DeviceClass backs (DRAExtendedResource): a node that does
+        # not advertise one leaves it to DynamicResources (fit.go:
+        # shouldDelegateResourceToDRA).
+        self.delegated = delegated
 
     def clone(self) -> PodRequest:
         """StateData.Clone (noderesources/fit.go: preFilterState.Clone): read-only, shared."""
@@ -145,8 +153,11 @@ def insufficient_resources(
     if request.scalars:
         alloc_scalar = alloc.scalar
         used_scalar = used.scalar
+        delegated = request.delegated
         for name, qty, reason in request.scalars:
             node_alloc = alloc_scalar.get(name, 0)
+            if node_alloc <= 0 and name in delegated:
+                continue
             if qty > node_alloc - used_scalar.get(name, 0):
                 if unresolvable and qty > node_alloc:
                     mask |= _UNRESOLVABLE
@@ -310,6 +321,10 @@ class NodeResourcesFit:
         self._unresolvable = features.fit_unresolvable_over_allocatable
         # PodLevelResources: spec.resources.requests count (fit.go: computePodResourceRequest).
         self._pod_level = features.pod_level_resources
+        # DRAExtendedResource: extended resources backed by a DeviceClass (fit.go:
+        # shouldDelegateResourceToDRA); the classes come through the handle.
+        self._dra_extended = features.dra_extended_resource and handle is not None
+        self._resolver = ExtendedResourceResolver()
 
     # --- PreFilter / Filter ---------------------------------------------------------
 
@@ -317,11 +332,25 @@ class NodeResourcesFit:
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """PreFilter (fit.go: Fit.PreFilter): computes the pod's effective requests once."""
+        request = self._requests(pod)
         state.write(
             PRE_FILTER_KEY,
-            PodRequest(self._requests(pod), self.ignored_resources, self.ignored_resource_groups),
+            PodRequest(
+                request,
+                self.ignored_resources,
+                self.ignored_resource_groups,
+                self._delegable(request.scalar),
+            ),
         )
         return None, None
+
+    def _delegable(self, scalars: Mapping[str, int]) -> frozenset[str]:
+        """The requested extended resources a DeviceClass backs (the DRA manager's
+        DeviceClassResolver), which a node without them leaves to DynamicResources."""
+        if not self._dra_extended or not scalars or self.handle is None:
+            return frozenset()
+        resolver = self._resolver.refresh(self.handle.objects(DEVICE_CLASS))
+        return frozenset(resolver.backed(scalars))
 
     def _requests(self, pod: Pod) -> Resource:
         """The pod's requests as the release counts them."""
@@ -384,6 +413,8 @@ class NodeResourcesFit:
                 if not columns.usable:
                     return None
                 bad = alloc[r] - used[r] < qty
+                if name in request.delegated:
+                    bad &= alloc[r] > 0
                 fails.append((16 << k, bad))
                 over.append((bad, alloc[r], qty))
         if not any(bad.any() for _, bad in fails):
@@ -467,9 +498,12 @@ class NodeResourcesFit:
 
     # --- queueing hints -------------------------------------------------------------
 
-    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]]:
-        """SignPod (fit.go, 1.35+): the pod's requests (no DRA-backed extended resources
-        here, so it never refuses)."""
+    def sign_pod(self, pod: Pod) -> list[tuple[str, Any]] | None:
+        """SignPod (fit.go, 1.35+): the pod's requests; not signable (None) when it
+        requests an extended resource a DeviceClass backs ("signature disabled when dra
+        extended resources are used in the cluster")."""
+        if self._dra_extended and self._delegable(self._requests(pod).scalar):
+            return None
         return [(RESOURCES_SIGNER, resources_signature(pod, self._pod_level))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -486,7 +520,41 @@ class NodeResourcesFit:
                 ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
                 self.is_schedulable_after_node_change,
             ),
+            *(
+                [
+                    ClusterEventWithHint(
+                        ClusterEvent(DEVICE_CLASS_RESOURCE, ActionType.ADD | ActionType.UPDATE),
+                        self.is_schedulable_after_device_class_event,
+                    )
+                ]
+                if self._dra_extended
+                else []
+            ),
         ]
+
+    def is_schedulable_after_device_class_event(
+        self, pod: Pod, old_obj: Any, new_obj: Any
+    ) -> QueueingHint:
+        """fit.go: isSchedulableAfterDeviceClassEvent: a class added with the pod's implicit
+        name, or added or changed to name an extended resource the pod requests."""
+        if new_obj is None:
+            return QueueingHint.QUEUE_SKIP
+        spec = new_obj.get("spec") or {}
+        requests = pod.requests.scalar
+        if old_obj is not None:
+            if (old_obj.get("spec") or {}).get("extendedResourceName") == spec.get(
+                "extendedResourceName"
+            ):
+                return QueueingHint.QUEUE_SKIP
+        elif (
+            DEVICE_CLASS_RESOURCE_PREFIX + str((new_obj.get("metadata") or {}).get("name"))
+            in requests
+        ):
+            return QueueingHint.QUEUE
+        explicit = spec.get("extendedResourceName")
+        if explicit and explicit in requests:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """A scheduled pod deleted, or a pod scaled down, may free what ``pod`` needs."""
@@ -505,11 +573,12 @@ class NodeResourcesFit:
     ) -> QueueingHint:
         """A node that is added, or grows, and could hold the pod when empty."""
         request = self._requests(pod)
-        if new_obj is None or not _is_fit(request, new_obj):
+        delegated = self._delegable(request.scalar)
+        if new_obj is None or not _is_fit(request, new_obj, delegated):
             return QueueingHint.QUEUE_SKIP
         if old_obj is None:
             return QueueingHint.QUEUE
-        if _requested_resources_increased(request, old_obj, new_obj):
+        if _requested_resources_increased(request, old_obj, new_obj, delegated):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
@@ -540,12 +609,17 @@ def _scale_down_frees(target: Pod, original: Pod, modified: Pod) -> bool:
     return False
 
 
-def _is_fit(request: Resource, node: Node) -> bool:
+def _is_fit(request: Resource, node: Node, delegated: frozenset[str] = frozenset()) -> bool:
     """Whether the request fits the empty node (fit.go: isFit)."""
-    return insufficient_resources(PodRequest(request), NodeInfo(node)) is None
+    found = insufficient_resources(PodRequest(request, delegated=delegated), NodeInfo(node))
+    return found is None
 
 
-def _requested_resources_increased(request: Resource, original: Node, modified: Node) -> bool:
+def _requested_resources_increased(
+    request: Resource, original: Node, modified: Node, delegated: frozenset[str]
+) -> bool:
+    """fit.go: haveAnyRequestedResourcesIncreased; a requested resource that the modified
+    node leaves to DRA counts as increased."""
     before = original.allocatable
     after = modified.allocatable
     if after.allowed_pod_number > before.allowed_pod_number:
@@ -559,7 +633,11 @@ def _requested_resources_increased(request: Resource, original: Node, modified: 
     ):
         return True
     return any(
-        qty and after.scalar.get(name, 0) > before.scalar.get(name, 0)
+        qty
+        and (
+            after.scalar.get(name, 0) > before.scalar.get(name, 0)
+            or (name in delegated and after.scalar.get(name, 0) <= 0)
+        )
         for name, qty in request.scalar.items()
     )
 

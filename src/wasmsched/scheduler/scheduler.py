@@ -124,6 +124,16 @@ class SchedulerHandle:
         """Writes a ResourceClaim through the writer."""
         return self._scheduler.writer.write_resource_claim(claim)
 
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Deletes a ResourceClaim through the writer."""
+        return self._scheduler.writer.delete_resource_claim(claim)
+
+    def set_extended_resource_claim_status(
+        self, pod: Pod, status: Mapping[str, Any]
+    ) -> Status | None:
+        """Writes the pod's extendedResourceClaimStatus through the writer."""
+        return self._scheduler.writer.set_extended_resource_claim_status(pod, status)
+
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Other cluster objects by kind; the list is shared: do not modify it."""
         return self._scheduler.objects.list(kind)

@@ -102,6 +102,18 @@ class ClusterWriter(Protocol):
         reservedFor, UpdateStatus); a Status on failure."""
         ...
 
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Deletes a ResourceClaim (DynamicResources: a pod's stale extended-resource
+        claim); a Status on failure."""
+        ...
+
+    def set_extended_resource_claim_status(
+        self, pod: Pod, status: Mapping[str, Any]
+    ) -> Status | None:
+        """Writes the pod's ``status.extendedResourceClaimStatus`` (DynamicResources'
+        PreBind); a Status on failure."""
+        ...
+
 
 class AttemptObserver(Protocol):
     """Sees each scheduling attempt begin and end (the live mode's metrics and logs).

@@ -166,6 +166,8 @@ def _pod_fields(pod: PodResult, attempts: bool) -> dict[str, Any]:
         data["rejectedBy"] = outcome.rejected_by
     if attempts and outcome is not None:
         data["attempts"] = outcome.attempts
+    if pod.extended_resource_claim is not None:
+        data["extendedResourceClaim"] = pod.extended_resource_claim
     return data
 
 

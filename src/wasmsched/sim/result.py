@@ -46,6 +46,9 @@ class PodResult:
     preempted_by: str | None = None
     was_pending: bool = False
     outcome: PodOutcome | None = None
+    # DRAExtendedResource: the pod's status.extendedResourceClaimStatus and the claim it
+    # names, as the run left them ({"status": ..., "claim": ...}); None without one.
+    extended_resource_claim: dict[str, Any] | None = None
 
 
 @dataclass

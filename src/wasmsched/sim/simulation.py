@@ -370,11 +370,22 @@ class Simulation:
                         outcome.preempted_by,
                         was_pending=True,
                         outcome=outcome,
+                        extended_resource_claim=self._extended_resource_claim(pod.uid),
                     )
                 )
             else:
                 results.append(PodResult(pod, RUNNING, pod.node_name or None))
         return results
+
+    def _extended_resource_claim(self, uid: str) -> dict[str, Any] | None:
+        """The pod's status.extendedResourceClaimStatus and its claim (DynamicResources'
+        PreBind wrote both), as the run left them."""
+        current = self.store.pods.get(uid)
+        status = current.status.get("extendedResourceClaimStatus") if current else None
+        if not status:
+            return None
+        key = f"{current.namespace}/{status.get('resourceClaimName')}" if current else ""
+        return {"status": status, "claim": self.store.resource_claims.get(key)}
 
     def close(self) -> None:
         self.scheduler.close()

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from wasmsched.api.dra import with_extended_resource_claim_status
 from wasmsched.api.objects import Node, Pod
 from wasmsched.framework.interfaces import Event
 from wasmsched.framework.status import Code, Status
@@ -244,10 +245,24 @@ class ClusterStore:
             self._notify(lambda h: h.on_object_update(old, claim))
         return None
 
-    def delete_resource_claim(self, claim: Mapping[str, Any]) -> None:
-        """Deletes a ResourceClaim (the garbage collector, its owning pod gone)."""
-        if self.resource_claims.pop(_claim_key(claim), None) is not None:
-            self._notify(lambda h: h.on_object_delete(claim))
+    def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Deletes a ResourceClaim (the garbage collector, its owning pod gone; or
+        DynamicResources, a stale extended-resource claim)."""
+        gone = self.resource_claims.pop(_claim_key(claim), None)
+        if gone is not None:
+            self._notify(lambda h: h.on_object_delete(gone))
+        return None
+
+    def set_extended_resource_claim_status(
+        self, pod: Pod, status: Mapping[str, Any]
+    ) -> Status | None:
+        current = self.pods.get(pod.uid)
+        if current is None:
+            return Status(Code.ERROR, f'pods "{pod.name}" not found')
+        updated = with_extended_resource_claim_status(current, status)
+        self.pods[pod.uid] = updated
+        self._notify(lambda h: h.on_pod_update(current, updated))
+        return None
 
     # --- other writes -----------------------------------------------------------------------
 

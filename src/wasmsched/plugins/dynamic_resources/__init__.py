@@ -1,7 +1,9 @@
 """DynamicResources, split as upstream's pkg/scheduler/framework/plugins/dynamicresources.
 
-``plugin`` holds the plugin and its queueing hints (dynamicresources.go) and ``claims`` how a
-pod's ``spec.resourceClaims`` name their ResourceClaims
+``plugin`` holds the plugin (dynamicresources.go), ``hints`` its events and queueing hints,
+``scoring`` its Score (computeScore), ``extended`` extended resources backed by
+DeviceClasses (extendeddynamicresources.go), and ``claims`` how a pod's
+``spec.resourceClaims`` name their ResourceClaims
 (k8s.io/dynamic-resource-allocation/resourceclaim). This module re-exports what the rest of
 wasmsched imports.
 """

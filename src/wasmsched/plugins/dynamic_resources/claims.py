@@ -9,10 +9,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.dra import ALLOCATION_FINALIZER
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod, PodResourceClaim
+    from wasmsched.framework.interfaces import Handle
 
 Manifest = Mapping[str, Any]
 
@@ -198,3 +200,51 @@ def check_device_class(
             f"request {request}: device class {class_name} does not exist",
         )
     return None
+
+
+def check_request(
+    request: Mapping[str, Any], classes: Mapping[str, Manifest], prioritized_list: bool
+) -> Status | None:
+    """PreFilter's check of a request's kind and device classes (validateDeviceClass)."""
+    name = request.get("name") or ""
+    exactly = request.get("exactly")
+    subs = as_list(request.get("firstAvailable"))
+    if exactly is not None:
+        return check_device_class(as_mapping(exactly).get("deviceClassName") or "", name, classes)
+    if subs:
+        if not prioritized_list:
+            return Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"request {name}: has subrequests, but the DRAPrioritizedList feature is disabled",
+            )
+        for sub in subs:
+            status = check_device_class(
+                as_mapping(sub).get("deviceClassName") or "",
+                f"{name}/{as_mapping(sub).get('name') or ''}",
+                classes,
+            )
+            if status is not None:
+                return status
+        return None
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"request {name}: unknown request type")
+
+
+def requests_of(claim: Manifest) -> list[Any]:
+    """spec.devices.requests."""
+    return as_list(as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests"))
+
+
+def delete_claim(handle: Handle, claim: Manifest) -> Status | None:
+    """extendeddynamicresources.go: deleteClaim: the claim without the delete-protection
+    finalizer (an update), then deleted."""
+    finalizers = list(meta_of(claim).get("finalizers") or [])
+    if ALLOCATION_FINALIZER in finalizers:
+        finalizers.remove(ALLOCATION_FINALIZER)
+        meta = {k: v for k, v in meta_of(claim).items() if k != "finalizers"}
+        if finalizers:
+            meta["finalizers"] = finalizers
+        claim = {**claim, "metadata": meta}
+        status = handle.write_resource_claim(claim)
+        if status is not None and not status.is_success():
+            return status
+    return handle.delete_resource_claim(claim)

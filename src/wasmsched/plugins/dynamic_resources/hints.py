@@ -6,9 +6,20 @@ plugin rejected schedulable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.framework.types import QueueingHint
+from wasmsched.framework.types import (
+    DEVICE_CLASS,
+    NODE,
+    POD,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
     Manifest,
@@ -65,3 +76,28 @@ def schedulable_after_target_pod_update(
     except ClaimError:
         return QueueingHint.QUEUE_SKIP
     return QueueingHint.QUEUE
+
+
+def events_to_register(pod_claims: PodClaims) -> list[ClusterEventWithHint]:
+    """dynamicresources.go: DynamicResources.EventsToRegister: nodes (topology), claims,
+    the pod's own claim-status update, classes and slices."""
+    return [
+        ClusterEventWithHint(
+            ClusterEvent(
+                NODE,
+                ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+            )
+        ),
+        ClusterEventWithHint(
+            ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE),
+            partial(schedulable_after_claim_change, pod_claims),
+        ),
+        # 1.37 registers this for TargetPod (the pod itself); the queue here tells the
+        # pod's own updates apart by the hint.
+        ClusterEventWithHint(
+            ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+            partial(schedulable_after_target_pod_update, pod_claims),
+        ),
+        ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+        ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
+    ]

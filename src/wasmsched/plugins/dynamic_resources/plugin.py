@@ -11,7 +11,6 @@ default profile, never runs; Score is 0 without claims.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,17 +23,9 @@ from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_co
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
-    DEVICE_CLASS,
-    NODE,
-    POD,
-    RESOURCE_CLAIM,
-    RESOURCE_SLICE,
-    ActionType,
-    ClusterEvent,
     ClusterEventWithHint,
 )
 from wasmsched.plugins.dynamic_resources.allocator import (
-    FIRST_AVAILABLE_MAX_SIZE,
     AllocatedState,
     AllocationError,
     Allocator,
@@ -52,16 +43,24 @@ from wasmsched.plugins.dynamic_resources.claims import (
     api_timestamp,
     as_list,
     as_mapping,
-    check_device_class,
+    check_request,
     claim_key,
     claim_uid,
+    delete_claim,
     meta_of,
+    requests_of,
     with_status,
 )
-from wasmsched.plugins.dynamic_resources.hints import (
-    schedulable_after_claim_change,
-    schedulable_after_target_pod_update,
+from wasmsched.plugins.dynamic_resources.extended import (
+    ExtendedResourceResolver,
+    create_extended_claim,
+    filter_extended,
+    in_memory,
+    patch_extended_status,
+    pre_filter_extended,
 )
+from wasmsched.plugins.dynamic_resources.hints import events_to_register
+from wasmsched.plugins.dynamic_resources.scoring import compute_score
 from wasmsched.plugins.dynamic_resources.slices import SliceIndex
 from wasmsched.plugins.helpers import default_normalize_score
 
@@ -97,11 +96,13 @@ class _Claim:
     """informationForClaim, with the claim: ``available_on`` is the node selector of an
     allocated claim; ``allocation`` the one Reserve made (published by PreBind)."""
 
-    __slots__ = ("allocation", "available_on", "claim", "name")
+    __slots__ = ("allocation", "available_on", "claim", "name", "uid")
 
     def __init__(self, name: str, claim: Manifest) -> None:
         self.name = name
         self.claim = claim
+        # The uid in flight (the special claim's changes when PreBind creates it).
+        self.uid = claim_uid(claim)
         self.available_on: NodeSelector | None = None
         self.allocation: dict[str, Any] | None = None
 
@@ -109,18 +110,53 @@ class _Claim:
 class _State:
     """dynamicresources.go: stateData, written by PreFilter for every pod it sees.
 
-    ``claims`` is the pod's claims in ``spec.resourceClaims`` order (empty: nothing to do);
-    ``node_allocations`` Filter's allocation per node (the claims to allocate, in order),
-    ``unavailable`` the indices of allocated claims some node could not use.
+    ``claims``: the pod's claims in ``spec.resourceClaims`` order, then ``extended``, the
+    special claim for its extended resources backed by DRA (``pod_scalars``: its scalar
+    requests); ``node_allocations``: Filter's allocations per node (the claims to allocate,
+    in order), ``node_extended`` the special claim made per node with the request mappings;
+    ``unavailable``: the indices of allocated claims some node could not use.
     """
 
-    __slots__ = ("allocator", "claims", "node_allocations", "unavailable")
+    __slots__ = (
+        "allocator",
+        "claims",
+        "extended",
+        "node_allocations",
+        "node_extended",
+        "pod_scalars",
+        "unavailable",
+    )
 
     def __init__(self) -> None:
         self.claims: list[_Claim] = []
+        self.extended: _Claim | None = None
         self.allocator: Allocator | None = None
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
+        self.node_extended: dict[str, tuple[Manifest, list[dict[str, str]]]] = {}
         self.unavailable: set[int] = set()
+        self.pod_scalars: Mapping[str, int] = {}
+
+    def no_user_claim(self) -> bool:
+        """claimStore.noUserClaim: only the special claim, if any."""
+        return len(self.claims) == (1 if self.extended is not None else 0)
+
+    def filter_extended(
+        self, pod: Pod, node_info: NodeInfo, resolver: ExtendedResourceResolver
+    ) -> Manifest | Status | None:
+        """filterExtendedResources: the special claim made for the node (kept), if any."""
+        if self.extended is None:
+            return None
+        found = filter_extended(
+            self.extended.claim, self.pod_scalars, self.no_user_claim(), pod, node_info, resolver
+        )
+        if found is None or isinstance(found, Status):
+            return found
+        self.node_extended[node_info.name] = found
+        return found[0]
+
+    def extended_created(self) -> bool:
+        """The special claim exists on the API server (not isSpecialClaimName)."""
+        return self.extended is not None and not in_memory(self.extended.claim)
 
     def clone(self) -> _State:
         return self  # as upstream (stateData.Clone): shared across clones
@@ -160,6 +196,8 @@ class DynamicResources:
             fractional_capacity_range=features.dra_consumable_capacity,
         )
         self._taint_rules = features.dra_device_taint_rules
+        self._extended_resources = features.dra_extended_resource
+        self._resolver = ExtendedResourceResolver()
         self.extension_points = (
             _POINTS | {fi.SCORE} if features.dynamic_resources_scores else _POINTS
         )
@@ -270,10 +308,18 @@ class DynamicResources:
             claims = self._pod_claims(pod)
         except ClaimError as err:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
-        if not claims:
+        found = self._extended_resources and pre_filter_extended(
+            pod, self._resolver, lambda: self.handle.objects(DEVICE_CLASS_KIND), self._claims_now
+        )
+        extended = _Claim("", found) if found else None
+        if found:
+            s.pod_scalars = pod.requests.scalar
+        if not claims and extended is None:
             return None, self._skip
         # Kept in the state only once PreFilter succeeds (as upstream's s.claims = claims).
         infos = [_Claim(name, claim) for name, claim in claims]
+        if extended is not None:
+            infos.append(extended)
         to_allocate = 0
         classes = {str(meta_of(c).get("name")): c for c in self.handle.objects(DEVICE_CLASS_KIND)}
         for info in infos:
@@ -290,10 +336,13 @@ class DynamicResources:
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     f"resource claim {claim_key(info.claim)} is in the process of being allocated",
                 )
+            if info is extended:
+                # Its requests are made per node in Filter (or it is stale: Filter says so).
+                continue
             for request in as_list(
                 as_mapping(as_mapping(info.claim.get("spec")).get("devices")).get("requests")
             ):
-                status = self._check_request(as_mapping(request), classes)
+                status = check_request(as_mapping(request), classes, self._prioritized_list)
                 if status is not None:
                     return None, status
         if to_allocate:
@@ -310,36 +359,8 @@ class DynamicResources:
                 self._selectors,
             )
         s.claims = infos
+        s.extended = extended
         return None, None
-
-    def _check_request(
-        self, request: Mapping[str, Any], classes: Mapping[str, Manifest]
-    ) -> Status | None:
-        """PreFilter's check of a request's kind and device classes (validateDeviceClass)."""
-        name = request.get("name") or ""
-        exactly = request.get("exactly")
-        subs = as_list(request.get("firstAvailable"))
-        if exactly is not None:
-            return check_device_class(
-                as_mapping(exactly).get("deviceClassName") or "", name, classes
-            )
-        if subs:
-            if not self._prioritized_list:
-                return Status(
-                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    f"request {name}: has subrequests, but the DRAPrioritizedList feature is "
-                    "disabled",
-                )
-            for sub in subs:
-                status = check_device_class(
-                    as_mapping(sub).get("deviceClassName") or "",
-                    f"{name}/{as_mapping(sub).get('name') or ''}",
-                    classes,
-                )
-                if status is not None:
-                    return status
-            return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"request {name}: unknown request type")
 
     def pre_filter_extensions(self) -> None:
         """PreFilterExtensions (dynamicresources.go): none."""
@@ -356,6 +377,12 @@ class DynamicResources:
             return Status(Code.ERROR, ERR_NOT_FOUND)
         if not s.claims:
             return None
+        node_claim = s.filter_extended(pod, node_info, self._resolver)
+        if isinstance(node_claim, Status):
+            return node_claim
+        if node_claim is None and s.no_user_claim():
+            # Every extended resource is the node's own: NodeResourcesFit checked them.
+            return None
         node = node_info.node
         unavailable = [
             i
@@ -365,7 +392,10 @@ class DynamicResources:
         ]
         allocations: list[dict[str, Any]] = []
         if s.allocator is not None:
-            claims = [info.claim for _, info in s.to_allocate()]
+            claims = [
+                node_claim if info is s.extended and node_claim is not None else info.claim
+                for _, info in s.to_allocate()
+            ]
             try:
                 result = s.allocator.allocate(node, claims)
             except FailedOnNode as err:
@@ -403,7 +433,12 @@ class DynamicResources:
             return None, Status(Code.ERROR, ERR_NOT_FOUND)
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE)
+        extended, stale = s.extended, s.extended_created()
         for index in sorted(s.unavailable):
+            if s.claims[index] is extended:
+                if stale:
+                    break
+                continue
             claim = s.claims[index].claim
             reserved = as_list(as_mapping(claim.get("status")).get("reservedFor"))
             if not reserved or (
@@ -414,6 +449,12 @@ class DynamicResources:
                 if status is not None and not status.is_success():
                     return None, Status(Code.ERROR, status.message)
                 return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        if extended is not None and stale:
+            # Made in an earlier cycle: deleted, the next attempt makes a new one.
+            status = self._delete_extended(extended.claim)
+            if status is not None and not status.is_success():
+                return None, Status(Code.ERROR, status.message)
+            return None, Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE)
 
     # --- Score ------------------------------------------------------------------------------
@@ -475,6 +516,9 @@ class DynamicResources:
             return None
         allocations = s.node_allocations.get(node_name)
         if not allocations:
+            if len(to_allocate) == 1 and to_allocate[0][1] is s.extended:
+                # The node has the extended resources itself: nothing to allocate.
+                return None
             return Status(Code.ERROR, "claim allocation not found for node")
         if len(allocations) != len(to_allocate):
             return Status(
@@ -482,9 +526,13 @@ class DynamicResources:
                 f"internal error, have {len(allocations)} allocations, {len(to_allocate)} "
                 f"claims to allocate, want {len(to_allocate)} claims",
             )
+        node_extended = s.node_extended.get(node_name)
         for (_, info), allocation in zip(to_allocate, allocations, strict=True):
             info.allocation = allocation
-            claim = with_status(info.claim, allocation=allocation)
+            claim = info.claim
+            if info is s.extended and node_extended is not None:
+                claim = node_extended[0]  # the claim made for this node stands in
+            claim = with_status(claim, allocation=allocation)
             meta = dict(meta_of(claim))
             finalizers = list(meta.get("finalizers") or [])
             if FINALIZER not in finalizers:
@@ -502,10 +550,14 @@ class DynamicResources:
         if s is None or not s.claims:
             return
         for info in s.claims:
-            uid = claim_uid(info.claim)
-            held = self._in_flight.get(uid)
+            held = self._in_flight.get(info.uid)
             if held is not None and held[1] == pod.uid:
-                del self._in_flight[uid]
+                del self._in_flight[info.uid]
+            if info is s.extended:
+                # unreserveExtendedResourceClaim: a claim PreBind created is deleted.
+                if s.extended_created():
+                    self._delete_extended(info.claim)
+                continue
             current = self._current(info.claim)
             reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
             if allocation_of(current) is not None and any(
@@ -513,6 +565,11 @@ class DynamicResources:
             ):
                 kept = [r for r in reserved if as_mapping(r).get("uid") != pod.uid]
                 self._write(with_status(current, reserved_for=kept or None))
+
+    def _delete_extended(self, claim: Manifest) -> Status | None:
+        """deleteClaim, for a special claim PreBind created."""
+        self._assumed.pop(claim_key(claim), None)
+        return delete_claim(self.handle, self._current(claim))
 
     def _current(self, claim: Manifest) -> Manifest:
         """The claim as the scheduler knows it now (assumed or listed)."""
@@ -528,9 +585,12 @@ class DynamicResources:
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
         claims, else Skip."""
-        if not self._enabled or not pod.resource_claims:
+        if not self._enabled:
             return self._skip
-        return None
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            return Status(Code.ERROR, ERR_NOT_FOUND)
+        return None if s.claims else self._skip
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind (dynamicresources.go: DynamicResources.PreBind, bindClaim): writes each
@@ -546,7 +606,18 @@ class DynamicResources:
             reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
             if any(as_mapping(r).get("uid") == pod.uid for r in reserved):
                 continue
-            uid = claim_uid(info.claim)
+            uid = info.uid
+            mappings: list[dict[str, str]] | None = None
+            if info is s.extended:
+                if info.allocation is None and not requests_of(info.claim):
+                    continue  # the node has the extended resources itself
+                mappings = s.node_extended.get(node_name, (None, []))[1]
+                if not s.extended_created():
+                    made = create_extended_claim(s.node_extended, node_name, pod, self._write)
+                    if isinstance(made, Status):
+                        return made
+                    info.claim = current = made
+                    reserved = []
             if meta_of(current).get("deletionTimestamp"):
                 return Status(Code.ERROR, f"claim {claim_key(current)} got deleted in the meantime")
             allocation = info.allocation
@@ -583,74 +654,17 @@ class DynamicResources:
                 )
             self._in_flight.pop(uid, None)
             info.claim = updated
+            if mappings is not None:
+                status = patch_extended_status(self.handle, pod, updated, mappings)
+                if status is not None:
+                    return status
         return None
 
     # --- events -----------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """EventsToRegister (dynamicresources.go: DynamicResources.EventsToRegister): nodes
-        (topology), claims, the pod's own claim-status update, classes and slices."""
-        if not self._enabled:
-            return []
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(
-                    NODE,
-                    ActionType.ADD
-                    | ActionType.UPDATE_NODE_LABEL
-                    | ActionType.UPDATE_NODE_ALLOCATABLE,
-                )
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(
-                    RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
-                ),
-                partial(schedulable_after_claim_change, self._pod_claims),
-            ),
-            # 1.37 registers this for TargetPod (the pod itself); the queue here tells the
-            # pod's own updates apart by the hint.
-            ClusterEventWithHint(
-                ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                partial(schedulable_after_target_pod_update, self._pod_claims),
-            ),
-            ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
-        ]
-
-
-def compute_score(
-    claims: Sequence[Manifest], allocations: Sequence[Mapping[str, Any]]
-) -> tuple[int, Status | None]:
-    """dynamicresources.go: computeScore. For each claim's request with a prioritized list,
-    8 - i for the subrequest i allocated; an allocated claim counts with its own allocation,
-    the others with Filter's, in order."""
-    score = 0
-    pending = iter(allocations)
-    for claim in claims:
-        allocation = allocation_of(claim)
-        if allocation is None:
-            allocation = next(pending, None)
-            if allocation is None:
-                return 0, Status(
-                    Code.ERROR,
-                    f"number of allocations {len(allocations)} is smaller than number of "
-                    "claims needing allocation",
-                )
-        chosen = {
-            str(as_mapping(r).get("request"))
-            for r in as_list(as_mapping(allocation.get("devices")).get("results"))
-            if "/" in str(as_mapping(r).get("request"))
-        }
-        for request in as_list(
-            as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests")
-        ):
-            r = as_mapping(request)
-            if r.get("exactly") is not None:
-                continue
-            for i, sub in enumerate(as_list(r.get("firstAvailable"))):
-                if f"{r.get('name')}/{as_mapping(sub).get('name')}" in chosen:
-                    score += FIRST_AVAILABLE_MAX_SIZE - i
-    return score, None
+        """EventsToRegister (dynamicresources.go: DynamicResources.EventsToRegister)."""
+        return events_to_register(self._pod_claims) if self._enabled else []
 
 
 def new(args: dict[str, Any], handle: Handle) -> DynamicResources:
