@@ -24,6 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.framework.status import Code, Status
+from wasmsched.live.claims import (
+    ClaimCache,
+    ClaimWriteError,
+    claim_change,
+    claim_key,
+    write_claim,
+)
 from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError, FencedError
 
 if TYPE_CHECKING:
@@ -225,7 +232,8 @@ class LiveWriter:
     deadline, by its own monotonic clock) and the term is still the same; a write decided
     under an older term (before a pause, a lost renewal) is dropped, never sent late
     (client-go tools/leaderelection: a leader that cannot renew within RenewDeadline
-    stops acting). Dropped writes are counted in ``fenced``. Given
+    stops acting). Dropped writes are counted in ``fenced``. ResourceClaims are written
+    through ``claims`` (live/claims.py). Given
     ``bind_results``, it binds asynchronously (``bind_async``): the POST runs on a worker
     and its ``BindResult`` goes to ``bind_results``, which must hand it to the scheduling
     thread (the runner's inbox, then ``Scheduler.complete_binding``).
@@ -243,8 +251,11 @@ class LiveWriter:
         bind_results: Callable[[BindResult], None] | None = None,
         on_fenced: Callable[[str], None] = lambda what: None,
         event_client: ApiClient | None = None,
+        claims: ClaimCache | None = None,
     ) -> None:
         self.api = api
+        # The claims the scheduler sees (the runner's ResourceClaim informer).
+        self.claims = claims
         # Events go through their own client (rate limit) when given one.
         self.event_client = event_client or api
         self.dispatcher = dispatcher
@@ -298,13 +309,33 @@ class LiveWriter:
         return None  # the watch shows the extender's binding
 
     def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """Not written yet in the live mode: the pod's binding fails instead."""
-        meta = claim.get("metadata") or {}
-        return Status(
-            Code.ERROR,
-            f"wasmsched: the live mode does not write ResourceClaims yet (ResourceClaim "
-            f"{meta.get('namespace')}/{meta.get('name')})",
-        )
+        """DynamicResources' claim writes (PreBind's allocation and reservation, Unreserve's
+        removal, PostFilter's deallocation), made at once on the scheduling thread: the
+        binding that follows a PreBind is posted only after them. The change is the one
+        from the claim as the scheduler has it (``claims``) to ``claim``; the server's
+        answer goes to ``claims`` so that the next cycle sees it before the watch does."""
+        cache = self.claims
+        if cache is None:
+            return Status(Code.ERROR, "wasmsched: no ResourceClaim informer to write claims with")
+        current = cache.get(claim_key(claim)) or claim
+        change = claim_change(current, claim)
+        if not (change.allocation or change.deallocate or change.reserve or change.unreserve):
+            return None
+        term = self.term()
+        if not self._may_send(term, "claim"):
+            return Status(Code.ERROR, "not the leader: claim not written")
+        try:
+            answer = write_claim(self.api, change, current, claim, self._guard(term))
+        except FencedError:
+            self._dropped(term, "claim")
+            return Status(Code.ERROR, "not the leader: claim not written")
+        except ClaimWriteError as err:
+            log.info("claim not written claim=%s error=%r", change.key, str(err))
+            return Status(Code.ERROR, str(err))
+        answer.setdefault("kind", "ResourceClaim")
+        answer.setdefault("apiVersion", "resource.k8s.io/v1")
+        cache.assume(answer)
+        return None
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""

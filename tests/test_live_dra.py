@@ -1,0 +1,178 @@
+"""The live mode allocates ResourceClaims on the API server (the double): DynamicResources'
+PreBind writes the finalizer, the allocation and the reservation before the binding, retries
+on conflicts, and Unreserve takes the pod out again when the binding fails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from apiserver import ApiServerDouble
+from live_support import (
+    claiming_pod,
+    device_class,
+    dra_config,
+    node,
+    placements,
+    resource_claim,
+    resource_slice,
+    running,
+    wait,
+)
+from wasmsched.api.dra import ALLOCATION_FINALIZER
+from wasmsched.live.claims import ClaimCache, claim_change
+
+CLAIM_STATUS = r"/resourceclaims/[^/]+/status$"
+
+
+@pytest.fixture
+def srv() -> Iterator[ApiServerDouble]:
+    server = ApiServerDouble()
+    server.start()
+    yield server
+    server.stop()
+
+
+def gpu_cluster(srv: ApiServerDouble) -> None:
+    """node-0 without devices, node-1 with one GPU in its ResourceSlice."""
+    srv.create(node("node-0"))
+    srv.create(node("node-1"))
+    srv.create(device_class())
+    srv.create(resource_slice("node-1"))
+
+
+def claim(srv: ApiServerDouble, name: str) -> dict[str, Any]:
+    got = srv.get("ResourceClaim", "default", name)
+    assert got is not None
+    return got
+
+
+def assert_allocated_for(srv: ApiServerDouble, name: str, pod_name: str) -> None:
+    """The claim holds node-1's GPU for the pod, behind the finalizer."""
+    c = claim(srv, name)
+    (result,) = c["status"]["allocation"]["devices"]["results"]
+    assert (result["driver"], result["pool"], result["device"]) == (
+        "gpu.example.com",
+        "node-1",
+        "gpu-0",
+    )
+    assert result["request"] == "gpu"
+    pod = srv.get("Pod", "default", pod_name)
+    assert pod is not None
+    assert c["status"]["reservedFor"] == [
+        {"resource": "pods", "name": pod_name, "uid": pod["metadata"]["uid"]}
+    ]
+    assert ALLOCATION_FINALIZER in c["metadata"]["finalizers"]
+
+
+def test_allocates_the_claim_then_binds_and_a_second_claim_waits(srv: ApiServerDouble) -> None:
+    gpu_cluster(srv)
+    srv.create(resource_claim("claim-a"))
+    srv.create(resource_claim("claim-b"))
+    srv.create(claiming_pod("train-a", claim="claim-a"))
+    with running(srv, dra_config()):
+        wait(lambda: placements(srv).get("train-a") == "node-1", what="train-a bound")
+        assert_allocated_for(srv, "claim-a", "train-a")
+        srv.create(claiming_pod("train-b", claim="claim-b"))
+        wait(lambda: scheduled_condition(srv, "train-b") is not None, what="train-b's condition")
+    assert "train-b" not in placements(srv)
+    assert "allocation" not in claim(srv, "claim-b").get("status", {})
+    cond = scheduled_condition(srv, "train-b")
+    assert cond is not None
+    assert cond["reason"] == "Unschedulable"
+    assert cond["message"].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
+    # The claim is written before the binding: its status update precedes the POST.
+    order = [(m, t.split("?")[0]) for m, t, _ in srv.requests if m in ("PUT", "POST")]
+    claim_write = order.index(
+        ("PUT", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/claim-a/status")
+    )
+    binding = order.index(("POST", "/api/v1/namespaces/default/pods/train-a/binding"))
+    assert claim_write < binding
+
+
+def scheduled_condition(srv: ApiServerDouble, name: str) -> dict[str, Any] | None:
+    pod = srv.get("Pod", "default", name) or {}
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled":
+            return dict(c)
+    return None
+
+
+def schedule_train_a(srv: ApiServerDouble, method: str, path: str, code: int) -> None:
+    """train-a with claim-a, scheduled while the first ``method`` on ``path`` fails with
+    ``code``: bound to node-1 in the end, its claim allocated."""
+    gpu_cluster(srv)
+    srv.create(resource_claim("claim-a"))
+    srv.create(claiming_pod("train-a", claim="claim-a"))
+    srv.faults.fail_next(method, path, status=code)
+    with running(srv, dra_config()):
+        wait(lambda: placements(srv).get("train-a") == "node-1", what="train-a bound")
+    assert_allocated_for(srv, "claim-a", "train-a")
+
+
+def test_a_conflicting_claim_write_is_retried_from_the_servers_version(
+    srv: ApiServerDouble,
+) -> None:
+    schedule_train_a(srv, "PUT", CLAIM_STATUS, 409)
+    gets = [t for m, t, _ in srv.requests if m == "GET" and "/resourceclaims/claim-a" in t]
+    assert gets, "the claim was not read again after the conflict"
+
+
+def test_a_failed_claim_write_fails_the_binding_and_the_pod_is_retried(
+    srv: ApiServerDouble,
+) -> None:
+    schedule_train_a(srv, "PUT", CLAIM_STATUS, 500)
+    # No binding was posted for the attempt whose claim write failed.
+    assert [b["code"] for b in srv.bindings] == [201]
+
+
+def test_a_failed_binding_takes_the_pod_out_of_reserved_for(srv: ApiServerDouble) -> None:
+    schedule_train_a(srv, "POST", r"/pods/train-a/binding$", 500)
+    patches = [t for m, t, _ in srv.requests if m == "PATCH" and "resourceclaims" in t]
+    assert patches == ["/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/claim-a/status"]
+
+
+def versioned(rv: str, **status: Any) -> dict[str, Any]:
+    return {
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default", "resourceVersion": rv},
+        "status": status,
+    }
+
+
+def test_claim_cache_keeps_a_written_claim_until_the_watch_has_a_newer_one() -> None:
+    seen: list[tuple[str, Any]] = []
+    cache = ClaimCache(
+        lambda c: seen.append(("add", c["metadata"]["resourceVersion"])),
+        lambda o, n: seen.append(("update", n["metadata"]["resourceVersion"])),
+        lambda c: seen.append(("delete", c["metadata"]["resourceVersion"])),
+    )
+    cache.informed(None, versioned("5"))
+    cache.assume(versioned("9", allocation={}))  # the answer to a write
+    cache.informed(versioned("5"), versioned("7"))  # the watch, behind
+    cache.informed(versioned("7"), versioned("9"))  # the watch, caught up
+    cache.informed(versioned("9"), versioned("12"))
+    cache.informed(versioned("12"), None)
+    assert seen == [("add", "5"), ("update", "9"), ("update", "12"), ("delete", "12")]
+
+
+def test_claim_change_reads_what_the_plugin_decided() -> None:
+    pod_a = {"resource": "pods", "name": "a", "uid": "ua"}
+    pod_b = {"resource": "pods", "name": "b", "uid": "ub"}
+    base = versioned("3")
+    allocated = versioned("3", allocation={"devices": {}}, reservedFor=[pod_a])
+    change = claim_change(base, allocated)
+    assert change.allocation == {"devices": {}}
+    assert change.reserve == (pod_a,)
+    assert not change.deallocate and not change.unreserve
+    # A second pod sharing the claim: only its reservation.
+    shared = versioned("4", allocation={"devices": {}}, reservedFor=[pod_a, pod_b])
+    change = claim_change(versioned("4", allocation={"devices": {}}, reservedFor=[pod_a]), shared)
+    assert change.allocation is None and change.reserve == (pod_b,)
+    # Unreserve and PostFilter's deallocation.
+    assert claim_change(shared, versioned("4", allocation={}, reservedFor=[pod_b])).unreserve == {
+        "ua"
+    }
+    assert claim_change(allocated, versioned("3")).deallocate
