@@ -16,6 +16,7 @@ from live_support import (
     dra_config,
     node,
     placements,
+    pod,
     resource_claim,
     resource_slice,
     running,
@@ -134,6 +135,39 @@ def test_a_failed_binding_takes_the_pod_out_of_reserved_for(srv: ApiServerDouble
     assert patches == ["/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/claim-a/status"]
 
 
+def test_claim_writes_leave_the_scheduling_thread(srv: ApiServerDouble) -> None:
+    gpu_cluster(srv)
+    srv.create(resource_claim("claim-a"))
+    # train-a first (priority), then web-0, which has no claim.
+    srv.create(claiming_pod("train-a", claim="claim-a", priority=100))
+    srv.create(pod("web-0"))
+    srv.faults.delay(CLAIM_STATUS, 2.0, method="PUT", count=1)
+    with running(srv, dra_config()):
+        wait(lambda: "web-0" in placements(srv), what="web-0 bound")
+        # web-0 was scheduled and bound while train-a's claim was being written.
+        assert "allocation" not in claim(srv, "claim-a").get("status", {})
+        assert "train-a" not in placements(srv)
+        wait(lambda: placements(srv).get("train-a") == "node-1", what="train-a bound")
+    assert_allocated_for(srv, "claim-a", "train-a")
+
+
+def test_pods_sharing_a_claim_write_it_in_turn(srv: ApiServerDouble) -> None:
+    gpu_cluster(srv)
+    srv.create(resource_claim("shared"))
+    srv.create(claiming_pod("train-a", claim="shared", priority=100))
+    srv.create(claiming_pod("train-b", claim="shared"))
+    # train-b's reservation is decided while train-a's allocation is on its way.
+    srv.faults.delay(CLAIM_STATUS, 1.0, method="PUT", count=1)
+    with running(srv, dra_config()):
+        wait(lambda: len(placements(srv)) == 2, what="both pods bound")
+    assert placements(srv) == {"train-a": "node-1", "train-b": "node-1"}
+    c = claim(srv, "shared")
+    assert [r["name"] for r in c["status"]["reservedFor"]] == ["train-a", "train-b"]
+    assert [b["code"] for b in srv.bindings] == [201, 201]
+    puts = [t for m, t, _ in srv.requests if m == "PUT" and t.startswith("/apis/resource")]
+    assert len(puts) == 3  # the finalizer, train-a's status, train-b's status: no conflict
+
+
 def versioned(rv: str, **status: Any) -> dict[str, Any]:
     return {
         "kind": "ResourceClaim",
@@ -142,20 +176,35 @@ def versioned(rv: str, **status: Any) -> dict[str, Any]:
     }
 
 
-def test_claim_cache_keeps_a_written_claim_until_the_watch_has_a_newer_one() -> None:
-    seen: list[tuple[str, Any]] = []
+def test_claim_cache_shows_a_claim_being_written_until_the_write_ended() -> None:
+    seen: list[tuple[str, str, bool]] = []
+
+    def record(what: str, c: dict[str, Any]) -> None:
+        seen.append((what, c["metadata"]["resourceVersion"], "allocation" in c["status"]))
+
     cache = ClaimCache(
-        lambda c: seen.append(("add", c["metadata"]["resourceVersion"])),
-        lambda o, n: seen.append(("update", n["metadata"]["resourceVersion"])),
-        lambda c: seen.append(("delete", c["metadata"]["resourceVersion"])),
+        lambda c: record("add", c),
+        lambda o, n: record("update", n),
+        lambda c: record("delete", c),
     )
     cache.informed(None, versioned("5"))
-    cache.assume(versioned("9", allocation={}))  # the answer to a write
-    cache.informed(versioned("5"), versioned("7"))  # the watch, behind
-    cache.informed(versioned("7"), versioned("9"))  # the watch, caught up
+    cache.begin(versioned("5", allocation={}))  # PreBind's version, on its way
+    cache.informed(versioned("5"), versioned("7"))  # someone else's change meanwhile
+    cache.end("default/c", versioned("9", allocation={}))  # the server's answer
+    cache.informed(versioned("7"), versioned("9", allocation={}))  # the watch catches up
+    cache.begin(versioned("9"))  # a deallocation that will fail
+    cache.end("default/c", None)
     cache.informed(versioned("9"), versioned("12"))
     cache.informed(versioned("12"), None)
-    assert seen == [("add", "5"), ("update", "9"), ("update", "12"), ("delete", "12")]
+    assert seen == [
+        ("add", "5", False),
+        ("update", "5", True),
+        ("update", "9", True),
+        ("update", "9", False),
+        ("update", "9", True),  # the failed write: the server's version again
+        ("update", "12", False),
+        ("delete", "12", False),
+    ]
 
 
 def test_claim_change_reads_what_the_plugin_decided() -> None:

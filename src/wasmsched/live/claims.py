@@ -20,6 +20,7 @@ watch catches up.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -226,10 +227,52 @@ def _copy(claim: Manifest) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class ClaimWritten:
+    """How a claim write ended, for the scheduling thread (``ClaimCache.end``)."""
+
+    key: str
+    answer: dict[str, Any] | None
+
+
+class PodClaimWrites:
+    """The claim writes a pod's binding waits for (PreBind's, each on its claim's worker):
+    the binding is posted once they all succeeded, and not at all when one failed."""
+
+    def __init__(self) -> None:
+        self._done = threading.Condition()
+        self._left = 0
+        self._error = ""
+
+    def add(self) -> None:
+        with self._done:
+            self._left += 1
+
+    def ended(self, error: str) -> None:
+        with self._done:
+            self._left -= 1
+            if error and not self._error:
+                self._error = error
+            self._done.notify_all()
+
+    def wait(self, timeout: float) -> str:
+        """The first write's error ("" when all succeeded) once they ended."""
+        with self._done:
+            if not self._done.wait_for(lambda: self._left <= 0, timeout):
+                return f"claim writes still running after {timeout:.0f}s"
+            return self._error
+
+
 class ClaimCache:
-    """The claims the scheduler sees, on the scheduling thread: each informer change and
-    each answer to a write of its own is passed on (as the handlers' add, update and
-    delete) only when it is newer than what the scheduler has."""
+    """The claims the scheduler sees, on the scheduling thread.
+
+    ``server`` is the newest version the server is known to have (from the informer or
+    the answer to a write), replaced only by a newer one (the assume cache's rule). What
+    the scheduler sees (``get``, passed on as the handlers' add, update and delete) is the
+    same, except while writes to a claim are on their way: then it sees the version it
+    asked for (``begin``), so that the devices stay taken, until the last of them ended
+    (``end``) and it sees the server's again, written or not.
+    """
 
     def __init__(
         self,
@@ -240,32 +283,75 @@ class ClaimCache:
         self._on_add = on_add
         self._on_update = on_update
         self._on_delete = on_delete
-        self._claims: dict[str, Manifest] = {}
+        self._seen: dict[str, Manifest] = {}
+        self._server: dict[str, Manifest] = {}
+        self._pending: dict[str, int] = {}
 
     def get(self, key: str) -> Manifest | None:
-        """The claim ``namespace/name`` as the scheduler has it."""
-        return self._claims.get(key)
+        """The claim ``namespace/name`` as the scheduler sees it."""
+        return self._seen.get(key)
+
+    def server(self, key: str) -> Manifest | None:
+        """The newest version of the claim known to be on the server."""
+        return self._server.get(key)
+
+    def pending(self, key: str) -> int:
+        """Writes to the claim begun and not ended."""
+        return self._pending.get(key, 0)
 
     def informed(self, old: Manifest | None, new: Manifest | None) -> None:
         """An informer delta."""
         if new is None:
             assert old is not None
-            known = self._claims.pop(claim_key(old), None)
-            if known is not None:
-                self._on_delete(known)
-            return
-        self.assume(new)
+            key = claim_key(old)
+            self._server.pop(key, None)
+        else:
+            key = claim_key(new)
+            if not newer(new, self._server.get(key)):
+                return
+            self._server[key] = new
+        if not self._pending.get(key):
+            self._show(key, self._server.get(key))
 
-    def assume(self, claim: Manifest) -> None:
-        """A version of a claim (the informer's, or the server's answer to a write)."""
+    def written(self, answer: Manifest) -> None:
+        """The answer to a write made at once (PostFilter's deallocation)."""
+        key = claim_key(answer)
+        if newer(answer, self._server.get(key)):
+            self._server[key] = answer
+            if not self._pending.get(key):
+                self._show(key, answer)
+
+    def begin(self, claim: Manifest) -> None:
+        """A write of ``claim`` is on its way: the scheduler sees it now."""
         key = claim_key(claim)
-        known = self._claims.get(key)
-        if known is None:
-            self._claims[key] = claim
+        self._pending[key] = self._pending.get(key, 0) + 1
+        self._show(key, claim)
+
+    def end(self, key: str, answer: Manifest | None) -> None:
+        """A write ended: ``answer`` is the server's version after it (None: it failed)."""
+        if answer is not None and newer(answer, self._server.get(key)):
+            self._server[key] = answer
+        left = self._pending.get(key, 0) - 1
+        if left > 0:
+            self._pending[key] = left
+            return
+        self._pending.pop(key, None)
+        self._show(key, self._server.get(key))
+
+    def _show(self, key: str, claim: Manifest | None) -> None:
+        seen = self._seen.get(key)
+        if claim is seen:
+            return
+        if claim is None:
+            assert seen is not None
+            del self._seen[key]
+            self._on_delete(seen)
+            return
+        self._seen[key] = claim
+        if seen is None:
             self._on_add(claim)
-        elif newer(claim, known):
-            self._claims[key] = claim
-            self._on_update(known, claim)
+        else:
+            self._on_update(seen, claim)
 
 
 __all__ = [
@@ -273,6 +359,8 @@ __all__ = [
     "ClaimCache",
     "ClaimChange",
     "ClaimWriteError",
+    "ClaimWritten",
+    "PodClaimWrites",
     "claim_change",
     "claim_key",
     "newer",

@@ -24,7 +24,7 @@ from typing import Any
 from wasmsched.api.objects import Node, ObjectError, Pod
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Registry
-from wasmsched.live.claims import ClaimCache
+from wasmsched.live.claims import ClaimCache, ClaimWritten
 from wasmsched.live.client import PODS, RESOURCES, ApiClient
 from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced
 from wasmsched.live.leader import LeaderElector, LeaseConfig
@@ -95,7 +95,9 @@ class LiveRunner:
     ) -> None:
         self.api = api
         self.options = opts = options or RunOptions()
-        self.inbox: queue.SimpleQueue[InformerItem | BindResult | _Wake] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[InformerItem | BindResult | ClaimWritten | _Wake] = (
+            queue.SimpleQueue()
+        )
         self._t0 = time.monotonic()
         self.metrics = SchedulerMetrics()
         self.dispatcher = Dispatcher(
@@ -137,6 +139,7 @@ class LiveRunner:
             on_fenced=self._on_fenced,
             event_client=api.with_own_rate_limit(),
             claims=self.claims,
+            claim_results=self.inbox.put,
         )
         self.scheduler = LiveScheduler(
             config,
@@ -358,7 +361,7 @@ class LiveRunner:
 
     # --- inbox items ---------------------------------------------------------------------------
 
-    def _apply(self, item: InformerItem | BindResult | _Wake) -> None:
+    def _apply(self, item: InformerItem | BindResult | ClaimWritten | _Wake) -> None:
         if isinstance(item, Delta):
             if item.kind == "Pod":
                 self._apply_pod(item)
@@ -377,6 +380,8 @@ class LiveRunner:
                 self.scheduler.on_object_update(item.old, item.new)
         elif isinstance(item, BindResult):
             self.scheduler.finish_binding(item)
+        elif isinstance(item, ClaimWritten):
+            self.claims.end(item.key, item.answer)
         elif isinstance(item, (Synced, Disabled)):
             if isinstance(item, Disabled):
                 log.warning("informer disabled kind=%s reason=%r", item.kind, item.reason)

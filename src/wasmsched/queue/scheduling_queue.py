@@ -285,7 +285,11 @@ class SchedulingQueue:
             if strategy is Strategy.SKIP:
                 continue
             del self.unschedulable[info.pod.uid]
-            if strategy is Strategy.AFTER_BACKOFF and self.is_backing_off(info):
+            if info.gated:
+                # PreEnqueue runs again (moveToActiveQ); still gated, it stays in the pool.
+                if not self._move_to_active(info):
+                    continue
+            elif strategy is Strategy.AFTER_BACKOFF and self.is_backing_off(info):
                 self._push_backoff(info)
             else:
                 self._move_to_active(info)

@@ -227,9 +227,12 @@ class DynamicResources:
         return claims
 
     def _write(self, claim: dict[str, Any]) -> Status | None:
-        """UpdateStatus through the handle, then AssumeClaimAfterAPICall."""
+        """UpdateStatus through the handle, then AssumeClaimAfterAPICall (unless the
+        handle lists the written version already: the live mode's claim cache)."""
         status = self.handle.write_resource_claim(claim)
-        if status is None or status.is_success():
+        if (status is None or status.is_success()) and not any(
+            listed is claim for listed in self.handle.objects(CLAIM_KIND)
+        ):
             self._assumed[claim_key(claim)] = claim
         return status
 
