@@ -11,6 +11,7 @@ import pytest
 
 from apiserver import ApiServerDouble
 from live_support import (
+    api_for,
     claiming_pod,
     device_class,
     dra_config,
@@ -23,7 +24,9 @@ from live_support import (
     wait,
 )
 from wasmsched.api.dra import ALLOCATION_FINALIZER
-from wasmsched.live.claims import ClaimCache, claim_change
+from wasmsched.api.objects import Pod
+from wasmsched.live.claims import ClaimCache, ClaimWritten, claim_change
+from wasmsched.live.writer import Dispatcher, LiveWriter
 
 CLAIM_STATUS = r"/resourceclaims/[^/]+/status$"
 
@@ -225,3 +228,37 @@ def test_claim_change_reads_what_the_plugin_decided() -> None:
         "ua"
     }
     assert claim_change(allocated, versioned("3")).deallocate
+
+
+def test_a_synchronous_binding_waits_for_the_pods_claim_writes(srv: ApiServerDouble) -> None:
+    # A Bind plugin other than DefaultBinder binds through LiveWriter.bind, on the
+    # scheduling thread: the pod's claim writes, on another worker, come first.
+    gpu_cluster(srv)
+    created = srv.create(resource_claim("claim-a"))
+    srv.create(claiming_pod("train-a", claim="claim-a"))
+    train = Pod(srv.get("Pod", "default", "train-a") or {})
+    results: list[ClaimWritten] = []
+    cache = ClaimCache(lambda c: None, lambda o, n: None, lambda c: None)
+    cache.informed(None, created)
+    dispatcher = Dispatcher(4)
+    writer = LiveWriter(
+        api_for(srv),
+        dispatcher,
+        lambda uid: None,
+        claims=cache,
+        claim_results=results.append,
+    )
+    srv.faults.delay(CLAIM_STATUS, 0.5, method="PUT", count=1)
+    try:
+        reserved = {"resource": "pods", "name": "train-a", "uid": train.uid}
+        desired = {**created, "status": {"allocation": {"devices": {}}, "reservedFor": [reserved]}}
+        assert writer.write_resource_claim(desired) is None
+        assert writer.bind(train, "node-1") is None
+    finally:
+        dispatcher.close()
+    order = [t for m, t, _ in srv.requests if m in ("PUT", "POST")]
+    assert order[-2:] == [
+        "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/claim-a/status",
+        "/api/v1/namespaces/default/pods/train-a/binding",
+    ]
+    assert [r.answer is not None for r in results] == [True]

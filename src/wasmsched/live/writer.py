@@ -293,8 +293,13 @@ class LiveWriter:
     # --- ClusterWriter --------------------------------------------------------------------
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
-        """The synchronous binding: without ``bind_results``, or for other Bind plugins."""
+        """The synchronous binding: without ``bind_results``, or for other Bind plugins
+        (after the pod's claim writes, waited for here)."""
         term = self.term()
+        claim_writes = self._pod_claim_writes.pop(pod.uid, None)
+        error = claim_writes.wait(CLAIM_WRITES_TIMEOUT) if claim_writes is not None else ""
+        if error:
+            return Status(Code.ERROR, f"running PreBind plugin {DYNAMIC_RESOURCES!r}: {error}")
         if not self._may_send(term, "binding"):
             return Status(Code.ERROR, "not the leader: binding not written")
         result = post_binding(self.api, pod, node_name, self._guard(term))
