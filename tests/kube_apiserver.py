@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 import yaml
 
 from extender_server import free_port
@@ -67,6 +68,10 @@ _COLLECTIONS = {
     "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
     "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
     "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims",
+    "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates",
 }
 
 
@@ -608,6 +613,17 @@ class Scheduler(Process):
             yield
         finally:
             os.kill(self.pid, signal.SIGCONT)
+
+
+def require(version: str) -> None:
+    """Skips the calling test without the binaries of ``version``, except in CI (``CI``
+    set), which must run the real API server suites."""
+    reason = missing(version)
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"real API server: {reason} (CI runs this suite: scripts/dev-setup)")
+    pytest.skip(f"real API server: {reason}")
 
 
 def start_cluster(extra_args: Iterable[str] = (), version: str = DEFAULT_VERSION) -> Cluster:

@@ -208,3 +208,125 @@ def stop_replicas(procs: Iterable[subprocess.Popen[Any]], logs: Iterable[IO[Any]
             p.wait(10)
     for f in logs:
         f.close()
+
+
+# --- DRA (resource.k8s.io/v1) objects -----------------------------------------------------
+
+DRA_RELEASE = SchedulerFeatures.of(KubernetesVersion(1, 37))
+GPU_DRIVER = "gpu.example.com"
+GPU_CLASS = "gpu.example.com"
+
+
+def dra_config() -> SchedulerConfig:
+    """The default profile of Kubernetes 1.37 (DynamicResources on), with 1 s backoffs."""
+    text = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "podInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 1\n"
+    )
+    import yaml
+
+    return parse_config(
+        yaml.safe_load(text), "test-config", Path("."), default_registry(), DRA_RELEASE
+    )
+
+
+def device_class(name: str = GPU_CLASS, driver: str = GPU_DRIVER) -> dict[str, Any]:
+    """A DeviceClass selecting every device of ``driver``."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    }
+
+
+def resource_slice(node_name: str, devices: int = 1, driver: str = GPU_DRIVER) -> dict[str, Any]:
+    """The one ResourceSlice of ``node_name``'s pool: devices gpu-0, gpu-1, ..."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(devices)
+            ],
+        },
+    }
+
+
+def device_request(device_class_name: str = GPU_CLASS) -> dict[str, Any]:
+    """One device of the class (``exactly``, defaulted as the API server defaults it)."""
+    return {
+        "name": "gpu",
+        "exactly": {
+            "deviceClassName": device_class_name,
+            "allocationMode": "ExactCount",
+            "count": 1,
+        },
+    }
+
+
+def resource_claim(name: str, namespace: str = "default") -> dict[str, Any]:
+    """A ResourceClaim for one device of the GPU class."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"devices": {"requests": [device_request()]}},
+    }
+
+
+def claim_template(name: str, namespace: str = "default") -> dict[str, Any]:
+    """A ResourceClaimTemplate of the same claim."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [device_request()]}}},
+    }
+
+
+def claiming_pod(
+    name: str, *, claim: str | None = None, template: str | None = None, **kw: Any
+) -> dict[str, Any]:
+    """``pod`` with one resource claim "gpu" (a claim's name or a template's) that its
+    container uses."""
+    out = pod(name, **kw)
+    entry: dict[str, Any] = {"name": "gpu"}
+    if claim is not None:
+        entry["resourceClaimName"] = claim
+    if template is not None:
+        entry["resourceClaimTemplateName"] = template
+    out["spec"]["resourceClaims"] = [entry]
+    out["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return out
+
+
+def claim_for_pod(pod_manifest: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    """The claim the resourceclaim controller makes from ``template`` for the pod's "gpu"
+    entry (pkg/controller/resourceclaim/controller.go: handleClaim): named
+    ``<pod>-<entry>-`` plus a random suffix, owned by the pod, annotated with the entry."""
+    meta = pod_manifest["metadata"]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "generateName": f"{meta['name']}-gpu-",
+            "namespace": meta["namespace"],
+            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": template["spec"]["spec"],
+    }

@@ -11,7 +11,19 @@ import pytest
 import yaml
 
 from apiserver import ApiServerDouble
-from live_support import config, make_runner, node, placements, pod, wait
+from live_support import (
+    claiming_pod,
+    config,
+    device_class,
+    dra_config,
+    make_runner,
+    node,
+    placements,
+    pod,
+    resource_claim,
+    resource_slice,
+    wait,
+)
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import load_config
@@ -122,7 +134,25 @@ def test_rbac_grants_exactly_the_verbs_used(srv: ApiServerDouble) -> None:
         time.sleep(0.3)
     finally:
         r.stop()
+    # DynamicResources' claim writes: a conflict (the claim read again), a failed binding
+    # (Unreserve's patch), then the allocation.
+    srv.create(device_class())
+    srv.create(resource_slice("node-0"))
+    srv.create(resource_claim("claim-0"))
+    srv.create(claiming_pod("train-0", claim="claim-0", cpu="0"))
+    srv.faults.fail_next("PUT", r"/resourceclaims/claim-0/status$", status=409)
+    srv.faults.fail_next("POST", r"/pods/train-0/binding$", status=500)
+    dra = make_runner(srv, dra_config()).start()
+    try:
+        wait(lambda: placements(srv).get("train-0") == "node-0", what="the claim's pod bound")
+    finally:
+        dra.stop()
     rules = {used(m, t) for m, t, _ in srv.requests}
     assert rules <= granted()
-    # Core v1 events are the fallback for servers without events.k8s.io.
-    assert granted() - rules == {("", "events", "create")}
+    assert granted() - rules == {
+        # Core v1 events are the fallback for servers without events.k8s.io.
+        ("", "events", "create"),
+        # Synthetic: kube-apiserver 1.36+ checks them on the claim's status writes.
+        ("resource.k8s.io", "resourceclaims/binding", "update"),
+        ("resource.k8s.io", "resourceclaims/binding", "patch"),
+    }

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ import yaml
 from typer.testing import CliRunner
 
 import live_support
-from kube_apiserver import LEASE, VERSIONS, Cluster, Scheduler, missing, start_cluster
+from kube_apiserver import LEASE, VERSIONS, Cluster, Scheduler, require, start_cluster
 from live_support import node, wait
 from reference_support import REFERENCES, Case, run_cases
 from wasmsched.api.manifests import load_manifests
@@ -57,11 +56,7 @@ def kube(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     """One API server per release for the whole module. Skipped without its binaries,
     except in CI (``CI`` set), which must run this suite."""
     version = str(request.param)
-    reason = missing(version)
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"real API server: {reason} (CI runs this suite: scripts/dev-setup)")
-        pytest.skip(f"real API server: {reason}")
+    require(version)
     cluster = start_cluster(version=version)
     try:
         yield cluster

@@ -13,6 +13,7 @@ from wasmsched.framework.types import (
     NODE,
     NODE_ADD,
     POD,
+    RESOURCE_CLAIM,
     UNSCHEDULABLE_TIMEOUT,
     ActionType,
     ClusterEvent,
@@ -214,6 +215,28 @@ def test_pre_enqueue_gates_until_the_pod_is_updated() -> None:
     assert q.pop() is None
     assert q.on_event(ASSIGNED_POD_ADD) == 0  # gated pods ignore cluster events
     q.update(gated, pod("p"))
+    assert q.pop() is not None
+
+
+def test_a_pod_gated_by_another_plugin_hears_that_plugins_events() -> None:
+    # movePodsToActiveOrBackoffQueue: only SchedulingGates' pods skip cluster events; a pod
+    # DynamicResources holds back until its claim exists moves when the claim is added.
+    claims: set[str] = set()
+
+    def gate(p: Any) -> Status | None:
+        if p.name in claims:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no claim", plugin="DynamicResources")
+
+    claim_added = ClusterEvent(RESOURCE_CLAIM, ActionType.ADD)
+    registered = [("DynamicResources", ClusterEventWithHint(claim_added))]
+    q, _ = make_queue(FakeFramework(registered, gate=gate))
+    q.add(pod("p"))
+    assert q.pop() is None
+    assert q.on_event(NODE_ADD) == 0  # not an event of the gating plugin
+    assert q.on_event(claim_added) == 0  # PreEnqueue still says no: the pod stays gated
+    claims.add("p")
+    assert q.on_event(claim_added) == 1
     assert q.pop() is not None
 
 

@@ -35,6 +35,7 @@ MERGE_KEYS: dict[str, str] = {
     "schedulingGates": "name",
     "topologySpreadConstraints": "topologyKey",
     "ports": "containerPort",
+    "reservedFor": "uid",
 }
 # Lists of scalars with patchStrategy=merge: the patch adds to the set.
 PRIMITIVE_MERGE = frozenset({"finalizers"})

@@ -807,6 +807,7 @@ class ApiServerDouble:
             "pods",
             "persistentvolumeclaims",
             "poddisruptionbudgets.policy",
+            "resourceclaims.resource.k8s.io",
         ):
             obj.pop("status", None)  # PrepareForCreate resets status.
         if res is PODS:

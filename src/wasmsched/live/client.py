@@ -135,6 +135,12 @@ OPTIONAL_KINDS: tuple[ResourceType, ...] = (
     ResourceType("CSINode", "storage.k8s.io/v1", "csinodes", namespaced=False),
     ResourceType("Namespace", "v1", "namespaces", namespaced=False),
     ResourceType("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),
+    # DynamicResources' listers (dynamicresources.go: New, the DRA manager's informers);
+    # a server without resource.k8s.io/v1 (before 1.34) answers 404 and they are left out.
+    ResourceType("DeviceClass", "resource.k8s.io/v1", "deviceclasses", namespaced=False),
+    ResourceType("ResourceSlice", "resource.k8s.io/v1", "resourceslices", namespaced=False),
+    ResourceType("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", namespaced=True),
+    ResourceType("DeviceTaintRule", "resource.k8s.io/v1", "devicetaintrules", namespaced=False),
 )
 RESOURCES: dict[str, ResourceType] = {r.kind: r for r in (NODES, PODS, *OPTIONAL_KINDS)}
 

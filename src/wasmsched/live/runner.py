@@ -24,6 +24,7 @@ from typing import Any
 from wasmsched.api.objects import Node, ObjectError, Pod
 from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Registry
+from wasmsched.live.claims import ClaimCache, ClaimWritten
 from wasmsched.live.client import PODS, RESOURCES, ApiClient
 from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced
 from wasmsched.live.leader import LeaderElector, LeaseConfig
@@ -94,7 +95,9 @@ class LiveRunner:
     ) -> None:
         self.api = api
         self.options = opts = options or RunOptions()
-        self.inbox: queue.SimpleQueue[InformerItem | BindResult | _Wake] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[InformerItem | BindResult | ClaimWritten | _Wake] = (
+            queue.SimpleQueue()
+        )
         self._t0 = time.monotonic()
         self.metrics = SchedulerMetrics()
         self.dispatcher = Dispatcher(
@@ -120,6 +123,12 @@ class LiveRunner:
             )
         if self.elector is not None:
             api.user_agent = f"wasmsched ({self.elector.identity})"
+        # ResourceClaims reach the scheduler through the assume cache (live/claims.py).
+        self.claims = ClaimCache(
+            lambda claim: self.scheduler.on_object_add(claim),
+            lambda old, new: self.scheduler.on_object_update(old, new),
+            lambda claim: self.scheduler.on_object_delete(claim),
+        )
         self.writer = LiveWriter(
             api,
             self.dispatcher,
@@ -129,6 +138,8 @@ class LiveRunner:
             bind_results=self.inbox.put,
             on_fenced=self._on_fenced,
             event_client=api.with_own_rate_limit(),
+            claims=self.claims,
+            claim_results=self.inbox.put,
         )
         self.scheduler = LiveScheduler(
             config,
@@ -350,18 +361,27 @@ class LiveRunner:
 
     # --- inbox items ---------------------------------------------------------------------------
 
-    def _apply(self, item: InformerItem | BindResult | _Wake) -> None:
+    def _apply(self, item: InformerItem | BindResult | ClaimWritten | _Wake) -> None:
         if isinstance(item, Delta):
             if item.kind == "Pod":
                 self._apply_pod(item)
             elif item.kind == "Node":
                 self._apply_node(item)
-            elif item.new is not None:
-                self.scheduler.on_object_add(item.new)
-            elif item.old is not None:
+            elif item.kind == "ResourceClaim":
+                self.claims.informed(item.old, item.new)
+            elif item.new is None:
+                assert item.old is not None
                 self.scheduler.on_object_delete(item.old)
+            elif item.old is None:
+                self.scheduler.on_object_add(item.new)
+            else:
+                # An Update event with both versions, as kube's informers deliver it: the
+                # plugins' queueing hints compare them (DynamicResources' classes, slices).
+                self.scheduler.on_object_update(item.old, item.new)
         elif isinstance(item, BindResult):
             self.scheduler.finish_binding(item)
+        elif isinstance(item, ClaimWritten):
+            self.claims.end(item.key, item.answer)
         elif isinstance(item, (Synced, Disabled)):
             if isinstance(item, Disabled):
                 log.warning("informer disabled kind=%s reason=%r", item.kind, item.reason)

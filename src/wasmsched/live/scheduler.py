@@ -101,6 +101,7 @@ class LiveScheduler:
         self.on_node_update = s.on_node_update
         self.on_node_delete = s.on_node_delete
         self.on_object_add = s.on_object_add
+        self.on_object_update = s.on_object_update
         self.on_object_delete = s.on_object_delete
 
     @property

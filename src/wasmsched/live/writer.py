@@ -24,6 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.framework.status import Code, Status
+from wasmsched.live.claims import (
+    ClaimCache,
+    ClaimChange,
+    ClaimWriteError,
+    ClaimWritten,
+    PodClaimWrites,
+    claim_change,
+    claim_key,
+    newer,
+    write_claim,
+)
 from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError, FencedError
 
 if TYPE_CHECKING:
@@ -37,6 +48,10 @@ NOTE_LENGTH_LIMIT = 1024
 EVENT_QUEUE_LENGTH = 1000
 DEFAULT_API_WORKERS = 64
 DEFAULT_EVENT_WORKERS = 16
+# How long a binding waits for its pod's claim writes (each at most 5 attempts of two
+# calls within the client's timeout).
+CLAIM_WRITES_TIMEOUT = 120.0
+DYNAMIC_RESOURCES = "DynamicResources"
 
 
 def now_rfc3339(micro: bool = False) -> str:
@@ -225,7 +240,8 @@ class LiveWriter:
     deadline, by its own monotonic clock) and the term is still the same; a write decided
     under an older term (before a pause, a lost renewal) is dropped, never sent late
     (client-go tools/leaderelection: a leader that cannot renew within RenewDeadline
-    stops acting). Dropped writes are counted in ``fenced``. Given
+    stops acting). Dropped writes are counted in ``fenced``. ResourceClaims are written
+    through ``claims`` (live/claims.py). Given
     ``bind_results``, it binds asynchronously (``bind_async``): the POST runs on a worker
     and its ``BindResult`` goes to ``bind_results``, which must hand it to the scheduling
     thread (the runner's inbox, then ``Scheduler.complete_binding``).
@@ -243,8 +259,20 @@ class LiveWriter:
         bind_results: Callable[[BindResult], None] | None = None,
         on_fenced: Callable[[str], None] = lambda what: None,
         event_client: ApiClient | None = None,
+        claims: ClaimCache | None = None,
+        claim_results: Callable[[ClaimWritten], None] | None = None,
     ) -> None:
         self.api = api
+        # The claims the scheduler sees (the runner's ResourceClaim informer), and where
+        # the outcome of a claim write goes (the runner's inbox, then ``claims.end``).
+        self.claims = claims
+        self._claim_results = claim_results
+        # Per claim: its writes queued, and the answer of the last one for the next.
+        self._answers_lock = threading.Lock()
+        self._claim_jobs: dict[str, int] = {}
+        self._answers: dict[str, dict[str, Any]] = {}
+        # The claim writes each pod's binding is to wait for (by pod uid).
+        self._pod_claim_writes: dict[str, PodClaimWrites] = {}
         # Events go through their own client (rate limit) when given one.
         self.event_client = event_client or api
         self.dispatcher = dispatcher
@@ -265,8 +293,13 @@ class LiveWriter:
     # --- ClusterWriter --------------------------------------------------------------------
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
-        """The synchronous binding: without ``bind_results``, or for other Bind plugins."""
+        """The synchronous binding: without ``bind_results``, or for other Bind plugins
+        (after the pod's claim writes, waited for here)."""
         term = self.term()
+        claim_writes = self._pod_claim_writes.pop(pod.uid, None)
+        error = claim_writes.wait(CLAIM_WRITES_TIMEOUT) if claim_writes is not None else ""
+        if error:
+            return Status(Code.ERROR, f"running PreBind plugin {DYNAMIC_RESOURCES!r}: {error}")
         if not self._may_send(term, "binding"):
             return Status(Code.ERROR, "not the leader: binding not written")
         result = post_binding(self.api, pod, node_name, self._guard(term))
@@ -281,9 +314,15 @@ class LiveWriter:
         deliver = self._bind_results
         assert deliver is not None
         term = self.term()
+        claim_writes = self._pod_claim_writes.pop(pod.uid, None)
 
         def job() -> None:
-            if not self._may_send(term, "binding"):
+            error = claim_writes.wait(CLAIM_WRITES_TIMEOUT) if claim_writes is not None else ""
+            if error:
+                # PreBind failed: the binding-failure path (Unreserve, requeue).
+                message = f"running PreBind plugin {DYNAMIC_RESOURCES!r}: {error}"
+                result = BindResult(pod.uid, node_name, False, message=message)
+            elif not self._may_send(term, "binding"):
                 # The binding-failure path: requeued, and retried only by a leader.
                 result = BindResult(pod.uid, node_name, False, message="not the leader")
             else:
@@ -298,13 +337,102 @@ class LiveWriter:
         return None  # the watch shows the extender's binding
 
     def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """Not written yet in the live mode: the pod's binding fails instead."""
-        meta = claim.get("metadata") or {}
-        return Status(
-            Code.ERROR,
-            f"wasmsched: the live mode does not write ResourceClaims yet (ResourceClaim "
-            f"{meta.get('namespace')}/{meta.get('name')})",
-        )
+        """DynamicResources' claim writes: the change from the claim as the scheduler sees
+        it (``claims``) to ``claim`` (live/claims.py: claim_change).
+
+        PostFilter's deallocation is made at once (kube makes it in the scheduling cycle).
+        PreBind's allocation and reservation, and Unreserve's removal, go to the claim's
+        worker (a claim's writes in order) and the scheduler sees the new version meanwhile
+        (``ClaimCache.begin``); with asynchronous binding the pod's binding waits for its
+        claim writes on its own worker, and is not posted when one failed (kube's binding
+        cycle: PreBind before Bind). The outcome goes to ``claim_results``.
+        """
+        cache = self.claims
+        if cache is None:
+            return Status(Code.ERROR, "wasmsched: no ResourceClaim informer to write claims with")
+        key = claim_key(claim)
+        current = cache.get(key) or claim
+        change = claim_change(current, claim)
+        term = self.term()
+        if change.deallocate:
+            answer, error = self._write_claim(term, change, current, claim)
+            if answer is not None:
+                cache.written(answer)
+            return Status(Code.ERROR, error) if error else None
+        if not (change.reserve or change.unreserve):
+            return None
+        start = cache.server(key) or current
+        cache.begin(claim)
+        for uid in change.unreserve:
+            self._pod_claim_writes.pop(uid, None)
+        with self._answers_lock:
+            self._claim_jobs[key] = self._claim_jobs.get(key, 0) + 1
+        if self._claim_results is None:
+            # Synchronous binding: the claim is written before bind() is called.
+            result, error = self._claim_job(term, change, start, claim)
+            cache.end(result.key, result.answer)
+            return Status(Code.ERROR, error) if error else None
+        deliver = self._claim_results
+        writes: PodClaimWrites | None = None
+        if change.reserve:
+            uid = str(change.reserve[0].get("uid"))
+            writes = self._pod_claim_writes.setdefault(uid, PodClaimWrites())
+            writes.add()
+
+        def job() -> None:
+            result, error = self._claim_job(term, change, start, claim)
+            deliver(result)
+            if writes is not None:
+                writes.ended(error)
+
+        self.dispatcher.submit(key, job)
+        return None
+
+    def _claim_job(
+        self, term: int, change: ClaimChange, start: Mapping[str, Any], claim: Mapping[str, Any]
+    ) -> tuple[ClaimWritten, str]:
+        """One queued write of a claim, from the newest version known: ``start`` or the
+        answer to the write queued before it."""
+        key = change.key
+        with self._answers_lock:
+            latest = self._answers.get(key)
+        if latest is not None and newer(latest, start):
+            start = latest
+        answer: dict[str, Any] | None = None
+        try:
+            answer, error = self._write_claim(term, change, start, claim)
+        except Exception as err:
+            # Whatever went wrong, the claim's cache entry and the pod's binding go on.
+            log.exception("claim write failed claim=%s", key)
+            error = f"{change.describe()}: {type(err).__name__}: {err}"
+        with self._answers_lock:
+            left = self._claim_jobs[key] - 1
+            if left:
+                self._claim_jobs[key] = left
+                if answer is not None:
+                    self._answers[key] = answer
+            else:
+                del self._claim_jobs[key]
+                self._answers.pop(key, None)
+        return ClaimWritten(key, answer), error
+
+    def _write_claim(
+        self, term: int, change: ClaimChange, current: Mapping[str, Any], claim: Mapping[str, Any]
+    ) -> tuple[dict[str, Any] | None, str]:
+        """One claim write (live/claims.py: write_claim): the answer, or why there is none."""
+        if not self._may_send(term, "claim"):
+            return None, "not the leader: claim not written"
+        try:
+            answer = write_claim(self.api, change, current, claim, self._guard(term))
+        except FencedError:
+            self._dropped(term, "claim")
+            return None, "not the leader: claim not written"
+        except ClaimWriteError as err:
+            log.info("claim not written claim=%s error=%r", change.key, str(err))
+            return None, str(err)
+        answer.setdefault("kind", "ResourceClaim")
+        answer.setdefault("apiVersion", "resource.k8s.io/v1")
+        return answer, ""
 
     def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
         """Not written yet in the live mode (a stale extended-resource claim stays)."""

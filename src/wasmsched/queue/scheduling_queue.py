@@ -273,8 +273,11 @@ class SchedulingQueue:
             self._in_flight_events.append((next(self._event_seq), event, old, new))
         moved = 0
         for info in list(self.unschedulable.values()):
-            if info.gated and event not in (FORCE_ACTIVATE,):
-                # Gated pods leave the pool only through pod updates (PreEnqueue re-run).
+            if info.gated and event not in (FORCE_ACTIVATE,) and _gated_for_good(info):
+                # Scheduling gates are lifted only by the pod's own updates (PreEnqueue
+                # re-run); other PreEnqueue plugins (DynamicResources waiting for a claim)
+                # hear their events (movePodsToActiveOrBackoffQueue: only pods gated by
+                # SchedulingGates are skipped).
                 continue
             if pre_check is not None and not pre_check(info.pod):
                 continue
@@ -282,7 +285,11 @@ class SchedulingQueue:
             if strategy is Strategy.SKIP:
                 continue
             del self.unschedulable[info.pod.uid]
-            if strategy is Strategy.AFTER_BACKOFF and self.is_backing_off(info):
+            if info.gated:
+                # PreEnqueue runs again (moveToActiveQ); still gated, it stays in the pool.
+                if not self._move_to_active(info):
+                    continue
+            elif strategy is Strategy.AFTER_BACKOFF and self.is_backing_off(info):
                 self._push_backoff(info)
             else:
                 self._move_to_active(info)
@@ -391,3 +398,13 @@ class SchedulingQueue:
 
 def rejected_plugins(status: Status) -> set[str]:
     return {status.plugin} if status.plugin else set()
+
+
+# names.SchedulingGates: the PreEnqueue plugin whose gated pods no cluster event moves.
+_SCHEDULING_GATES = "SchedulingGates"
+
+
+def _gated_for_good(info: QueuedPodInfo) -> bool:
+    """A gated pod that cluster events cannot move: gated by SchedulingGates, or by a
+    plugin not named (nothing registered to hear)."""
+    return not info.unschedulable_plugins or _SCHEDULING_GATES in info.unschedulable_plugins

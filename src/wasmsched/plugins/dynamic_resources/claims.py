@@ -159,6 +159,15 @@ def allocation_of(claim: Manifest) -> Any:
     return status.get("allocation") if isinstance(status, Mapping) else None
 
 
+def is_newer(listed: Manifest, assumed: Manifest) -> bool:
+    """``listed`` has a higher resourceVersion than ``assumed`` (both integers, as the
+    assume cache compares them: assumecache.go, AssumeCache.add); False without them."""
+    try:
+        return int(meta_of(listed)["resourceVersion"]) > int(meta_of(assumed)["resourceVersion"])
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 _UNSET = object()
 
 

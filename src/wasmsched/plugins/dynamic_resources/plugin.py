@@ -47,6 +47,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
     claim_key,
     claim_uid,
     delete_claim,
+    is_newer,
     meta_of,
     requests_of,
     with_status,
@@ -213,7 +214,9 @@ class DynamicResources:
     # --- the DRA manager ----------------------------------------------------------------------
 
     def _claim_list(self) -> Sequence[Manifest]:
-        """The handle's claims with the assumed versions in their place."""
+        """The handle's claims with the assumed versions in their place, until the handle
+        has a newer version (assumecache.go: an informer object replaces an assumed one
+        only with a higher resourceVersion; simulated claims have none)."""
         listed = self.handle.objects(CLAIM_KIND)
         if not self._assumed:
             return listed
@@ -222,7 +225,7 @@ class DynamicResources:
         for claim in listed:
             key = claim_key(claim)
             assumed = self._assumed.get(key)
-            if assumed is not None and assumed is not claim:
+            if assumed is not None and assumed is not claim and not is_newer(claim, assumed):
                 claim = assumed
             elif assumed is not None:
                 del self._assumed[key]  # the informer caught up
@@ -262,9 +265,12 @@ class DynamicResources:
         return claims
 
     def _write(self, claim: dict[str, Any]) -> Status | None:
-        """UpdateStatus through the handle, then AssumeClaimAfterAPICall."""
+        """UpdateStatus through the handle, then AssumeClaimAfterAPICall (unless the
+        handle lists the written version already: the live mode's claim cache)."""
         status = self.handle.write_resource_claim(claim)
-        if status is None or status.is_success():
+        if (status is None or status.is_success()) and not any(
+            listed is claim for listed in self.handle.objects(CLAIM_KIND)
+        ):
             self._assumed[claim_key(claim)] = claim
         return status
 
@@ -575,12 +581,10 @@ class DynamicResources:
         """The claim as the scheduler knows it now (assumed or listed)."""
         key = claim_key(claim)
         assumed = self._assumed.get(key)
-        if assumed is not None:
-            return assumed
         for listed in self.handle.objects(CLAIM_KIND):
             if claim_key(listed) == key:
-                return listed
-        return claim
+                return assumed if assumed is not None and not is_newer(listed, assumed) else listed
+        return assumed if assumed is not None else claim
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
