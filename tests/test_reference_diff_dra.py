@@ -9,6 +9,7 @@ disagreement fails with the case shrunk and written under .cache/reference-diff/
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from pathlib import Path
@@ -16,12 +17,28 @@ from pathlib import Path
 import pytest
 
 from reference_diff_run import draw_cases
-from reference_support import ROOT, V137, Outcome, run_cases, shrink, write_reproducer
+from reference_support import ROOT, V137, Case, Outcome, run_cases, shrink, write_reproducer
 
 FIXED_SEED = 24
 FIXED_COUNT = 24
 FRESH_COUNT = 8
 FAILURES = ROOT / ".cache" / "reference-diff" / "failures"
+KNOWN = ROOT / "tests" / "reference_cases"
+# Disagreements the DRA strategy found, fixed: their clusters must agree from now on.
+FIXED_DIVERGENT = {
+    # wasmsched's: a pending pod whose nomination is cleared (its retry fails with
+    # "Preemption is not helpful": another pod took the devices on its nominated node)
+    # no longer holds that node for the pods of lower or equal priority, which kube
+    # requeues with AssignedPodDelete (eventhandlers.go: updatePodInSchedulingQueue,
+    # hasNominatedNodeNameChanged; deletePodFromSchedulingQueue), and NodeResourcesFit's
+    # hint queues them for a deleted pod that was only nominated (fit.go:
+    # isSchedulableAfterPodEvent). wasmsched sent no event, and its Fit hint skipped.
+    "nomination-leaves": KNOWN / "dra_nomination_leaves",
+    # wasmsched's: the same, where the simulation then stopped before retrying those
+    # pods (each last tried against an unchanged cluster generation, Scheduler.
+    # has_work_that_could_change); a nomination leaving a node is a change.
+    "nomination-leaves-retried": KNOWN / "dra_nomination_leaves_retried",
+}
 
 pytestmark = pytest.mark.skipif(not V137.built(), reason=V137.not_built)
 
@@ -60,3 +77,12 @@ def test_fresh_dra_cases_agree(tmp_path: Path) -> None:
         seed, FRESH_COUNT, prefix=f"dra-fresh{seed}-", version=V137.version, strategy="dra"
     )
     _check(run_cases(cases, tmp_path, ref=V137), tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_DIVERGENT))
+def test_fixed_dra_divergence_reproducer(name: str, tmp_path: Path) -> None:
+    text = (FIXED_DIVERGENT[name] / "cluster.yaml").read_text()
+    docs = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    [outcome] = run_cases([Case(name, docs)], tmp_path, ref=V137)
+    assert outcome.ours.pods, "the case schedules nothing"
+    assert outcome.diffs == []
