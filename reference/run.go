@@ -127,6 +127,8 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		}
 		pending = append(pending, p)
 	}
+	// The resourceclaim controller makes the pending pods' claims from their templates.
+	c.others = append(c.others, claimsFromTemplates(pending, c.others)...)
 	initial = append(initial, c.others...)
 	for _, o := range initial {
 		// What the API server would have set; the fake tracker sets neither, and the
@@ -198,7 +200,8 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	})
 	client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		d := action.(clienttesting.DeleteAction)
-		if obj, err := tracker.Get(podsGVR, d.GetNamespace(), d.GetName()); err == nil {
+		obj, err := tracker.Get(podsGVR, d.GetNamespace(), d.GetName())
+		if err == nil {
 			mu.Lock()
 			k := d.GetNamespace() + "/" + d.GetName()
 			victimNode[k] = obj.(*corev1.Pod).Spec.NodeName
@@ -208,7 +211,12 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 		}
 		activity.Add(1)
 		changes.Add(1)
-		return false, nil, nil
+		handled, out, derr := clienttesting.ObjectReaction(tracker)(action)
+		if err == nil && derr == nil {
+			// The resourceclaim controller, once the pod is gone (dra_137.go).
+			releaseClaims(tracker, obj.(*corev1.Pod))
+		}
+		return handled, out, derr
 	})
 	// The PV controller (pkg/controller/volume/persistentvolume: syncVolume/bind) is not
 	// running: when the scheduler's volume binder sets a PV's claimRef (PreBind), bind

@@ -472,6 +472,12 @@ TARGET_CPU_ONLY = make_pod("target", uid="target", containers=[{"cpu": "1"}])
         (TARGET, make_pod("other", containers=[{"cpu": "1"}]), None, QueueingHint.QUEUE_SKIP),
         (
             TARGET,
+            make_pod("other", nominated_node_name="n", containers=[{"cpu": "1"}]),
+            None,
+            QueueingHint.QUEUE,
+        ),
+        (
+            TARGET,
             make_pod("other", containers=[{"cpu": "2"}]),
             make_pod("other", containers=[{"cpu": "1"}]),
             QueueingHint.QUEUE_SKIP,
@@ -498,6 +504,7 @@ TARGET_CPU_ONLY = make_pod("target", uid="target", containers=[{"cpu": "1"}])
     ids=[
         "queue-on-deleted-scheduled-pod",
         "skip-queue-on-deleted-unscheduled-pod",
+        "queue-on-deleted-nominated-pod",
         "skip-queue-on-unscheduled-pod-scale-down",
         "queue-on-target-pod-scale-down",
         "skip-queue-on-other-resource-scale-down",

@@ -557,9 +557,10 @@ class NodeResourcesFit:
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        """A scheduled pod deleted, or a pod scaled down, may free what ``pod`` needs."""
+        """A scheduled (or nominated) pod deleted, or a pod scaled down, may free what
+        ``pod`` needs (fit.go: isSchedulableAfterPodEvent)."""
         if new_obj is None:
-            if old_obj is None or not old_obj.node_name:
+            if old_obj is None or not (old_obj.node_name or old_obj.nominated_node_name):
                 return QueueingHint.QUEUE_SKIP
             return QueueingHint.QUEUE
         if old_obj is None:

@@ -170,6 +170,11 @@ class EventHandlers:
             if new.nominated_node_name != old.nominated_node_name:
                 outcome.nominated_node = new.nominated_node_name or None
             s.queue.update(old, new)
+            if old.nominated_node_name and new.nominated_node_name != old.nominated_node_name:
+                # Lower or equal priority pods counted it on that node as if assigned:
+                # treat it as deleted from there (eventhandlers.go:
+                # updatePodInSchedulingQueue, hasNominatedNodeNameChanged).
+                _nominated_pod_left(s, old)
 
     def on_pod_delete(self, pod: Pod) -> None:
         """A pod is gone."""
@@ -186,6 +191,19 @@ class EventHandlers:
         wp = s.waiting_pods.get(pod.uid)
         if wp is not None:
             wp.reject("", "pod deleted")
+        elif pod.nominated_node_name and not s.cache.is_assumed(pod.uid):
+            # eventhandlers.go: deletePodFromSchedulingQueue (an assumed pod's deletion
+            # already woke the lower priority pods).
+            _nominated_pod_left(s, pod)
+
+
+def _nominated_pod_left(sched: Scheduler, pod: Pod) -> None:
+    """A nominated pod no longer holds its node: the pods of lower or equal priority,
+    which counted it there, get AssignedPodDelete (getLEPriorityPreCheck)."""
+    priority = pod.priority
+    # What those pods were last tried against changed: they are worth another attempt.
+    sched.cluster_generation += 1
+    sched.queue.on_event(ev.ASSIGNED_POD_DELETE, pod, None, lambda p: p.priority <= priority)
 
 
 def node_update_action(old: Node, new: Node) -> int:
