@@ -12,7 +12,8 @@ benchmark's) of each stage of its first scheduling:
 - ``cycle``: its scheduling attempt started (``sampled``: the attempt observed its plugin
   calls); ``submit``: its binding was handed to a worker (``cpu``: the scheduling thread's
   CPU seconds since ``cycle``); ``cycle_end``: the attempt ended (after the binding);
-- ``post``/``posted``: the binding POST was sent / answered;
+- ``post``/``posted``: the binding POST was sent / answered (``post_cpu``: the worker's
+  CPU seconds in between);
 - ``finished``: the binding's answer was applied on the scheduling thread;
 
 and every garbage collection (start, seconds, generation) and scheduling-thread cycle.
@@ -124,11 +125,14 @@ def install() -> None:
 
     def post_binding(orig: Any) -> Any:
         def wrapped(api: Any, pod: Any, node: str, guard: Any = None) -> Any:
-            if pod.name in pods:
-                _mark(pod.name, "post")
+            stages = pods.get(pod.name)
+            if stages is None:
+                return orig(api, pod, node, guard)
+            _mark(pod.name, "post")
+            cpu = time.thread_time()
             result = orig(api, pod, node, guard)
-            if pod.name in pods:
-                _mark(pod.name, "posted")
+            _mark(pod.name, "posted")
+            stages["post_cpu"] = time.thread_time() - cpu
             return result
 
         return wrapped

@@ -7,9 +7,11 @@ its cost grows with the cluster. kube-scheduler's collector (Go's) runs concurre
 its goroutines. So the live loop moves what it holds into the permanent generation
 (``gc.freeze``), which the collector no longer walks: once the informers have synced, and
 again at an idle moment of the loop every ``freeze_period`` after collecting what was
-allocated since (only those objects are walked). Every ``full_period``, at an idle
-moment, everything is unfrozen and collected once: a reference cycle that became garbage
-after it was frozen is freed then.
+allocated since (only those objects are walked: a few milliseconds when done every second;
+frozen only every 30 s, the 2,000 pods bound after the sync were still young when the
+steady pods came, and their automatic full collection took 145 ms). Every
+``full_period``, at an idle moment, everything is unfrozen and collected once: a reference
+cycle that became garbage after it was frozen is freed then.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import gc
 import time
 from collections.abc import Callable
 
-FREEZE_PERIOD = 30.0
+FREEZE_PERIOD = 1.0
 FULL_PERIOD = 600.0
 
 
