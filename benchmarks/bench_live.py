@@ -239,12 +239,69 @@ def _scheduler_config(path: Path, kubeconfig: Path, qps: float, burst: int) -> P
     return path
 
 
-def _scheduler_argv(which: str, version: str, config: Path) -> list[str]:
+def _scheduler_argv(which: str, version: str, config: Path, trace: Path | None = None) -> list[str]:
     if which == "kube-scheduler":
         # No serving port: nothing reads its /metrics here.
         return [str(KUBE_SCHEDULERS[version]), f"--config={config}", "--secure-port=0"]
-    return [sys.executable, "-m", "wasmsched", "run", "--config", str(config),
+    # --trace-pods: the same command under live_trace.py, which times each pod's stages.
+    python = (
+        [sys.executable, "-m", "wasmsched"]
+        if trace is None
+        else [sys.executable, str(ROOT / "benchmarks" / "live_trace.py"), str(trace)]
+    )
+    return [*python, "run", "--config", str(config),
             "--no-leader-elect", "--port", "0"]  # fmt: skip
+
+
+# The stages live_trace.py times: (stage, the stage it is timed from, what lies between).
+TRACE_STAGES = [
+    ("line", "created", "creation to the watch line read"),
+    ("emit", "line", "decoding the watch event"),
+    ("apply", "emit", "the inbox: waiting for the scheduling thread"),
+    ("added", "apply", "parsing, validating, queueing the pod"),
+    ("cycle", "added", "the queue: waiting for the pod's cycle"),
+    ("submit", "cycle", "the scheduling cycle up to the binding handed off"),
+    ("post", "submit", "binding job queued to its POST sent"),
+    ("posted", "post", "the binding POST"),
+    ("bound", "posted", "POST answered to the watch seeing it bound"),
+    ("cycle_end", "cycle", "the whole attempt, binding included (wall)"),
+]
+
+
+def trace_breakdown(
+    trace: Path, created: dict[str, float], bound: dict[str, float]
+) -> dict[str, Any]:
+    """Per stage, p50/p99/max milliseconds over the traced pods; the cycles' CPU time,
+    sampled (plugin metrics) and not; the garbage collections over 10 ms meanwhile."""
+    data = json.loads(trace.read_text())
+    rows: dict[str, list[float]] = {stage: [] for stage, _, _ in TRACE_STAGES}
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    post_cpu: list[float] = []
+    for name, born in created.items():
+        stages = {**data["pods"].get(name, {}), "created": born, "bound": bound[name]}
+        for stage, since, _ in TRACE_STAGES:
+            if stage in stages and since in stages:
+                rows[stage].append((stages[stage] - stages[since]) * 1000)
+        if "post_cpu" in stages:
+            post_cpu.append(stages["post_cpu"] * 1000)
+        if "cpu" in stages and "submit" in stages:
+            cpu[bool(stages.get("sampled"))].append(stages["cpu"] * 1000)
+    first, last = min(created.values()), max(bound.values())
+    pauses = [(round(d * 1000, 1), g) for t, d, g in data["gc"] if first <= t <= last and d > 0.01]
+
+    def stats(values: list[float]) -> str:
+        return (
+            f"{_percentile(values, 0.5):.1f} / {_percentile(values, 0.99):.1f} / "
+            f"{max(values, default=float('nan')):.1f} ms"
+        )
+
+    return {
+        "stages p50/p99/max": {f"{s}: {what}": stats(rows[s]) for s, _, what in TRACE_STAGES},
+        "cycle CPU, sampled": f"{len(cpu[True])} cycles, {stats(cpu[True])}",
+        "cycle CPU, not sampled": f"{len(cpu[False])} cycles, {stats(cpu[False])}",
+        "binding POST, the worker's CPU": stats(post_cpu),
+        "gc pauses > 10 ms (ms, generation)": pauses,
+    }
 
 
 def _create(cluster: Any, names: list[str], threads: int = 8) -> dict[str, float]:
@@ -261,6 +318,43 @@ def _create(cluster: Any, names: list[str], threads: int = 8) -> dict[str, float
     return created
 
 
+def _binding_histogram(api: ApiClient) -> dict[str, float]:
+    """The API server's own duration histogram of binding POSTs (its /metrics:
+    apiserver_request_duration_seconds, cumulative: upper bound -> count, "sum" -> s)."""
+    with api.stream("/metrics", {}, read_timeout=30) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_duration_seconds") or (
+            'subresource="binding"' not in line or 'verb="POST"' not in line
+        ):
+            continue
+        value = float(line.rsplit(" ", 1)[1])
+        if "_bucket{" in line:
+            out[line.split('le="')[1].split('"')[0]] = value
+        elif "_sum{" in line:
+            out["sum"] = value
+    return out
+
+
+def _server_side(before: dict[str, float], after: dict[str, float]) -> str:
+    """Mean, p50 and p99 (as histogram bucket bounds) of the bindings between two scrapes."""
+    delta = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    count = delta.get("+Inf", 0.0)
+    if not count:
+        return "no bindings"
+    bounds = sorted((float(k), n) for k, n in delta.items() if k not in ("sum", "+Inf"))
+
+    def quantile(q: float) -> str:
+        for bound, n in bounds:
+            if n >= q * count:
+                return f"<= {bound * 1000:g} ms"
+        return "> the last bucket"
+
+    mean = delta["sum"] / count * 1000
+    return f"{int(count)} bindings, mean {mean:.1f} ms, p50 {quantile(0.5)}, p99 {quantile(0.99)}"
+
+
 def run_real(
     which: str,
     nodes: int,
@@ -270,6 +364,7 @@ def run_real(
     burst: int,
     version: str = "1.33",
     src: Path = ROOT / "src",
+    trace: Path | None = None,
 ) -> dict[str, Any]:
     """``which`` (kube-scheduler or wasmsched) against a fresh real kube-apiserver of
     ``version`` with etcd (tests/kube_apiserver.py), as the cluster admin, with the same
@@ -278,7 +373,8 @@ def run_real(
     * throughput: ``pods`` pending pods created before the scheduler starts; binds/s from
       the first to the last binding that a pod watch sees;
     * latency: then, with the scheduler running, STEADY_PODS pods created at STEADY_RATE
-      a second; creation (the POST's answer) to the binding that the watch sees, p50/p99.
+      a second; creation (the POST's answer) to the binding that the watch sees, p50/p99;
+      and the API server's own time for those binding POSTs (its /metrics).
     """
     from kube_apiserver import Process, missing, start_cluster
 
@@ -306,13 +402,16 @@ def run_real(
             cluster.work / "bench-config.yaml", cluster.admin_kubeconfig, qps, burst
         )
         env = {**os.environ, "PYTHONPATH": str(src)}
-        proc = Process(which, _scheduler_argv(which, version, config), cluster.work / "s.log", env)
+        trace = trace if which == "wasmsched" else None
+        argv = _scheduler_argv(which, version, config, trace)
+        proc = Process(which, argv, cluster.work / "s.log", env)
         started = time.monotonic()
         proc.start()
         if not watch.wait(upfront, 900):
             raise SystemExit(f"{mode}: {len(watch.bound)} of {pods} bound\n{proc.tail()}")
         times = sorted(watch.bound[n] for n in upfront)
         steady = [f"pod-{pods + i}" for i in range(STEADY_PODS)]
+        histogram = _binding_histogram(cluster.admin)
         created: dict[str, float] = {}
         t0 = time.monotonic()
         for i, name in enumerate(steady):
@@ -321,11 +420,15 @@ def run_real(
         if not watch.wait(steady, 300):
             raise SystemExit(f"{mode}: the steady pods were not all bound\n{proc.tail()}")
         latency = [watch.bound[n] - created[n] for n in steady]
+        server = _server_side(histogram, _binding_histogram(cluster.admin))
         watch.stop()
     finally:
         if proc is not None:
             proc.stop()
         cluster.close()
+    extra: dict[str, Any] = {}
+    if trace is not None:
+        extra["trace"] = trace_breakdown(trace, created, {n: watch.bound[n] for n in steady})
     return {
         "mode": mode,
         "nodes": nodes,
@@ -335,24 +438,36 @@ def run_real(
         "steady": f"{STEADY_PODS} pods at {STEADY_RATE:g}/s",
         "latency_p50_ms": round(_percentile(latency, 0.5) * 1000, 1),
         "latency_p99_ms": round(_percentile(latency, 0.99) * 1000, 1),
+        "steady bindings, API server side": server,
+        **extra,
     }
 
 
 def run_side_by_side(
-    nodes: int, pods: int, limits: list[tuple[float, int]], version: str, src: Path
+    nodes: int,
+    pods: int,
+    limits: list[tuple[float, int]],
+    version: str,
+    src: Path,
+    trace: Path | None = None,
+    want_kube: bool = True,
 ) -> list[dict[str, Any]]:
     """kube-scheduler, then wasmsched (imported from ``src``), at each (qps, burst);
     wasmsched's ratio to kube's."""
     rows = []
     for qps, burst in limits:
-        kube = run_real("kube-scheduler", nodes, pods, qps=qps, burst=burst, version=version)
-        print(json.dumps(kube), flush=True)
-        ours = run_real("wasmsched", nodes, pods, qps=qps, burst=burst, version=version, src=src)
+        kube: dict[str, Any] = {"skipped": "--no-kube"}
+        if want_kube:
+            kube = run_real("kube-scheduler", nodes, pods, qps=qps, burst=burst, version=version)
+            print(json.dumps(kube), flush=True)
+        ours = run_real(
+            "wasmsched", nodes, pods, qps=qps, burst=burst, version=version, src=src, trace=trace
+        )
         if "skipped" not in kube and "skipped" not in ours:
             ours["vs_kube_scheduler"] = round(
                 ours["binds_per_second"] / kube["binds_per_second"], 2
             )
-        print(json.dumps(ours), flush=True)
+        print(json.dumps(ours, indent=1 if trace else None), flush=True)
         rows += [kube, ours]
     return rows
 
@@ -376,11 +491,26 @@ def main() -> None:
         default=ROOT / "src",
         help="the sources `wasmsched run` imports in the real cases (to compare a change)",
     )
+    parser.add_argument(
+        "--trace-pods",
+        type=Path,
+        metavar="FILE",
+        help="debug run: wasmsched under live_trace.py, each stage's latency (written to FILE)",
+    )
+    parser.add_argument("--no-kube", action="store_true", help="wasmsched alone")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     nodes, pods = (100, 200) if args.quick else (500, 1000)
     limits = [(float(q), int(b)) for q, b in (p.split("/") for p in args.limits.split(","))]
-    run_side_by_side(nodes, 2 * pods, limits, args.kubernetes_version, args.wasmsched_src)
+    run_side_by_side(
+        nodes,
+        2 * pods,
+        limits,
+        args.kubernetes_version,
+        args.wasmsched_src,
+        args.trace_pods,
+        not args.no_kube,
+    )
     if args.real_only:
         return
     sim = run_case(nodes, pods)

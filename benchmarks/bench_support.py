@@ -139,6 +139,26 @@ def cluster_manifests(cluster: ClusterObjects) -> list[Mapping[str, Any]]:
     ]
 
 
+def reference_command(
+    binary: Path, cluster: Path, parallelism: int = KUBE_PARALLELISM, timeout: float = 900.0
+) -> list[str]:
+    """The reference's command line on a cluster file."""
+    return [
+        str(binary),
+        "--cluster",
+        str(cluster),
+        "--timeout",
+        f"{int(timeout)}s",
+        "--parallelism",
+        str(parallelism),
+        # --bind-wait 0: the differential suite's wait for in-flight bindings before
+        # each pop (reference/run.go) serializes kube-scheduler's binding goroutines;
+        # a throughput run lets them overlap, as scheduler_perf does.
+        "--bind-wait",
+        "0",
+    ]
+
+
 def run_reference(
     manifests: Iterable[Mapping[str, Any]],
     parallelism: int = KUBE_PARALLELISM,
@@ -152,20 +172,7 @@ def run_reference(
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cluster.yaml"
         write_cluster(path, manifests)
-        command = [
-            str(binary),
-            "--cluster",
-            str(path),
-            "--timeout",
-            f"{int(timeout)}s",
-            "--parallelism",
-            str(parallelism),
-            # --bind-wait 0: the differential suite's wait for in-flight bindings before
-            # each pop (reference/run.go) serializes kube-scheduler's binding goroutines;
-            # a throughput run lets them overlap, as scheduler_perf does.
-            "--bind-wait",
-            "0",
-        ]
+        command = reference_command(binary, path, parallelism, timeout)
         if prefer is not None:
             (Path(tmp) / "prefer.json").write_text(json.dumps(dict(prefer)))
             command += ["--prefer", str(Path(tmp) / "prefer.json")]

@@ -182,13 +182,15 @@ def _soft_anti_affinity(app: str) -> dict[str, Any]:
     }
 
 
-def _running_pods(nodes: list[Node], rng: random.Random) -> list[Pod]:
-    """Deployment pods filling each worker to 30-50% of its CPU."""
+def _running_pods(
+    nodes: list[Node], rng: random.Random, fill: tuple[float, float] = (0.30, 0.50)
+) -> list[Pod]:
+    """Deployment pods filling each worker to 30-50% (``fill``) of its CPU."""
     pods: list[Pod] = []
     counter = 0
     for node in nodes:
         alloc = node.manifest["status"]["allocatable"]
-        target = _millicores(alloc["cpu"]) * rng.uniform(0.30, 0.50)
+        target = _millicores(alloc["cpu"]) * rng.uniform(*fill)
         used = 150  # the two DaemonSet pods
         if GPU in alloc:
             spec = _app_spec(
@@ -314,7 +316,20 @@ def _pending_pod(i: int) -> Pod:
     return Pod(pod_manifest(f"{app}-pending-{i}", ns, spec, labels))
 
 
-def production(n: int) -> Workload:
+def _thinned(pods: list[Pod], keep: int) -> list[Pod]:
+    """``keep`` of ``pods``, the dropped ones spread evenly over the list (so over the nodes)."""
+    extra = len(pods) - keep
+    if extra <= 0:
+        return pods
+    dropped = {i * len(pods) // extra for i in range(extra)}
+    return [p for i, p in enumerate(pods) if i not in dropped]
+
+
+def production(n: int, pending: int | None = None, running: int | None = None) -> Workload:
+    """The cluster of ``n`` nodes. ``pending`` pods (default: 1000, or one per node below
+    500 nodes); ``running`` pods bound in all, DaemonSet pods included (default: what
+    filling the workers to 30-50% gives; a count fills them to 40-60% and drops Deployment
+    pods evenly down to it, for the memory benchmark's 150,000 on 15,000 nodes)."""
     rng = random.Random(n)
     workers = max(n - 3, 4)
     gpu_every = 10  # one node in ten is a GPU node
@@ -324,15 +339,20 @@ def production(n: int) -> Workload:
         kind = "p3.8xlarge" if i % gpu_every == gpu_every - 1 else general[i % 3]
         nodes.append(_node(i, kind, rng))
     daemons = [p for node in nodes for p in _daemon_pods(node)]
-    running = _running_pods(nodes[3:], rng)
-    pending = [_pending_pod(i) for i in range(1000 if n >= 500 else n)]
+    if running is None:
+        deployed = _running_pods(nodes[3:], rng)
+    else:
+        deployed = _thinned(_running_pods(nodes[3:], rng, (0.40, 0.60)), running - len(daemons))
+    if pending is None:
+        pending = 1000 if n >= 500 else n
+    waiting = [_pending_pod(i) for i in range(pending)]
     names = ["monitoring", "shop", "payments", "search", "batch", "ml", "ingress"]
     return Workload(
         "Production",
         nodes,
-        [*daemons, *running],
-        pending,
-        [p.key for p in pending],
+        [*daemons, *deployed],
+        waiting,
+        [p.key for p in waiting],
         others=[namespace(ns) for ns in names],
-        note=f"{len(nodes)} nodes, {len(daemons) + len(running)} running pods",
+        note=f"{len(nodes)} nodes, {len(daemons) + len(deployed)} running pods",
     )

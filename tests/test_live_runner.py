@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import collections
+import gc
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -294,3 +296,32 @@ def test_terminated_pods_hold_no_capacity(srv: ApiServerDouble, phase: str) -> N
 
 def _uid(srv: ApiServerDouble, name: str) -> str:
     return str(srv.get("Pod", "default", name)["metadata"]["uid"])
+
+
+@pytest.fixture
+def gc_unfrozen() -> Iterator[None]:
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def test_the_runner_freezes_after_the_informers_sync(
+    srv: ApiServerDouble, gc_unfrozen: None
+) -> None:
+    srv.create(node("n1"))
+    srv.create(pod("p1"))
+    with running(srv) as runner:
+        wait(runner.ready.is_set, what="informers synced")
+        assert runner.collector is not None
+        wait(lambda: runner.collector is not None and runner.collector.freezes >= 1)
+        assert gc.get_freeze_count() > 0
+        wait(lambda: any(b["code"] == 201 for b in srv.bindings), what="p1 bound")
+    assert gc.get_freeze_count() == 0  # unfrozen at shutdown
+
+
+def test_no_freeze_when_turned_off(srv: ApiServerDouble, gc_unfrozen: None) -> None:
+    srv.create(node("n1"))
+    with running(srv, freeze_garbage=False) as runner:
+        wait(runner.ready.is_set, what="informers synced")
+        assert runner.collector is None
+        assert gc.get_freeze_count() == 0

@@ -26,6 +26,7 @@ from wasmsched.config import SchedulerConfig
 from wasmsched.framework.interfaces import Registry
 from wasmsched.live.claims import ClaimCache, ClaimWritten
 from wasmsched.live.client import PODS, RESOURCES, ApiClient
+from wasmsched.live.collector import IdleCollector
 from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced
 from wasmsched.live.leader import LeaderElector, LeaseConfig
 from wasmsched.live.ops import OpsServer, SchedulerMetrics
@@ -77,6 +78,8 @@ class RunOptions:
     # scheduler_features) and the --feature-gates text applied to it.
     kubernetes_version: KubernetesVersion | None = None
     feature_gates: str = ""
+    # Freeze what the loop holds and collect garbage at idle moments (live/collector.py).
+    freeze_garbage: bool = True
 
 
 class _Wake:
@@ -167,6 +170,7 @@ class LiveRunner:
                 on_relist=self._on_relist,
             )
         self._pending_sync = set(self.informers)
+        self.collector = IdleCollector() if opts.freeze_garbage else None
         self.ready = threading.Event()
         self.leading = threading.Event()
         self._stop = threading.Event()
@@ -301,6 +305,8 @@ class LiveRunner:
                     if sched.pending_timers():
                         due = min(due, self._next_due(self.now()))
                     continue
+            if self.collector is not None:
+                self.collector.idle()
             self._drain(max(0.0, min(due - self.now(), MAX_IDLE_SLEEP)))
 
     def _flush_metrics(self) -> None:
@@ -357,6 +363,8 @@ class LiveRunner:
         if self.ops is not None:
             self.ops.stop()
         self.scheduler.close()
+        if self.collector is not None:
+            self.collector.close()
         log.info("stopped")
 
     # --- inbox items ---------------------------------------------------------------------------
@@ -388,6 +396,8 @@ class LiveRunner:
             self._pending_sync.discard(item.kind)
             if not self._pending_sync and not self.ready.is_set():
                 log.info("informers synced nodes=%d pods=%d", len(self.nodes), len(self.pods))
+                if self.collector is not None:
+                    self.collector.synced()
                 self.ready.set()
 
     def _apply_pod(self, delta: Delta) -> None:
