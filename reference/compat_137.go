@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
@@ -91,8 +90,6 @@ func bindingClearsNomination() bool {
 func (t *tieBreak) SignPod(context.Context, *corev1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return nil, nil
 }
-
-var claimsGVR = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
 
 // reactToClaimCreates: the fake tracker neither generates names nor sets a
 // resourceVersion, which the API server does when DynamicResources' PreBind creates a
