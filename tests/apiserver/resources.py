@@ -167,6 +167,18 @@ RESOURCES: tuple[Resource, ...] = (
         unconditional_update=False,
     ),
     _res("events.k8s.io", "Event", "events", True, fields=_EVENTS_V1_FIELDS, create_on_update=True),
+    # Dynamic Resource Allocation (resource.k8s.io/v1, served from 1.34).
+    _res("resource.k8s.io", "DeviceClass", "deviceclasses", False),
+    _res("resource.k8s.io", "ResourceSlice", "resourceslices", False),
+    _res("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", False),
+    _res("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", True),
+    _res(
+        "resource.k8s.io",
+        "ResourceClaim",
+        "resourceclaims",
+        True,
+        subresources=frozenset({"status"}),
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], Resource] = {
