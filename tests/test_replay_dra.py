@@ -152,6 +152,22 @@ def test_a_gpu_is_shared_but_not_split_across_gpus(tmp_path: Path) -> None:
     assert w0["waitSeconds"] == pytest.approx(97, abs=10)  # at 100 s, 1000 milli are free
 
 
+def test_a_released_share_frees_its_gpu(tmp_path: Path) -> None:
+    """A half-GPU task ends and its claim is deleted before anything else is scheduled:
+    the 8-GPU task that arrives next gets all eight GPUs. (DynamicResources kept the
+    claim's allocation in its assume cache after the claim was gone, so the GPU stayed
+    half used and the node could never take an 8-GPU task again.)"""
+    nodes = "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,393216,8,G2\n"
+    pods = "\n".join(
+        [HEADER, "q,1000,1024,1,500,,LS,Running,0,5,0", "p,88000,327680,8,1000,,LS,Running,10,,10"]
+    )
+    run, log, objects = replay(*write(tmp_path, nodes, pods + "\n"))
+    rows = {p["name"]: p for p in run.run().to_json()["pods"]}
+    assert (rows["p"]["node"], rows["p"]["waitSeconds"]) == ("n0", 0.0)
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"]
+    assert over_allocations(log.writes, device_capacities(slices)) == []
+
+
 def _bench_replay() -> Any:
     spec = importlib.util.spec_from_file_location(
         "bench_replay", ROOT / "benchmarks/bench_replay.py"
