@@ -155,6 +155,11 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	victimNode := map[string]string{}
 	deleted := map[string]bool{}
 	var unseen []*corev1.Pod // deleted, maybe still in the scheduler's cache
+	// Claims the PV reactor below bound during the run: a pod that set a PV's claimRef in
+	// its PreBind then waits in volumebinding's poll (binder.go: BindPodVolumes polls
+	// checkBindings every second, not immediately), and kube-scheduler's next cycles do
+	// not wait for it.
+	boundDuringRun := map[string]bool{}
 
 	// pods/binding: the fake clientset does not persist it; set spec.nodeName as the
 	// API server's binding storage (pkg/registry/core/pod/storage: assignPod) does.
@@ -232,6 +237,9 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			pvc.Status.Capacity = pv.Spec.Capacity
 			bumpVersion(pvc)
 			_ = tracker.Update(pvcsGVR, pvc, pvc.Namespace)
+			mu.Lock()
+			boundDuringRun[pvc.Namespace+"/"+pvc.Name] = true
+			mu.Unlock()
 		}
 		return true, pv, nil
 	})
@@ -297,11 +305,33 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	// lands first, while here the next cycle (pod to pod in microseconds) could
 	// preempt the assumed pod before the goroutine ran. The simulator binds at once;
 	// so before each pop, wait (bounded) until the assumed pods are bound and seen
-	// by the cache (cache.go: AddPod confirms an assumed pod) or forgotten.
+	// by the cache (cache.go: AddPod confirms an assumed pod) or forgotten. A pod in
+	// volumebinding's PreBind poll is the exception: its bind lands a second later
+	// against an API server too, after the cycles kube-scheduler runs meanwhile.
+	inVolumePoll := func(uid string) bool {
+		ns, name, _ := strings.Cut(uid, "/") // pod UIDs are namespace/name (cluster.go)
+		obj, err := tracker.Get(podsGVR, ns, name)
+		if err != nil {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, v := range obj.(*corev1.Pod).Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && boundDuringRun[ns+"/"+v.PersistentVolumeClaim.ClaimName] {
+				return true
+			}
+		}
+		return false
+	}
 	wrapNextPod(sched, func() {
 		if opts.bindWait > 0 {
 			_ = waitFor(ctx, opts.bindWait, func() bool {
-				return len(sched.Cache.Dump().AssumedPods) == 0
+				for uid := range sched.Cache.Dump().AssumedPods {
+					if !inVolumePoll(uid) {
+						return false
+					}
+				}
+				return true
 			})
 		}
 	}, func() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write src/wasmsched/release/feature_gates.json: every feature gate that kube-scheduler
 of each modelled release accepts in ``--feature-gates``, with its default, stage and lock
-at that release, and the gates' dependencies.
+at that release, the gates' dependencies, and which gates kube-scheduler's own code reads.
 
 The facts are read from each release's own Go sources in the Go module cache (``go mod
 download`` fetches what is missing from the module proxy): the gates kube-scheduler
@@ -132,9 +132,27 @@ def release_gates(release: str, tag: str) -> tuple[Gates, Dependencies]:
     return gates, dependencies
 
 
-def render(per_release: dict[str, tuple[Gates, Dependencies]]) -> str:
+# What a release's kube-scheduler reads: `features.Name` (or `genericfeatures.Name`...) in its non-test sources (the
+# plugins get theirs through feature.Features, built in pkg/scheduler too).
+_READS = re.compile(r"\b\w*features\.([A-Z]\w*)")
+SCHEDULER_SOURCES = ("pkg/scheduler", "cmd/kube-scheduler")
+
+
+def scheduler_gates(tag: str, gates: Gates) -> list[str]:
+    """The registered gates that kube-scheduler ``tag``'s own code reads."""
+    root = module_dir("kubernetes", tag)
+    read: set[str] = set()
+    for folder in SCHEDULER_SOURCES:
+        for path in (root / folder).rglob("*.go"):
+            if not path.name.endswith("_test.go"):
+                read.update(_READS.findall(path.read_text()))
+    return sorted(read & set(gates))
+
+
+def render(per_release: dict[str, tuple[Gates, Dependencies]], reads: dict[str, list[str]]) -> str:
     """The JSON document: the releases read, each gate's [stage, default, locked] per
-    release that registers it, and each release's dependencies."""
+    release that registers it, each release's dependencies, and the gates each release's
+    kube-scheduler reads."""
     names = sorted(set().union(*(gates for gates, _ in per_release.values())))
     document = {
         "source": "scripts/gen_feature_gates.py from k8s.io/kubernetes "
@@ -153,6 +171,7 @@ def render(per_release: dict[str, tuple[Gates, Dependencies]]) -> str:
             release: {name: list(deps[name]) for name in sorted(deps)}
             for release, (_, deps) in per_release.items()
         },
+        "scheduler": reads,
     }
     # One line per gate and per release's dependencies, so that a regeneration diffs well.
     return (
@@ -180,7 +199,10 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
     args = parser.parse_args()
     per_release = {release: release_gates(release, tag) for release, tag in RELEASES.items()}
-    text = render(per_release)
+    reads = {
+        release: scheduler_gates(tag, per_release[release][0]) for release, tag in RELEASES.items()
+    }
+    text = render(per_release, reads)
     if args.check:
         return 0 if OUT.exists() and OUT.read_text() == text else 1
     OUT.write_text(text)

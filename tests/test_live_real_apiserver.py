@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 import live_support
 from kube_apiserver import LEASE, VERSIONS, Cluster, Scheduler, missing, start_cluster
 from live_support import node, wait
+from reference_support import REFERENCES, Case, run_cases
 from wasmsched.api.manifests import load_manifests
 from wasmsched.cli import app
 from wasmsched.live import ApiClient, load_kube_config
@@ -303,6 +304,89 @@ def test_snapshot_of_newer_fields_loads_as_the_servers_release(
     assert f"scheduling as kube-scheduler release={cluster.version}" in sched.messages()
     assert_clean(sched)
     assert sched.stop() == 0
+
+
+def test_snapshot_schedules_as_the_servers_kube_scheduler(cluster: Cluster, tmp_path: Path) -> None:
+    """A snapshot of the real server, scheduled by ``simulate`` (reading it as the server's
+    release, from the snapshot's ``serverVersion``) and by the reference kube-scheduler of
+    that release (reference/, v1.33.4 or v1.37.2) on the same file: every pending pod
+    lands alike. On the 1.37 server the objects carry what only the newer release has:
+    nodes' ``declaredFeatures``, pod-level resources, a pod that declares a feature."""
+    ref = REFERENCES[cluster.version]
+    if not ref.built():
+        pytest.skip(ref.not_built)
+    newer = cluster.version == "1.37"
+    zones = ["zone-a", "zone-b", "zone-c"]
+    for i in range(6):
+        n = node(
+            f"node-{i}", cpu=str(2 + i % 3), labels={"topology.kubernetes.io/zone": zones[i % 3]}
+        )
+        if i == 5:
+            n["spec"] = {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]}
+        if newer and i % 2 == 0:
+            n["status"]["declaredFeatures"] = ["GuaranteedQoSPodCPUResize"]
+        cluster.add_node(n)
+    cluster.create(pod("db-0", cpu="1500m", nodeName="node-0"))
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    away_from_db = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 50,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {"app": "db"}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    },
+                }
+            ]
+        }
+    }
+    for i in range(9):
+        spec: dict[str, Any] = {"topologySpreadConstraints": [spread]} if i % 3 == 0 else {}
+        if i % 3 == 1:
+            spec["affinity"] = away_from_db
+        cluster.create(pod(f"web-{i}", cpu=f"{250 * (1 + i % 3)}m", **spec))
+    gpu = {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}
+    cluster.create(pod("batch-0", cpu="1", tolerations=[gpu]))
+    if newer:
+        # Pod-level resources (PodLevelResources, on in 1.37): the pod's own request wins.
+        cluster.create(pod("batch-1", resources={"requests": {"cpu": "1200m", "memory": "256Mi"}}))
+    assert cluster.scheduler_kubeconfig is not None
+    result = cli.invoke(app, ["snapshot", "--kubeconfig", str(cluster.scheduler_kubeconfig)])
+    assert result.exit_code == 0, result.output
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert docs[0]["serverVersion"].startswith(f"v{cluster.version}.")
+
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(result.stdout)
+    sim = cli.invoke(
+        app, ["simulate", "--cluster", str(snap), "--config", str(_config(tmp_path)), "-o", "json"]
+    )
+    assert sim.exit_code == 0, sim.output
+    simulated = json.loads(sim.stdout)
+    assert simulated["summary"]["kubernetesVersion"] == cluster.version
+    pending = 11 if newer else 10
+    assert sum(1 for p in simulated["pods"] if p["wasPending"] and p["node"]) == pending
+
+    config = yaml.safe_load(CONFIG)
+    [outcome] = run_cases([Case("snapshot", docs, config)], tmp_path / "cases", ref=ref)
+    assert len(outcome.ours.pods) == pending
+    assert outcome.diffs == []
+    # The reference placed what simulate placed (run_cases runs wasmsched as the library).
+    assert {k: v.node for k, v in outcome.ref.pods.items()} == {
+        f"default/{p['name']}": p["node"] for p in simulated["pods"] if p["wasPending"]
+    }
+
+
+def _config(tmp_path: Path) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(CONFIG)
+    return path
 
 
 def lease_holder(cluster: Cluster) -> str:

@@ -76,24 +76,6 @@ FIXED_DIVERGENT = {
 }
 
 
-# Comparisons expected to fail at 1.37 (not strict: an XPASS says which to take out).
-# wffc-binding: p-big is Unschedulable in wasmsched and on node-3 in the reference, whose
-# run waits (--bind-wait) for p-mid's WaitForFirstConsumer PreBind to poll, long enough for
-# p-big's 1 s backoff to expire, so p-big is retried before p-mid; kube-scheduler binds on
-# its own goroutine and would not wait (with --bind-wait 0 the reference agrees in 2 of 3
-# runs). A harness question, not a 1.37 semantic.
-PENDING_137 = {"wffc-binding"}
-
-
-def _pending(request: pytest.FixtureRequest, ref: Reference, what: str) -> bool:
-    """Marks the test an expected failure when ``what`` is pending at ``ref``'s release."""
-    if ref is not V137 or what not in PENDING_137:
-        return False
-    reason = f"{what} in PENDING_137: the reference harness's bind wait (see the comment)"
-    request.applymarker(pytest.mark.xfail(reason=reason, strict=False))
-    return True
-
-
 def _built(ref: Reference) -> Any:
     marks = pytest.mark.skipif(not ref.built(), reason=ref.not_built)
     return pytest.param(ref, id=str(ref.version), marks=marks)
@@ -109,7 +91,6 @@ def _check(
     workdir: Path,
     placements_only: bool,
     ref: Reference,
-    known: bool = False,
 ) -> None:
     def diffs(o: Outcome) -> list[str]:
         return o.placement_diffs if placements_only else o.diffs
@@ -117,10 +98,6 @@ def _check(
     bad = [o for o in outcomes if diffs(o)]
     if not bad:
         return
-    # An xfail'ed known divergence (its shrunk reproducer is in the repository), or the
-    # pending 1.37 semantics (scripts/reference-diff --kubernetes-version 1.37 lists them).
-    if known:
-        pytest.fail(f"{len(bad)} of {len(outcomes)} cases disagree: {bad[0].diffs[0]}")
     lines = []
     for o in bad[:3]:
         small = shrink(o.case, workdir / "shrink" / o.case.name, lambda d: bool(d), ref)
@@ -151,34 +128,27 @@ def _small(outcomes: list[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if LARGE_CLUSTER not in o.case.features]
 
 
-def test_fixed_seed_cases_agree(
-    request: pytest.FixtureRequest, ref: Reference, fixed: list[Outcome], tmp_path: Path
-) -> None:
+def test_fixed_seed_cases_agree(ref: Reference, fixed: list[Outcome], tmp_path: Path) -> None:
     """Node, result and message of every pod, on clusters up to 100 nodes."""
-    pending = _pending(request, ref, "fixed-seed")
     assert len(fixed) == FIXED_COUNT[ref]
-    _check(_small(fixed), tmp_path, placements_only=False, ref=ref, known=pending)
+    _check(_small(fixed), tmp_path, placements_only=False, ref=ref)
 
 
 def test_fixed_seed_large_clusters_agree(
-    request: pytest.FixtureRequest, ref: Reference, fixed: list[Outcome], tmp_path: Path
+    ref: Reference, fixed: list[Outcome], tmp_path: Path
 ) -> None:
     """Placements on clusters above 100 nodes, where percentageOfNodesToScore samples."""
-    pending = _pending(request, ref, "fixed-seed-large")
     large = [o for o in fixed if LARGE_CLUSTER in o.case.features]
     assert large, "the fixed set has clusters above 100 nodes"
-    _check(large, tmp_path, placements_only=True, ref=ref, known=pending)
+    _check(large, tmp_path, placements_only=True, ref=ref)
 
 
-def test_fresh_cases_placements_agree(
-    request: pytest.FixtureRequest, ref: Reference, tmp_path: Path
-) -> None:
-    pending = _pending(request, ref, "fresh")
+def test_fresh_cases_placements_agree(ref: Reference, tmp_path: Path) -> None:
     seed = int(os.environ.get("REFERENCE_DIFF_SEED", random.randrange(2**31)))
     print(f"fresh seed {seed} (REFERENCE_DIFF_SEED={seed} repeats it)")
     cases = draw_cases(seed, FRESH_COUNT[ref], prefix=f"fresh{seed}-", version=ref.version)
     outcomes = run_cases(cases, tmp_path, ref=ref)
-    _check(outcomes, tmp_path, placements_only=False, ref=ref, known=pending)
+    _check(outcomes, tmp_path, placements_only=False, ref=ref)
 
 
 def _reproducer(folder: Path) -> Case:
@@ -193,11 +163,8 @@ def _reproducer(folder: Path) -> Case:
 
 
 @pytest.mark.parametrize("name", sorted(FIXED_DIVERGENT))
-def test_fixed_divergence_reproducer(
-    request: pytest.FixtureRequest, ref: Reference, name: str, tmp_path: Path
-) -> None:
+def test_fixed_divergence_reproducer(ref: Reference, name: str, tmp_path: Path) -> None:
     """A divergence once found and fixed: its shrunk reproducer agrees."""
-    _pending(request, ref, name)
     [outcome] = run_cases([_reproducer(FIXED_DIVERGENT[name])], tmp_path, ref=ref)
     assert outcome.diffs == []
 
@@ -213,10 +180,7 @@ HAND_WRITTEN = {
 
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
-def test_hand_written_case_agrees(
-    request: pytest.FixtureRequest, ref: Reference, name: str, tmp_path: Path
-) -> None:
-    _pending(request, ref, name)
+def test_hand_written_case_agrees(ref: Reference, name: str, tmp_path: Path) -> None:
     [outcome] = run_cases([_reproducer(HAND_WRITTEN[name])], tmp_path, ref=ref)
     assert outcome.ours.pods, "the case schedules nothing"
     assert outcome.diffs == []

@@ -15,8 +15,8 @@ import wasmsched
 from wasmsched.cli import app
 from wasmsched.config import default_config
 from wasmsched.config.defaults import DEFAULT_PLUGINS, PLUGINS_1_33, default_plugins
-from wasmsched.release.feature_gates import FeatureGateError
-from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.feature_gates import FeatureGateError, gate_table
+from wasmsched.release.features import INERT_GATES, MODELLED_GATES, SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion, VersionError
 
 runner = CliRunner()
@@ -78,6 +78,52 @@ def test_gates_change_the_switches_and_locked_gates_are_refused() -> None:
         SchedulerFeatures.of(V[35], "NoSuchGate=true")
     # The default release's switches are built once.
     assert SchedulerFeatures.of(V[36]) is SchedulerFeatures.of(V[36])
+
+
+@pytest.mark.parametrize(
+    ("minor", "text", "message"),
+    [
+        # Pod groups: kube-scheduler 1.37 reads the gate, wasmsched does not model them.
+        (37, "GenericWorkload=true", "GenericWorkload=true (default false): wasmsched models "
+         "kube-scheduler 1.37 with this gate at the default only"),
+        (33, "SchedulerQueueingHints=false", "SchedulerQueueingHints=false (default true)"),
+        (37, "SchedulerAsyncPreemption=false,SchedulerPopFromBackoffQ=false",
+         "SchedulerAsyncPreemption=false (default true), SchedulerPopFromBackoffQ=false "
+         "(default true): wasmsched models kube-scheduler 1.37 with these gates"),
+        (36, "CoordinatedLeaderElection=true", "CoordinatedLeaderElection=true"),
+    ],
+)  # fmt: skip
+def test_gates_the_scheduler_reads_but_wasmsched_does_not_model_are_refused(
+    minor: int, text: str, message: str
+) -> None:
+    with pytest.raises(FeatureGateError) as info:
+        SchedulerFeatures.of(V[minor], text)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("minor", "text"),
+    [
+        (37, "InterPodAffinityHostnameFastPath=true"),  # the same result, faster
+        (37, "SchedulerAsyncAPICalls=true"),  # when writes are issued
+        (37, "ContainerCheckpoint=false"),  # a kubelet's gate: kube-scheduler never reads it
+        (33, "DRAPrioritizedList=true,DRAAdminAccess=true"),  # modelled both ways
+    ],
+)
+def test_gates_that_change_nothing_modelled_are_taken(minor: int, text: str) -> None:
+    features = SchedulerFeatures.of(V[minor], text)
+    assert features.gates.changed()
+
+
+def test_every_gate_a_release_reads_is_modelled_inert_or_refused() -> None:
+    """The table says which gates each release's kube-scheduler reads; a modelled gate is
+    one of them (or the API server's, for bindings) at some release."""
+    reads = gate_table().scheduler_reads
+    assert set(reads) == {str(v) for v in V.values()}
+    read_somewhere = set().union(*reads.values())
+    assert MODELLED_GATES - read_somewhere == {"ClearingNominatedNodeNameAfterBinding"}
+    assert read_somewhere >= INERT_GATES
+    assert "GenericWorkload" in reads["1.37"] and "GenericWorkload" not in reads["1.33"]
 
 
 def _names(minor: int, gates: str = "") -> list[tuple[str, int | None]]:

@@ -20,6 +20,7 @@ from wasmsched.release.version import (
     KubernetesVersion,
     VersionError,
     parse_kubernetes_version,
+    requested_kubernetes_version,
 )
 
 V = {str(v): v for v in SUPPORTED_VERSIONS}
@@ -156,6 +157,25 @@ def test_parse_kubernetes_version_refuses(text: str, expected: str) -> None:
         parse_kubernetes_version(text)
     message = str(info.value)
     assert expected in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, None),  # nothing asked: the caller takes the snapshot's release or the default
+        ("v1.35.1", KubernetesVersion(1, 35)),
+        (KubernetesVersion(1, 34), KubernetesVersion(1, 34)),
+    ],
+)
+def test_requested_kubernetes_version(
+    value: str | KubernetesVersion | None, expected: KubernetesVersion | None
+) -> None:
+    assert requested_kubernetes_version(value) == expected
+
+
+def test_requested_kubernetes_version_refuses_what_is_not_modelled() -> None:
+    with pytest.raises(VersionError, match=r"'1\.32' is not supported"):
+        requested_kubernetes_version("1.32")
 
 
 def snapshot_doc(server: Any) -> dict[str, Any]:

@@ -178,22 +178,17 @@ def default_registry() -> Registry:
     return _default()
 
 
-def _version(version: str | KubernetesVersion | None) -> KubernetesVersion | None:
-    from wasmsched.release.version import KubernetesVersion, parse_kubernetes_version
-
-    if version is None or isinstance(version, KubernetesVersion):
-        return version
-    return parse_kubernetes_version(version)
-
-
 def _features(
     version: str | KubernetesVersion | None, feature_gates: str | Mapping[str, bool] | None
 ) -> SchedulerFeatures:
     from wasmsched.release.features import SchedulerFeatures
-    from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION
+    from wasmsched.release.version import (
+        DEFAULT_KUBERNETES_VERSION,
+        requested_kubernetes_version,
+    )
 
     return SchedulerFeatures.of(
-        _version(version) or DEFAULT_KUBERNETES_VERSION, feature_gates or ""
+        requested_kubernetes_version(version) or DEFAULT_KUBERNETES_VERSION, feature_gates or ""
     )
 
 
@@ -209,8 +204,9 @@ def load_cluster(
     VersionError for a version wasmsched does not model.
     """
     from wasmsched.api.manifests import load_manifests
+    from wasmsched.release.version import requested_kubernetes_version
 
-    return load_manifests(path, kubernetes_version=_version(kubernetes_version))
+    return load_manifests(path, kubernetes_version=requested_kubernetes_version(kubernetes_version))
 
 
 def load_configuration(
@@ -276,10 +272,11 @@ def simulate(
     from wasmsched.api.manifests import ClusterObjects
     from wasmsched.config.models import SchedulerConfig
     from wasmsched.errors import InputError
+    from wasmsched.release.version import requested_kubernetes_version
     from wasmsched.sim.simulation import Simulation
 
     registry = registry if registry is not None else default_registry()
-    version = _version(kubernetes_version)
+    version = requested_kubernetes_version(kubernetes_version)
     objects = (
         cluster
         if isinstance(cluster, ClusterObjects)

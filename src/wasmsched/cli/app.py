@@ -19,8 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from wasmsched.cli.choices import Only
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
-    KubernetesVersion,
-    parse_kubernetes_version,
+    requested_kubernetes_version,
 )
 
 app = typer.Typer(
@@ -70,11 +69,6 @@ FeatureGatesOption = Annotated[
         help="Feature gates as kube-scheduler's --feature-gates sets them (NAME=BOOL,...), for that release.",
     ),
 ]
-
-
-def _requested_version(text: str | None) -> KubernetesVersion | None:
-    """--kubernetes-version, parsed (VersionError, one line, for what is not modelled)."""
-    return parse_kubernetes_version(text) if text is not None else None
 
 
 class LogLevel(StrEnum):
@@ -276,7 +270,7 @@ def simulate(
         # release named, else the one a Snapshot document records; the run models it.
         objects = load_manifests(
             "-" if str(cluster) == "-" else cluster,
-            kubernetes_version=_requested_version(kubernetes_version),
+            kubernetes_version=requested_kubernetes_version(kubernetes_version),
         )
         known_pods = {p.key for p in objects.pods}
         for key in sorted((explain_pods or frozenset()) - known_pods):
@@ -496,7 +490,7 @@ def run(
         # How to reach the server comes first: its version picks the release the config is
         # read as (--kubernetes-version, when given, wins).
         connection = load_client_connection(config)
-        requested = _requested_version(kubernetes_version)
+        requested = requested_kubernetes_version(kubernetes_version)
         options = leader_election_options(
             config,
             LeaderElectionFlags(

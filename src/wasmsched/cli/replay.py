@@ -25,11 +25,11 @@ from wasmsched.cli.app import (
     OutputOption,
     ReportOption,
     _fail,
-    _requested_version,
     _write_report,
     app,
 )
 from wasmsched.errors import WasmschedError
+from wasmsched.release.version import requested_kubernetes_version
 
 import_app = typer.Typer(
     add_completion=False,
@@ -148,7 +148,7 @@ def replay(
 
     registry = default_registry()
     try:
-        requested = _requested_version(kubernetes_version)
+        requested = requested_kubernetes_version(kubernetes_version)
         events, standing = read_trace(trace, gpu_share.value, gpu_model.value)
         start = (
             load_manifests(cluster, kubernetes_version=requested)

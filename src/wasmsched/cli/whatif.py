@@ -23,11 +23,11 @@ from wasmsched.cli.app import (
     OutputOption,
     ReportOption,
     _fail,
-    _requested_version,
     _write_report,
     app,
 )
 from wasmsched.errors import WasmschedError
+from wasmsched.release.version import requested_kubernetes_version
 
 EXIT_CHANGED = 3
 _T = TypeVar("_T")
@@ -117,7 +117,9 @@ def capacity(
     try:
         registry = default_registry()
         templates = _templates(pod, replicas or [])
-        objects = load_manifests(cluster, kubernetes_version=_requested_version(kubernetes_version))
+        objects = load_manifests(
+            cluster, kubernetes_version=requested_kubernetes_version(kubernetes_version)
+        )
         features = SchedulerFeatures.of(objects.kubernetes_version, feature_gates)
         sched_config = load_config_or_default(config, registry, features)
         result = Capacity(
@@ -227,7 +229,7 @@ def diff(
         )
     configs = _sides(configs, None)
     try:
-        version_sides = [_requested_version(v) for v in _sides(versions, None)]
+        version_sides = [requested_kubernetes_version(v) for v in _sides(versions, None)]
     except WasmschedError as err:
         _fail(str(err))
     gate_sides = _sides(gates, "")
@@ -360,7 +362,7 @@ def sweep(
     try:
         seed_list = parse_seeds(seeds)
         # Refuse a bad version or gate here, with one line, not in every worker.
-        version = _requested_version(kubernetes_version)
+        version = requested_kubernetes_version(kubernetes_version)
         SchedulerFeatures.of(version or DEFAULT_KUBERNETES_VERSION, feature_gates)
         configs = [(str(c), config_bundle(c)) for c in config]
         traces = [file_bundle(t) for t in trace] if trace else [None]

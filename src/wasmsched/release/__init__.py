@@ -12,6 +12,7 @@ from wasmsched.release.version import (
     KubernetesVersion,
     VersionError,
     parse_kubernetes_version,
+    requested_kubernetes_version,
 )
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "VersionError",
     "parse_feature_gates",
     "parse_kubernetes_version",
+    "requested_kubernetes_version",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 from wasmsched.errors import InputError
 from wasmsched.release.version import KubernetesVersion
 
-__all__ = ["FeatureGateError", "FeatureGates", "gate_table", "parse_feature_gates"]
+__all__ = ["FeatureGateError", "FeatureGates", "gate_table", "go_bool", "parse_feature_gates"]
 
 # A gate's spec at one release: (stage, default, locked to default).
 GateSpec = tuple[str, bool, bool]
@@ -39,11 +39,12 @@ _BOOLS = {
 @dataclass(frozen=True)
 class GateTable:
     """feature_gates.json: per gate, its spec at each release that registers it; per
-    release, the gates each gate needs enabled."""
+    release, the gates each gate needs enabled and the gates kube-scheduler's code reads."""
 
     releases: tuple[str, ...]
     gates: Mapping[str, Mapping[str, GateSpec]]
     dependencies: Mapping[str, Mapping[str, tuple[str, ...]]]
+    scheduler_reads: Mapping[str, frozenset[str]]
 
     def at(self, release: str) -> dict[str, GateSpec]:
         """The gates ``release`` registers, with their specs there."""
@@ -68,6 +69,7 @@ def gate_table() -> GateTable:
             release: {name: tuple(needs) for name, needs in deps.items()}
             for release, deps in raw["dependencies"].items()
         },
+        {release: frozenset(names) for release, names in raw["scheduler"].items()},
     )
 
 
@@ -124,13 +126,13 @@ class FeatureGates(Mapping[str, bool]):
                 stage, default, locked = spec
                 if locked and value != default:
                     errors.append(
-                        f"cannot set feature gate {name} to {_go(value)}, feature is locked "
-                        f"to {_go(default)}"
+                        f"cannot set feature gate {name} to {go_bool(value)}, feature is locked "
+                        f"to {go_bool(default)}"
                     )
                     continue
                 if stage == "PreAlpha":
                     errors.append(
-                        f"cannot set feature gate {name} to {_go(value)}, feature is PreAlpha "
+                        f"cannot set feature gate {name} to {go_bool(value)}, feature is PreAlpha "
                         f"at emulated version {at}, min compatibility version "
                         f"{release.major}.{release.minor - 1}"
                     )
@@ -171,5 +173,6 @@ class FeatureGates(Mapping[str, bool]):
         return {name: value for name, value in self.enabled.items() if value != defaults[name][1]}
 
 
-def _go(value: bool) -> str:
+def go_bool(value: bool) -> str:
+    """A value as featuregate writes it."""
     return "true" if value else "false"

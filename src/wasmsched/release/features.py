@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from wasmsched.release.feature_gates import FeatureGates
+from wasmsched.release.feature_gates import FeatureGateError, FeatureGates, gate_table, go_bool
 from wasmsched.release.version import DEFAULT_KUBERNETES_VERSION, KubernetesVersion
 
-__all__ = ["SchedulerFeatures"]
+__all__ = ["INERT_GATES", "MODELLED_GATES", "SchedulerFeatures"]
 
 _V134 = KubernetesVersion(1, 34)
 _V135 = KubernetesVersion(1, 35)
@@ -51,7 +51,6 @@ class SchedulerFeatures:
     dra_partitionable_devices: bool
     dra_consumable_capacity: bool
     dra_device_binding_conditions: bool
-    dra_scheduler_filter_timeout: bool
     dra_resource_claim_device_status: bool
     # OpportunisticBatching (framework/runtime/batch.go).
     opportunistic_batching: bool
@@ -66,9 +65,6 @@ class SchedulerFeatures:
     storage_capacity_scoring: bool
     # VolumeLimitScaling: CSIDriver.spec.preventPodSchedulingIfMissing in NodeVolumeLimits.
     volume_limit_scaling: bool
-    # SchedulerAsyncPreemption, SchedulerPopFromBackoffQ: on in every modelled release.
-    async_preemption: bool
-    pop_from_backoff_queue: bool
 
     # --- changes a release made without a gate ------------------------------------------
     # 1.34: NodeResourcesFit's Filter is UnschedulableAndUnresolvable when a request
@@ -121,9 +117,12 @@ class SchedulerFeatures:
         if gates.release != version:
             raise ValueError(f"feature gates of {gates.release} given for {version}")
 
+        _refuse_unmodelled(gates)
+
         def on(name: str) -> bool:
             # A gate the release does not register is its feature absent ("gone" before it
             # was added; a gate removed after GA is its feature always on, listed below).
+            assert name in MODELLED_GATES, name
             return gates.enabled.get(name, False)
 
         return cls(
@@ -140,15 +139,12 @@ class SchedulerFeatures:
             dra_partitionable_devices=on("DRAPartitionableDevices"),
             dra_consumable_capacity=on("DRAConsumableCapacity"),
             dra_device_binding_conditions=on("DRADeviceBindingConditions"),
-            dra_scheduler_filter_timeout=on("DRASchedulerFilterTimeout"),
             dra_resource_claim_device_status=on("DRAResourceClaimDeviceStatus"),
             opportunistic_batching=on("OpportunisticBatching"),
             nominated_node_name_for_expectation=on("NominatedNodeNameForExpectation"),
             clearing_nominated_node_name_after_binding=on("ClearingNominatedNodeNameAfterBinding"),
             storage_capacity_scoring=on("StorageCapacityScoring"),
             volume_limit_scaling=on("VolumeLimitScaling"),
-            async_preemption=on("SchedulerAsyncPreemption"),
-            pop_from_backoff_queue=on("SchedulerPopFromBackoffQ"),
             fit_unresolvable_over_allocatable=version >= _V134,
             taint_message_names_taint=version < _V134,
             rwop_in_use_message=version >= _V134,
@@ -160,6 +156,64 @@ class SchedulerFeatures:
             image_locality_counts_image_volumes=version >= _V136,
             preemption_names_preemptor_kind=version >= _V136,
             node_name_before_node_unschedulable=version >= _V137,
+        )
+
+
+# The gates whose both states wasmsched models: the fields above read them.
+MODELLED_GATES = frozenset(
+    {
+        "PodLevelResources",
+        "NodeDeclaredFeatures",
+        "DynamicResourceAllocation",
+        "DRAPrioritizedList",
+        "DRAAdminAccess",
+        "DRADeviceTaints",
+        "DRADeviceTaintRules",
+        "DRAExtendedResource",
+        "DRAPartitionableDevices",
+        "DRAConsumableCapacity",
+        "DRADeviceBindingConditions",
+        "DRAResourceClaimDeviceStatus",
+        "OpportunisticBatching",
+        "NominatedNodeNameForExpectation",
+        "ClearingNominatedNodeNameAfterBinding",
+        "StorageCapacityScoring",
+        "VolumeLimitScaling",
+    }
+)
+# Gates kube-scheduler reads that change nothing a run shows, either state.
+INERT_GATES = frozenset(
+    {
+        # Debug endpoints (/flagz, /statusz).
+        "ComponentFlagz",
+        "ComponentStatusz",
+        # A faster path to the same inter-pod affinity result (backend/cache/snapshot.go).
+        "InterPodAffinityHostnameFastPath",
+        # When status writes are issued (backend/api_dispatcher); the simulator's writes
+        # land at once and the live mode's are off the scheduling thread either way.
+        "SchedulerAsyncAPICalls",
+        # Aborts an allocation that runs past 10 s (dynamicresources.go: Filter); the
+        # simulator's allocator is not timed.
+        "DRASchedulerFilterTimeout",
+    }
+)
+
+
+def _refuse_unmodelled(gates: FeatureGates) -> None:
+    """FeatureGateError for a gate set away from its default that the release's
+    kube-scheduler reads and wasmsched does not model: the run would silently be the
+    default's."""
+    reads = gate_table().scheduler_reads.get(str(gates.release), frozenset())
+    unmodelled = [
+        f"{name}={go_bool(value)} (default {go_bool(not value)})"
+        for name, value in sorted(gates.changed().items())
+        if name in reads and name not in MODELLED_GATES and name not in INERT_GATES
+    ]
+    if unmodelled:
+        these = "this gate" if len(unmodelled) == 1 else "these gates"
+        raise FeatureGateError(
+            f"--feature-gates: {', '.join(unmodelled)}: wasmsched models kube-scheduler "
+            f"{gates.release} with {these} at the default only (docs/versions.md)"
         )
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "nearest_supported",
     "parse_kubernetes_version",
     "read_kubernetes_version",
+    "requested_kubernetes_version",
 ]
 
 
@@ -72,6 +73,16 @@ def parse_kubernetes_version(text: str) -> KubernetesVersion:
             f"Kubernetes version {text!r} is not supported (supported: {_SUPPORTED})"
         )
     return version
+
+
+def requested_kubernetes_version(
+    value: str | KubernetesVersion | None,
+) -> KubernetesVersion | None:
+    """A release asked for by a flag, an API argument or a sweep's run spec: None when none
+    was (the caller then takes the snapshot's or the default), else the modelled release."""
+    if value is None or isinstance(value, KubernetesVersion):
+        return value
+    return parse_kubernetes_version(value)
 
 
 def nearest_supported(version: KubernetesVersion) -> KubernetesVersion:

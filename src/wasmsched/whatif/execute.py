@@ -13,7 +13,7 @@ from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import (
     DEFAULT_KUBERNETES_VERSION,
     KubernetesVersion,
-    parse_kubernetes_version,
+    requested_kubernetes_version,
 )
 from wasmsched.replay.engine import Replay
 from wasmsched.replay.sources import read_trace
@@ -72,11 +72,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     cluster = spec.cluster.materialize() if spec.cluster is not None else None
     config = spec.config.materialize() if spec.config is not None else None
     trace = [spec.trace.materialize()] if spec.trace is not None else None
-    version = (
-        parse_kubernetes_version(spec.kubernetes_version)
-        if spec.kubernetes_version is not None
-        else None
-    )
+    version = requested_kubernetes_version(spec.kubernetes_version)
     doc = run_document(
         cluster,
         config,
