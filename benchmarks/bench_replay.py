@@ -10,6 +10,7 @@ events per second, scheduling cycles and the child's peak RSS.
     python benchmarks/bench_replay.py --write-only DIR    # only write the CSVs
     python benchmarks/bench_replay.py --python PATH       # another venv's interpreter
     python benchmarks/bench_replay.py --json FILE         # keep the replay JSON
+    python benchmarks/bench_replay.py --gpu-model dra     # GPUs as DRA devices and claims
 
 Shapes follow the public trace (the cluster-trace-gpu-v2023 README and the published
 CSVs): the node mix by CPU / memory / GPU count / model (CPU-only nodes, 8-GPU G2 and G3,
@@ -211,10 +212,12 @@ def write_trace(
     return nodes, pods
 
 
-def run_replay(python: str, nodes: Path, pods: Path, out_json: Path) -> dict[str, Any]:
+def run_replay(
+    python: str, nodes: Path, pods: Path, out_json: Path, gpu_model: str = "extended"
+) -> dict[str, Any]:
     """Runs ``wasmsched replay --output json`` in a child; wall time and the child's peak RSS."""
     cmd = [python, "-m", "wasmsched", "replay", "--trace", str(nodes), "--trace", str(pods)]
-    cmd += ["--output", "json"]
+    cmd += ["--output", "json", "--gpu-model", gpu_model]
     started = time.perf_counter()
     with out_json.open("wb") as f:
         proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.PIPE)
@@ -248,6 +251,12 @@ def main() -> None:
     parser.add_argument(
         "--scale", type=float, default=1.0, help="nodes and pods times this (to profile)"
     )
+    parser.add_argument(
+        "--gpu-model",
+        choices=("extended", "dra"),
+        default="extended",
+        help="GPUs as extended resources (whole GPUs) or as DRA devices and claims",
+    )
     parser.add_argument("--python", default=sys.executable, help="interpreter with wasmsched")
     parser.add_argument("--write-only", type=Path, help="write the CSVs there and stop")
     parser.add_argument("--json", type=Path, help="keep each replay's JSON as FILE.<variant>")
@@ -266,7 +275,7 @@ def main() -> None:
             target = (
                 args.json.with_suffix(f".{variant}.json") if args.json else Path(tmp) / "r.json"
             )
-            r = run_replay(args.python, nodes, pods, target)
+            r = run_replay(args.python, nodes, pods, target, args.gpu_model)
             s = r["summary"]
             rows.append((variant, r, s))
             print(

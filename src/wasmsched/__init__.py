@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from wasmsched.errors import InputError as InputError
     from wasmsched.errors import InternalError as InternalError
     from wasmsched.errors import WasmschedError as WasmschedError
+    from wasmsched.framework.allocations import DeviceAllocation as DeviceAllocation
+    from wasmsched.framework.allocations import pod_allocations as pod_allocations
     from wasmsched.framework.cycle_state import CycleState as CycleState
     from wasmsched.framework.interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
     from wasmsched.framework.interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
@@ -95,6 +97,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "wasmsched.api.objects": ("Node", "Pod"),
     "wasmsched.config.models": ("ConfigError", "SchedulerConfig"),
     "wasmsched.errors": ("ExternalError", "InputError", "InternalError", "WasmschedError"),
+    "wasmsched.framework.allocations": ("DeviceAllocation", "pod_allocations"),
     "wasmsched.framework.cycle_state": ("CycleState",),
     "wasmsched.framework.interfaces": (
         "MAX_NODE_SCORE",

@@ -46,6 +46,11 @@ class GpuShare(StrEnum):
     milli = "milli"
 
 
+class GpuModel(StrEnum):
+    extended = "extended"
+    dra = "dra"
+
+
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Callable[[float, float, int], None]]:
     """Simulated time and events per second, shown once a replay has lasted a second."""
@@ -120,6 +125,14 @@ def replay(
             "--gpu-share", metavar="whole|milli", help="Alibaba traces: whole GPUs or milli-GPUs."
         ),
     ] = GpuShare.whole,
+    gpu_model: Annotated[
+        GpuModel,
+        typer.Option(
+            "--gpu-model",
+            metavar="extended|dra",
+            help="Alibaba traces: GPUs as extended resources (per --gpu-share) or DRA devices.",
+        ),
+    ] = GpuModel.extended,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
     kubernetes_version: KubernetesVersionOption = None,
     feature_gates: FeatureGatesOption = "",
@@ -136,7 +149,7 @@ def replay(
     registry = default_registry()
     try:
         requested = requested_kubernetes_version(kubernetes_version)
-        events, standing = read_trace(trace, gpu_share.value)
+        events, standing = read_trace(trace, gpu_share.value, gpu_model.value)
         start = (
             load_manifests(cluster, kubernetes_version=requested)
             if cluster is not None
@@ -146,6 +159,11 @@ def replay(
         start.pods.extend(standing.pods)
         start.others.extend(standing.others)
         features = SchedulerFeatures.of(start.kubernetes_version, feature_gates)
+        if gpu_model is GpuModel.dra and not features.dynamic_resource_allocation:
+            _fail(
+                f"--gpu-model dra: Kubernetes {features.version} does not allocate devices "
+                "(DynamicResourceAllocation is off; resource.k8s.io/v1 is served from 1.34)"
+            )
         sched_config = load_config_or_default(config, registry, features)
         run = Replay(start, events, sched_config, registry, seed=seed, until=until)
     except WasmschedError as err:

@@ -2,7 +2,8 @@
 
 First a Snapshot document with the server's version (``/version``), so that the objects are
 read as that release's; then Nodes, non-terminal pods (what the live scheduler sees) and the
-other kinds the scheduler consults, without server bookkeeping: managedFields,
+other kinds the scheduler consults (Dynamic Resource Allocation's among them: device
+classes, slices, taint rules, claim templates and claims with their allocations), without server bookkeeping: managedFields,
 resourceVersion, generation, selfLink and the last-applied annotation. uids are kept: they
 identify pods in the simulator too.
 """
@@ -15,11 +16,30 @@ from typing import Any
 
 import yaml
 
+from wasmsched.api.dra import (
+    DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
+    DRA_API_VERSION,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
+)
 from wasmsched.api.manifests import SNAPSHOT_API_VERSION, SNAPSHOT_KIND
-from wasmsched.live.client import OPTIONAL_KINDS, RESOURCES, ApiClient, ApiError
+from wasmsched.live.client import OPTIONAL_KINDS, RESOURCES, ApiClient, ApiError, ResourceType
 
 log = logging.getLogger("wasmsched.live.snapshot")
 
+# resource.k8s.io/v1 (served from 1.34; DeviceTaintRule from 1.37): an older server answers
+# 404, and the kinds are left out like any optional kind it refuses.
+DRA_RESOURCES: tuple[ResourceType, ...] = (
+    ResourceType(DEVICE_CLASS, DRA_API_VERSION, "deviceclasses", namespaced=False),
+    ResourceType(RESOURCE_SLICE, DRA_API_VERSION, "resourceslices", namespaced=False),
+    ResourceType(DEVICE_TAINT_RULE, DRA_API_VERSION, "devicetaintrules", namespaced=False),
+    ResourceType(
+        RESOURCE_CLAIM_TEMPLATE, DRA_API_VERSION, "resourceclaimtemplates", namespaced=True
+    ),
+    ResourceType(RESOURCE_CLAIM, DRA_API_VERSION, "resourceclaims", namespaced=True),
+)
 SNAPSHOT_KINDS = (
     "Namespace",
     "PriorityClass",
@@ -27,12 +47,14 @@ SNAPSHOT_KINDS = (
     "PersistentVolume",
     "PersistentVolumeClaim",
     "PodDisruptionBudget",
+    *(r.kind for r in DRA_RESOURCES),
     "Node",
     "Pod",
 )
 _NOISY_METADATA = ("managedFields", "resourceVersion", "generation", "selfLink")
 _NOISY_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
-_OPTIONAL = {r.kind for r in OPTIONAL_KINDS}
+_OPTIONAL = {r.kind for r in (*OPTIONAL_KINDS, *DRA_RESOURCES)}
+_RESOURCES = {**RESOURCES, **{r.kind: r for r in DRA_RESOURCES}}
 
 
 def clean(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,7 +97,7 @@ def snapshot(api: ApiClient, kinds: Iterable[str] = SNAPSHOT_KINDS) -> list[dict
             }
         )
     for kind in kinds:
-        resource = RESOURCES[kind]
+        resource = _RESOURCES[kind]
         try:
             items, _ = api.list(resource)
         except ApiError as err:

@@ -17,6 +17,9 @@ Mapping onto Kubernetes objects:
   ``alibaba.com/gpu-milli`` (1000 per GPU). Milli mode does not model per-GPU packing: a
   node with two half-used GPUs can take a task that needs one whole GPU;
 - ``gpu_spec`` (``V100M16|V100M32``) becomes a required node affinity on the model label;
+- with ``gpu_model="dra"`` GPUs are devices in ResourceSlices and pods ask for them
+  through ResourceClaimTemplates instead (``wasmsched.replay.alibaba_dra``): no GPU
+  extended resource, no model affinity;
 - the pod arrives at ``creation_time`` and, once bound, runs ``deletion_time -
   scheduled_time`` seconds (the run time it had in the trace); pods never scheduled in
   the trace are deleted at ``deletion_time`` if they are still waiting then.
@@ -26,9 +29,11 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from wasmsched.replay.alibaba_dra import POD_CLAIM_NAME, AlibabaDra
 from wasmsched.replay.trace import AddNode, CreateObject, TraceError, TraceEvent
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -52,6 +57,10 @@ QOS_LABEL = "alibaba.com/qos"
 NAMESPACE = "default"
 
 GpuShare = Literal["whole", "milli"]
+# How GPUs are modelled: node-level extended resources (as --gpu-share says), or DRA
+# devices.
+GpuModel = Literal["extended", "dra"]
+GPU_MODELS = ("extended", "dra")
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
@@ -104,8 +113,11 @@ def _dns_name(text: str) -> str:
     return out[:253] or "x"
 
 
-def node_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> dict[str, Any]:
-    """The Node of one row of the node list (GPUs as the pods of ``gpu_share`` ask)."""
+def node_manifest(
+    row: Mapping[str, str], where: str, gpu_share: GpuShare, dra: AlibabaDra | None = None
+) -> dict[str, Any]:
+    """The Node of one row of the node list (GPUs as the pods of ``gpu_share`` ask, or
+    as devices of ``dra``)."""
     name = _dns_name((row.get("sn") or "").strip())
     gpus = _int(row, "gpu", where, 0)
     allocatable = {
@@ -113,7 +125,9 @@ def node_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> di
         "memory": f"{_int(row, 'memory_mib', where)}Mi",
         "pods": "110",
     }
-    if gpu_share == "whole":
+    if dra is not None:
+        dra.add_node(name, gpus, row.get("model") or "", where)
+    elif gpu_share == "whole":
         allocatable[GPU_RESOURCE] = str(gpus)
     else:
         allocatable[GPU_MILLI_RESOURCE] = str(1000 * gpus)
@@ -129,8 +143,10 @@ def node_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> di
     }
 
 
-def pod_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> dict[str, Any]:
-    """The Pod of one row of the pod list."""
+def pod_manifest(
+    row: Mapping[str, str], where: str, gpu_share: GpuShare, dra: AlibabaDra | None = None
+) -> dict[str, Any]:
+    """The Pod of one row of the pod list (its GPUs through a claim of ``dra``)."""
     name = _dns_name((row.get("name") or "").strip())
     num_gpu = _int(row, "num_gpu", where, 0)
     gpu_milli = _int(row, "gpu_milli", where, 0)
@@ -140,17 +156,25 @@ def pod_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> dic
         "cpu": f"{_int(row, 'cpu_milli', where)}m",
         "memory": f"{_int(row, 'memory_mib', where)}Mi",
     }
-    if gpu_share == "whole":
+    resources: dict[str, Any] = {"requests": requests}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "main", "image": "trace", "resources": resources}]
+    }
+    if dra is not None:
+        if num_gpu or gpu_milli:
+            template = dra.pod_claim(row, num_gpu, gpu_milli, where)
+            spec["resourceClaims"] = [
+                {"name": POD_CLAIM_NAME, "resourceClaimTemplateName": template}
+            ]
+            resources["claims"] = [{"name": POD_CLAIM_NAME}]
+    elif gpu_share == "whole":
         whole = max(num_gpu, 1 if gpu_milli > 0 else 0)
         if whole:
             requests[GPU_RESOURCE] = str(whole)
     elif num_gpu * gpu_milli:
         requests[GPU_MILLI_RESOURCE] = str(num_gpu * gpu_milli)
-    spec: dict[str, Any] = {
-        "containers": [{"name": "main", "image": "trace", "resources": {"requests": requests}}]
-    }
     models = [m for m in (row.get("gpu_spec") or "").split("|") if m.strip()]
-    if models:
+    if models and dra is None:
         spec["affinity"] = {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -180,17 +204,40 @@ def pod_manifest(row: Mapping[str, str], where: str, gpu_share: GpuShare) -> dic
     }
 
 
+@dataclass
+class AlibabaTrace:
+    """An imported trace: its events, and the objects that stand from time 0 (with
+    ``--gpu-model dra``: the DeviceClass, ResourceSlices and ResourceClaimTemplates)."""
+
+    events: list[TraceEvent] = field(default_factory=list)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+
+
 def import_alibaba_gpu(
     nodes_csv: Path, pods_csv: Path, *, gpu_share: GpuShare = "whole"
 ) -> list[TraceEvent]:
     """The trace of an openb node list and pod list: nodes at time 0, then each pod at its
-    creation time with its trace run time."""
+    creation time with its trace run time (GPUs as extended resources)."""
+    return read_alibaba_gpu(nodes_csv, pods_csv, gpu_share=gpu_share).events
+
+
+def read_alibaba_gpu(
+    nodes_csv: Path,
+    pods_csv: Path,
+    *,
+    gpu_share: GpuShare = "whole",
+    gpu_model: GpuModel = "extended",
+) -> AlibabaTrace:
+    """The trace of an openb node list and pod list, GPUs modelled as ``gpu_model`` says."""
     if gpu_share not in ("whole", "milli"):
         raise TraceError(f"--gpu-share: expected whole or milli, got {gpu_share!r}")
+    if gpu_model not in GPU_MODELS:
+        raise TraceError(f"--gpu-model: expected extended or dra, got {gpu_model!r}")
+    dra = AlibabaDra(NAMESPACE) if gpu_model == "dra" else None
     events: list[TraceEvent] = []
     seen_nodes: set[str] = set()
     for where, row in _rows(nodes_csv, NODE_COLUMNS):
-        manifest = node_manifest(row, where, gpu_share)
+        manifest = node_manifest(row, where, gpu_share, dra)
         name = manifest["metadata"]["name"]
         if name in seen_nodes:
             raise TraceError(f"{where}: sn: duplicate node {name!r}")
@@ -200,7 +247,7 @@ def import_alibaba_gpu(
         raise TraceError(f"{nodes_csv}: no nodes")
     seen_pods: set[str] = set()
     for where, row in _rows(pods_csv, POD_COLUMNS):
-        manifest = pod_manifest(row, where, gpu_share)
+        manifest = pod_manifest(row, where, gpu_share, dra)
         name = manifest["metadata"]["name"]
         if name in seen_pods:
             raise TraceError(f"{where}: name: duplicate pod {name!r}")
@@ -215,7 +262,7 @@ def import_alibaba_gpu(
         elif deleted is not None:
             delete_at = max(deleted, created)
         events.append(CreateObject(created, manifest, duration, delete_at))
-    return events
+    return AlibabaTrace(events, dra.objects if dra is not None else [])
 
 
 def to_jsonl_records(events: list[TraceEvent]) -> Iterator[dict[str, Any]]:

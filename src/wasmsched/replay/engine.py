@@ -238,7 +238,7 @@ class Replay:
             # A StatefulSet's replacement keeps the name: the earlier life stays reported.
             self.pods.pop(pod.key, None)
             self._track(pod, like.duration, None, at=self._now())
-            self.store.add_pod(pod)
+            self.sim.add_pod(pod)
 
     def _deleted(self, pod: Pod, reason: str) -> None:
         rp = self.pods.get(pod.key)
@@ -295,7 +295,7 @@ class Replay:
                 else:
                     rp.result = "Pending"
                     self._counts["pending"] += 1
-                    store.add_pod(pod)
+                    self.sim.add_pod(pod)
         elif isinstance(event, DeletePod):
             target = self.pods.get(event.key)
             if target is not None:

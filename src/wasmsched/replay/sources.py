@@ -7,12 +7,12 @@ from pathlib import Path
 
 from wasmsched.api.manifests import ClusterObjects, load_manifests
 from wasmsched.api.objects import Node, Pod
-from wasmsched.replay.alibaba import import_alibaba_gpu
+from wasmsched.replay.alibaba import read_alibaba_gpu
 from wasmsched.replay.trace import TraceError, TraceEvent, events_from_annotations, read_jsonl
 
 
 def read_trace(
-    paths: list[Path], gpu_share: str = "whole"
+    paths: list[Path], gpu_share: str = "whole", gpu_model: str = "extended"
 ) -> tuple[list[TraceEvent], ClusterObjects]:
     """The events of the given trace files and the manifests they leave standing at time 0.
 
@@ -36,7 +36,14 @@ def read_trace(
             raise TraceError(
                 f"{csvs[0]}: cannot tell the node list (header sn,cpu_milli,...) from the pod list"
             )
-        events.extend(import_alibaba_gpu(nodes[0], pods[0], gpu_share=gpu_share))  # type: ignore[arg-type]
+        imported = read_alibaba_gpu(
+            nodes[0],
+            pods[0],
+            gpu_share=gpu_share,  # type: ignore[arg-type]
+            gpu_model=gpu_model,  # type: ignore[arg-type]
+        )
+        events.extend(imported.events)
+        standing.others.extend(imported.objects)
     for path in paths:
         if path.suffix == ".csv":
             continue

@@ -255,9 +255,15 @@ class Simulation:
             feature_gates=sched.config.features.gates.changed(),
         )
 
+    def add_pod(self, pod: Pod) -> None:
+        """A pod created during the run (a traced arrival, a capacity copy): the
+        resourceclaim controller makes the claims of its templates, then the scheduler
+        sees it."""
+        self.store.add_pod(self._with_claims(pod))
+
     def _create(self, pods: list[Pod]) -> None:
         for pod in pods:
-            self.store.add_pod(self._with_claims(pod))
+            self.add_pod(pod)
 
     def _release_claims(self, pod: Pod) -> None:
         """The resourceclaim controller after a pod is gone (controller.go: syncClaim): the

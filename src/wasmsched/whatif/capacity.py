@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from wasmsched.api.admission import admit_pods
+from wasmsched.api.dra import RESOURCE_CLAIM_TEMPLATE
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Pod
 from wasmsched.config import SchedulerConfig
@@ -78,6 +79,20 @@ def template_from_manifest(doc: Mapping[str, Any], source: str) -> Template:
     return Template(name, pod, source=source)
 
 
+def _check_claim_templates(template: Template, known: set[str]) -> None:
+    """Every ResourceClaimTemplate the copies name is in the cluster (without it, a copy
+    would wait at DynamicResources' PreEnqueue for a claim that is never made)."""
+    spec = template.manifest.get("spec") or {}
+    namespace = (template.manifest.get("metadata") or {}).get("namespace") or "default"
+    for i, entry in enumerate(spec.get("resourceClaims") or ()):
+        name = entry.get("resourceClaimTemplateName") if isinstance(entry, Mapping) else None
+        if name and f"{namespace}/{name}" not in known:
+            raise CapacityError(
+                f"{template.source}: spec.resourceClaims[{i}].resourceClaimTemplateName: "
+                f"ResourceClaimTemplate {namespace}/{name} is not in the cluster"
+            )
+
+
 @dataclass
 class TemplateResult:
     """What one template got: copies placed, where, and why the next did not fit."""
@@ -124,6 +139,14 @@ class Capacity:
             raise CapacityError("capacity: give at least one --pod template")
         if order not in ("sequential", "round-robin"):
             raise CapacityError(f"--order: expected sequential or round-robin, got {order!r}")
+        claim_templates = {
+            f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+            for o in cluster.others
+            if o.get("kind") == RESOURCE_CLAIM_TEMPLATE
+            for meta in [o.get("metadata") or {}]
+        }
+        for t in templates:
+            _check_claim_templates(t, claim_templates)
         # The question is about room next to what runs now: pending pods of the cluster
         # file are left out (they would compete with the copies).
         running = [p for p in cluster.pods if p.node_name]
@@ -151,6 +174,11 @@ class Capacity:
         meta.pop("generateName", None)
         spec = manifest["spec"]
         spec.pop("nodeName", None)
+        # Each copy gets claims of its own from the templates (the resourceclaim controller,
+        # Simulation.add_pod): not those of the pod it was copied from.
+        status = manifest.get("status")
+        if isinstance(status, dict):
+            status.pop("resourceClaimStatuses", None)
         (pod,) = admit_pods([Pod(manifest)], self.others)
         if not self.allow_preemption:
             spec = dict(pod.spec)
@@ -200,7 +228,7 @@ class Capacity:
             return
         pod = self._copy(result_next)
         self._current = (result_next, pod)
-        self.sim.store.add_pod(pod)
+        self.sim.add_pod(pod)
         self.sim.at(self.sim.now() + COPY_SPACING, self._next)
 
     def _bound(self, pod: Pod) -> None:

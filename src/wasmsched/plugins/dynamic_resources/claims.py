@@ -99,6 +99,9 @@ class ClaimIndex:
             by_key[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = claim
         self._by_key = by_key
 
+    def __contains__(self, key: str) -> bool:
+        return key in self._by_key
+
     def get(self, namespace: str, name: str) -> Manifest:
         """The claim; ClaimError as the assume cache's NotFoundError says it."""
         key = f"{namespace}/{name}"

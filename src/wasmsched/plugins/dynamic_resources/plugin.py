@@ -210,6 +210,10 @@ class DynamicResources:
         # the allocation, pod uid)) and the claims written but not yet seen (key -> claim).
         self._in_flight: dict[str, tuple[Manifest, str]] = {}
         self._assumed: dict[str, Manifest] = {}
+        # The assumed claims that were listed when written (updates, not creations): once
+        # such a claim is no longer listed it was deleted, and the assume cache drops it
+        # with its assumed version (assumecache.go: AssumeCache.delete).
+        self._assumed_listed: set[str] = set()
 
     # --- the DRA manager ----------------------------------------------------------------------
 
@@ -229,9 +233,15 @@ class DynamicResources:
                 claim = assumed
             elif assumed is not None:
                 del self._assumed[key]  # the informer caught up
+                self._assumed_listed.discard(key)
             seen.add(key)
             out.append(claim)
-        out.extend(c for k, c in self._assumed.items() if k not in seen)
+        for key in [k for k in self._assumed if k not in seen]:
+            if key in self._assumed_listed:
+                del self._assumed[key]
+                self._assumed_listed.discard(key)
+            else:
+                out.append(self._assumed[key])  # written, not listed yet
         return out
 
     def _pod_claims(self, pod: Pod) -> list[tuple[str, Manifest]]:
@@ -271,7 +281,10 @@ class DynamicResources:
         if (status is None or status.is_success()) and not any(
             listed is claim for listed in self.handle.objects(CLAIM_KIND)
         ):
-            self._assumed[claim_key(claim)] = claim
+            key = claim_key(claim)
+            self._assumed[key] = claim
+            if key in self._claims:
+                self._assumed_listed.add(key)
         return status
 
     # --- PreEnqueue -------------------------------------------------------------------------
@@ -575,6 +588,7 @@ class DynamicResources:
     def _delete_extended(self, claim: Manifest) -> Status | None:
         """deleteClaim, for a special claim PreBind created."""
         self._assumed.pop(claim_key(claim), None)
+        self._assumed_listed.discard(claim_key(claim))
         return delete_claim(self.handle, self._current(claim))
 
     def _current(self, claim: Manifest) -> Manifest:
