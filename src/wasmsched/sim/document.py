@@ -251,6 +251,8 @@ def record_json(record: CycleRecord) -> str:
         f'"nominatedNode":{dumps(record.nominated_node)}',
         f'"victims":{dumps(record.victims)}',
     ]
+    if record.devices:
+        parts.append(f'"devices":{dumps(record.devices)}')
     return "{" + ",".join(parts) + "}"
 
 

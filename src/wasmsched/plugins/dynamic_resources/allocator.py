@@ -159,6 +159,13 @@ class Allocator:
         pools were in the way."""
         return _Run(self, node, claims).run()
 
+    def prepared(self, node: Node, claims: Sequence[Manifest]) -> _Run:
+        """An Allocate call set up but not searched, for explain.py to question device by
+        device with the allocator's own checks (AllocationError as ``allocate``)."""
+        run = _Run(self, node, claims)
+        run.prepare()
+        return run
+
 
 class _Run:
     """allocator_incubating.go: allocator, the state of one Allocate call."""
@@ -182,6 +189,12 @@ class _Run:
     # --- setup -------------------------------------------------------------------------------
 
     def run(self) -> list[dict[str, Any]] | None:
+        self.prepare()
+        return self.search()
+
+    def prepare(self) -> None:
+        """The node's pools, and each request validated against its class (AllocationError
+        for a broken one); what the search and an explanation (explain.py) start from."""
         a = self.a
         slices_for_node = a._slices_for(self.node.name)
         self.pools = gather_pools(
@@ -236,6 +249,9 @@ class _Run:
                         "constraint type?)"
                     )
             self.constraints.append(constraints)
+
+    def search(self) -> list[dict[str, Any]] | None:
+        """The depth-first search and the AllocationResults it found (None: no fit)."""
         if not self._allocate_one(0, 0, 0, 0, False, (0, 0, 0)):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")

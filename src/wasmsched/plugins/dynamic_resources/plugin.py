@@ -58,6 +58,11 @@ from wasmsched.plugins.dynamic_resources.claims import (
     meta_of,
     with_status,
 )
+from wasmsched.plugins.dynamic_resources.explain import (
+    device_holders,
+    explain_node,
+    unavailable_entry,
+)
 from wasmsched.plugins.dynamic_resources.hints import (
     schedulable_after_claim_change,
     schedulable_after_target_pod_update,
@@ -66,7 +71,7 @@ from wasmsched.plugins.dynamic_resources.slices import SliceIndex
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
-    from wasmsched.api.objects import Pod
+    from wasmsched.api.objects import Node, Pod
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import (
         Handle,
@@ -114,11 +119,12 @@ class _State:
     ``unavailable`` the indices of allocated claims some node could not use.
     """
 
-    __slots__ = ("allocator", "claims", "node_allocations", "unavailable")
+    __slots__ = ("allocator", "claims", "holders", "node_allocations", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[_Claim] = []
         self.allocator: Allocator | None = None
+        self.holders: dict[str, str] | None = None  # explained cycles: device -> its claim
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
         self.unavailable: set[int] = set()
 
@@ -363,24 +369,33 @@ class DynamicResources:
             if info.available_on is not None
             and not info.available_on.matches(node.labels, node.name)
         ]
-        allocations: list[dict[str, Any]] = []
+        allocations: list[dict[str, Any]] | None = []
+        failed: Status | None = None
         if s.allocator is not None:
             claims = [info.claim for _, info in s.to_allocate()]
-            try:
-                result = s.allocator.allocate(node, claims)
-            except FailedOnNode as err:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
-            except AllocationError as err:
-                return Status(Code.ERROR, str(err))
-            if result is None or len(result) != len(claims):
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
-            allocations = result
+            allocations, failed = _allocate(s.allocator, node, claims)
+            rec = state.recorder
+            if rec is not None:  # an explained cycle: why, device by device
+                if s.holders is None:
+                    s.holders = device_holders(
+                        [*self._claim_list(), *(c for c, _ in self._in_flight.values())]
+                    )
+                rec.devices[node.name] = [
+                    *(unavailable_entry(s.claims[i].claim) for i in unavailable),
+                    *explain_node(s.allocator, node, claims, allocations, s.holders),
+                ]
+            if failed is not None:
+                return failed
+        elif unavailable and state.recorder is not None:
+            state.recorder.devices[node.name] = [
+                unavailable_entry(s.claims[i].claim) for i in unavailable
+            ]
         if unavailable:
             s.unavailable.update(unavailable)
             return Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim not available on the node"
             )
-        if s.allocator is not None:
+        if s.allocator is not None and allocations is not None:
             s.node_allocations[node.name] = allocations
         return None
 
@@ -616,6 +631,21 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
+
+
+def _allocate(
+    allocator: Allocator, node: Node, claims: Sequence[Manifest]
+) -> tuple[list[dict[str, Any]] | None, Status | None]:
+    """Filter's allocation on the node: the AllocationResults, or None and the status."""
+    try:
+        result = allocator.allocate(node, claims)
+    except FailedOnNode as err:
+        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
+    except AllocationError as err:
+        return None, Status(Code.ERROR, str(err))
+    if result is None or len(result) != len(claims):
+        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
+    return result, None
 
 
 def compute_score(
