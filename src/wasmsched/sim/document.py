@@ -171,10 +171,10 @@ def _pod_fields(pod: PodResult, attempts: bool) -> dict[str, Any]:
 
 def _after_pods(result: SimulationResult, explain: bool) -> dict[str, Any]:
     """The document's keys after ``pods``."""
-    rest: dict[str, Any] = {
-        "nodes": [node_entry(n) for n in result.node_usage],
-        "summary": summary(result),
-    }
+    rest: dict[str, Any] = {"nodes": [node_entry(n) for n in result.node_usage]}
+    if result.devices is not None:
+        rest["devices"] = result.devices
+    rest["summary"] = summary(result)
     if explain:
         rest["events"] = [event_entry(e) for e in result.events]
     return rest

@@ -27,6 +27,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.sim.clock import SimClock
 
 __all__ = [
+    "ClaimWritten",
     "ClusterEventHandler",
     "ClusterStore",
     "PodBound",
@@ -43,6 +44,8 @@ PodDeleted = Callable[[Pod, str], None]
 """A pod was deleted: the pod as it was, and the preemptor's key ("" for a plain deletion)."""
 PodNominated = Callable[[Pod, str], None]
 """The scheduler nominated a pod to a node ("" clears the nomination)."""
+ClaimWritten = Callable[[Mapping[str, Any] | None, Mapping[str, Any] | None], None]
+"""A ResourceClaim was written: the claim before (None: new) and after (None: deleted)."""
 
 
 class ClusterEventHandler(Protocol):
@@ -110,6 +113,7 @@ class ClusterStore:
         self._on_bound: list[PodBound] = []
         self._on_deleted: list[PodDeleted] = []
         self._on_nominated: list[PodNominated] = []
+        self._on_claim: list[ClaimWritten] = []
 
     # --- subscriptions --------------------------------------------------------------------
 
@@ -123,6 +127,7 @@ class ClusterStore:
         on_bound: PodBound | None = None,
         on_deleted: PodDeleted | None = None,
         on_nominated: PodNominated | None = None,
+        on_claim: ClaimWritten | None = None,
     ) -> None:
         """Calls these at each such write, in the order of subscription."""
         if on_bound is not None:
@@ -131,6 +136,8 @@ class ClusterStore:
             self._on_deleted.append(on_deleted)
         if on_nominated is not None:
             self._on_nominated.append(on_nominated)
+        if on_claim is not None:
+            self._on_claim.append(on_claim)
 
     def deliver_after(self, step: Callable[[], T]) -> T:
         """Runs ``step`` (a scheduler step: a cycle, a tick) holding the changes it writes;
@@ -242,12 +249,16 @@ class ClusterStore:
             self._notify(lambda h: h.on_object_add(claim))
         else:
             self._notify(lambda h: h.on_object_update(old, claim))
+        for watcher in self._on_claim:
+            watcher(old, claim)
         return None
 
     def delete_resource_claim(self, claim: Mapping[str, Any]) -> None:
         """Deletes a ResourceClaim (the garbage collector, its owning pod gone)."""
         if self.resource_claims.pop(_claim_key(claim), None) is not None:
             self._notify(lambda h: h.on_object_delete(claim))
+            for watcher in self._on_claim:
+                watcher(claim, None)
 
     # --- other writes -----------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from wasmsched.plugins.dynamic_resources.allocator import (
 from wasmsched.plugins.dynamic_resources.capacity import (
     CapacityError,
     consumed_capacity,
-    format_quantity,
+    readable_quantity,
 )
 from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
 from wasmsched.plugins.dynamic_resources.requests import tolerates
@@ -240,8 +240,8 @@ def _capacity_reason(run: _Run, r: Request, device_id: DeviceID, device: Device)
         free = capacity.value - held.get(name, Fraction(0))
         if value > free:
             return (
-                f"capacity: {name} needs {_amount(value)}, {_amount(free)} of "
-                f"{_amount(capacity.value)} free"
+                f"capacity: {name} needs {readable_quantity(value)}, {readable_quantity(free)} of "
+                f"{readable_quantity(capacity.value)} free"
             )
     return "capacity: the request is outside the device's request policy"
 
@@ -254,15 +254,10 @@ def _counter_reason(run: _Run, device: Device, pool: Pool) -> str:
             left = left_in_set.get(name)
             if left is not None and value > left:
                 return (
-                    f"counter exhausted: {set_name}/{name} needs {_amount(value)}, "
-                    f"{_amount(max(left, Fraction(0)))} left"
+                    f"counter exhausted: {set_name}/{name} needs {readable_quantity(value)}, "
+                    f"{readable_quantity(max(left, Fraction(0)))} left"
                 )
     return "counter exhausted"
-
-
-def _amount(value: Fraction) -> str:
-    """A quantity for people: binary suffixes for whole multiples of 1024 (bytes)."""
-    return format_quantity(value, value.denominator == 1 and value % 1024 == 0)
 
 
 def _untolerated_taint(device: Device, r: Request) -> Mapping[str, Any] | None:
