@@ -13,7 +13,7 @@ import pytest
 from doc_pages import Block, Run, missing_lines, parse, run_commands
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["docs/replay.md", "docs/versions.md", "docs/what-if.md"]
+PAGES = ["docs/dra.md", "docs/replay.md", "docs/versions.md", "docs/what-if.md"]
 
 
 def _commands(page: str) -> list[Block]:
