@@ -11,6 +11,7 @@ scheduling cycle and simulated time of the write.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -58,6 +59,7 @@ class DeviceUsage:
         self._count_devices(classes, [Slice(s) for s in slices])
         self._held: dict[str, list[_Held]] = {}
         self._users: dict[tuple[str, str], int] = {}  # (class, device) -> results holding it
+        self._allocated: dict[str, int] = dict.fromkeys(self.classes, 0)  # devices held
         self._consumed: dict[str, dict[str, Fraction]] = {}
         self.series: list[dict[str, Any]] = []
 
@@ -71,14 +73,31 @@ class DeviceUsage:
                 str(_mapping(_mapping(s).get("cel")).get("expression") or "")
                 for s in _list(_mapping(device_class.get("spec")).get("selectors"))
             ]
+            # What a selector sees of a device (api/cel: device_input) is its driver,
+            # attributes, capacity and allowMultipleAllocations, not its name: devices
+            # alike (a node's eight GPUs) are evaluated once.
+            seen: dict[str, bool] = {}
             for s in slices:
                 for device in s.devices:
-                    try:
-                        selected = all(
-                            cache.get(e).matches(device.cel_input()) for e in expressions
-                        )
-                    except CELError:
-                        selected = False  # the allocator would refuse it as well
+                    shape = json.dumps(
+                        [
+                            device.driver,
+                            device.raw.get("attributes"),
+                            device.raw.get("capacity"),
+                            device.allow_multiple,
+                        ],
+                        sort_keys=True,
+                        default=str,
+                    )
+                    selected = seen.get(shape)
+                    if selected is None:
+                        try:
+                            selected = all(
+                                cache.get(e).matches(device.cel_input()) for e in expressions
+                            )
+                        except CELError:
+                            selected = False  # the allocator would refuse it as well
+                        seen[shape] = selected
                     if not selected:
                         continue
                     self.devices[name] += 1
@@ -99,6 +118,8 @@ class DeviceUsage:
         if claim is None:
             return
         held = _results(new) if new is not None else []
+        if not held and _key(claim) not in self._held:
+            return  # made from a template, or written without an allocation again
         if self._set(claim, held):
             self._sample()
 
@@ -113,11 +134,15 @@ class DeviceUsage:
                 self._users[(class_name, device)] = users
             else:
                 del self._users[(class_name, device)]
+                self._allocated[class_name] -= 1
             totals = self._consumed.setdefault(class_name, {})
             for name, value in consumed.items():
                 totals[name] = totals.get(name, Fraction(0)) - value
         for class_name, device, consumed in held:
-            self._users[(class_name, device)] = self._users.get((class_name, device), 0) + 1
+            users = self._users.get((class_name, device), 0)
+            if not users:
+                self._allocated[class_name] = self._allocated.get(class_name, 0) + 1
+            self._users[(class_name, device)] = users + 1
             totals = self._consumed.setdefault(class_name, {})
             for name, value in consumed.items():
                 totals[name] = totals.get(name, Fraction(0)) + value
@@ -128,9 +153,7 @@ class DeviceUsage:
         return True
 
     def _sample(self) -> None:
-        allocated = dict.fromkeys(self.classes, 0)
-        for class_name, _ in self._users:
-            allocated[class_name] = allocated.get(class_name, 0) + 1
+        allocated = dict(self._allocated)
         share: dict[str, dict[str, float]] = {}
         for class_name, totals in self.capacity.items():
             consumed = self._consumed.get(class_name, {})
