@@ -22,8 +22,8 @@ CLUSTER = ROOT / "examples" / "dra" / "cluster.yaml"
 V137 = KubernetesVersion(1, 37)
 
 
-def _explained(pods: frozenset[str]) -> dict[str, Any]:
-    cluster = load_manifests(CLUSTER, kubernetes_version=V137)
+def _explained(pods: frozenset[str] | None, path: Path = CLUSTER) -> dict[str, Any]:
+    cluster = load_manifests(path, kubernetes_version=V137)
     sim = Simulation(
         cluster,
         default_config(SchedulerFeatures.of(V137)),
@@ -109,3 +109,42 @@ def test_json_and_text_forms() -> None:
     )
     assert "selector false: request selector #0: " in text
     assert "gpu.example.com/n1/gpu-0, gpu.example.com/n1/gpu-4" in text
+
+
+def test_a_claim_allocated_elsewhere_and_a_pool_being_updated() -> None:
+    pods = _explained(None, ROOT / "tests" / "fixtures" / "dra-explain-pinned.yaml")
+    first, second = pods["pinned-pod"].outcome.cycles
+    # n1 has too little cpu (NodeResourcesFit, before DynamicResources); on n2 the claim
+    # allocated for n1 cannot be used, so PostFilter deallocates it.
+    assert first.devices == {
+        "n2": [
+            {"claim": "default/pinned", "error": "allocated earlier, not available on this node"}
+        ]
+    }
+    (entry,) = second.devices["n2"]
+    assert entry["pools"] == [
+        {"pool": "gpu.example.com/n2", "result": "being updated: not all its slices"}
+    ]
+    assert entry["devices"] == [] and entry["matching"] == 0 and "allocated" not in entry
+
+
+def test_prioritized_alternatives_and_a_device_taken_by_another_request() -> None:
+    path = ROOT / "tests" / "fixtures" / "dra-explain-prioritized.yaml"
+    entries = _explained(None, path)["p"].outcome.cycles[-1].devices["n1"]
+    by_request = {e["request"]: e for e in entries}
+    assert list(by_request) == ["gpu/b", "gpu/any", "second"]
+    assert by_request["gpu/b"]["allocated"] == ["gpu.example.com/n1/b"]
+    assert _verdicts(by_request["gpu/b"]) == {
+        "a": 'selector false: request selector #0: device.attributes["gpu.example.com"].model'
+        ' == "b"',
+        "b": "allocated",
+    }
+    # The alternative not chosen: its devices are judged for it alone; a device a later
+    # request got ("second" took a) did not stand in the way of an earlier one.
+    assert by_request["gpu/any"]["allocated"] == []
+    assert _verdicts(by_request["gpu/any"]) == {"a": "matches", "b": "matches"}
+    assert by_request["second"]["allocated"] == ["gpu.example.com/n1/a"]
+    assert _verdicts(by_request["second"]) == {
+        "a": "allocated",
+        "b": "in use: allocated to default/c, request gpu/b of this pod",
+    }

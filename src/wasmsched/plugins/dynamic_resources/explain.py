@@ -30,7 +30,7 @@ from wasmsched.plugins.dynamic_resources.capacity import (
     readable_quantity,
 )
 from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
-from wasmsched.plugins.dynamic_resources.requests import tolerates
+from wasmsched.plugins.dynamic_resources.requests import DistinctAttribute, tolerates
 from wasmsched.plugins.dynamic_resources.slices import device_id_text, node_matches
 
 if TYPE_CHECKING:
@@ -84,10 +84,17 @@ def explain_node(
             chosen.setdefault((ci, request), []).append(device)
             mine.setdefault(device, (ci, request))
     fitted = allocations is not None
-    return [
-        _request_entry(run, ci, r, chosen, mine, holders, fitted)
-        for (ci, _, _), r in run.requests.items()
-    ]
+    # A device this pod got rules a request out only if its request was searched first.
+    order = {(ci, r.full_name): i for i, ((ci, _, _), r) in enumerate(run.requests.items())}
+    entries = []
+    for (ci, _, _), r in run.requests.items():
+        earlier = {
+            device: taker
+            for device, taker in mine.items()
+            if order.get(taker, -1) < order[(ci, r.full_name)] and not _siblings(r, ci, taker)
+        }
+        entries.append(_request_entry(run, ci, r, chosen, earlier, holders, fitted))
+    return entries
 
 
 def _request_entry(
@@ -95,28 +102,32 @@ def _request_entry(
     ci: int,
     r: Request,
     chosen: Mapping[tuple[int, str], list[str]],
-    mine: Mapping[str, tuple[int, str]],
+    taken: Mapping[str, tuple[int, str]],
     holders: Mapping[str, str],
     fitted: bool,
 ) -> dict[str, Any]:
+    """The entry of request ``r`` of claim ``ci``; ``taken`` holds the devices requests
+    of this pod searched before ``r`` got (device -> (claim, request))."""
     key = claim_key(run.claims[ci])
     allocated = chosen.get((ci, r.full_name), [])
     devices: list[dict[str, str]] = []
     pools: list[dict[str, str]] = []
     matching = 0
     for pool in run.pools:
-        if pool.incomplete or pool.invalid:
-            why = "being updated (not all its slices are there)" if pool.incomplete else ""
-            pools.append({"pool": pool.pool_id, "result": why or f"invalid: {pool.invalid_reason}"})
+        if pool.incomplete:
+            pools.append({"pool": pool.pool_id, "result": "being updated: not all its slices"})
+            continue
+        if pool.invalid:
+            pools.append({"pool": pool.pool_id, "result": f"invalid: {pool.invalid_reason}"})
             continue
         for s in pool.slices_targeting_node:
             for device in s.devices:
                 device_id = (pool.driver, pool.name, device.name)
                 text = device_id_text(device_id)
-                taker = mine.get(text)
+                taker = taken.get(text)
                 if text in allocated:
                     verdict = ALLOCATED
-                elif taker is not None and not r.admin_access and not _siblings(r, ci, taker):
+                elif taker is not None and not r.admin_access:
                     verdict = (
                         f"in use: allocated to {claim_key(run.claims[taker[0]])}, request "
                         f"{taker[1]} of this pod"
@@ -195,8 +206,8 @@ def _verdict(
         if not fresh.add(base, sub, device, device_id):
             kind = (
                 "distinctAttribute"
-                if type(constraint).__name__.startswith("Distinct")
-                else ("matchAttribute")
+                if isinstance(constraint, DistinctAttribute)
+                else "matchAttribute"
             )
             return f"constraint: {kind} {constraint.name}: the device has no such attribute"
     return MATCHES
