@@ -19,7 +19,7 @@ from typing import Any
 from wasmsched.api.cel import CELError, SelectorCache
 from wasmsched.api.quantity import QuantityError, parse_quantity
 from wasmsched.plugins.dynamic_resources.capacity import readable_quantity
-from wasmsched.plugins.dynamic_resources.slices import Slice
+from wasmsched.plugins.dynamic_resources.slices import Device
 
 __all__ = ["DeviceUsage"]
 
@@ -56,17 +56,22 @@ class DeviceUsage:
         self.classes = sorted(str(_mapping(c.get("metadata")).get("name")) for c in classes)
         self.devices: dict[str, int] = dict.fromkeys(self.classes, 0)
         self.capacity: dict[str, dict[str, Fraction]] = {}
-        self._count_devices(classes, [Slice(s) for s in slices])
+        self._count_devices(classes, slices)
         self._held: dict[str, list[_Held]] = {}
         self._users: dict[tuple[str, str], int] = {}  # (class, device) -> results holding it
         self._allocated: dict[str, int] = dict.fromkeys(self.classes, 0)  # devices held
         self._consumed: dict[str, dict[str, Fraction]] = {}
         self.series: list[dict[str, Any]] = []
 
-    def _count_devices(self, classes: Sequence[Manifest], slices: list[Slice]) -> None:
+    def _count_devices(self, classes: Sequence[Manifest], slices: Sequence[Manifest]) -> None:
         """How many devices of the cluster's slices each class selects (its capacity), and
         the consumable capacity of the shareable ones."""
         cache = SelectorCache()
+        devices = [
+            (str(_mapping(s.get("spec")).get("driver") or ""), _mapping(d))
+            for s in slices
+            for d in _list(_mapping(s.get("spec")).get("devices"))
+        ]
         for device_class in classes:
             name = str(_mapping(device_class.get("metadata")).get("name"))
             expressions = [
@@ -75,36 +80,36 @@ class DeviceUsage:
             ]
             # What a selector sees of a device (api/cel: device_input) is its driver,
             # attributes, capacity and allowMultipleAllocations, not its name: devices
-            # alike (a node's eight GPUs) are evaluated once.
-            seen: dict[str, bool] = {}
-            for s in slices:
-                for device in s.devices:
-                    shape = json.dumps(
-                        [
-                            device.driver,
-                            device.raw.get("attributes"),
-                            device.raw.get("capacity"),
-                            device.allow_multiple,
-                        ],
-                        sort_keys=True,
-                        default=str,
-                    )
-                    selected = seen.get(shape)
-                    if selected is None:
-                        try:
-                            selected = all(
-                                cache.get(e).matches(device.cel_input()) for e in expressions
-                            )
-                        except CELError:
-                            selected = False  # the allocator would refuse it as well
-                        seen[shape] = selected
-                    if not selected:
-                        continue
-                    self.devices[name] += 1
-                    if device.allow_multiple:
-                        total = self.capacity.setdefault(name, {})
-                        for cap_name, capacity in device.capacity.items():
-                            total[cap_name] = total.get(cap_name, Fraction(0)) + capacity.value
+            # alike (a node's eight GPUs) are parsed and evaluated once.
+            seen: dict[str, Device | None] = {}
+            for driver, raw in devices:
+                shape = json.dumps(
+                    [
+                        driver,
+                        raw.get("attributes"),
+                        raw.get("capacity"),
+                        raw.get("allowMultipleAllocations"),
+                    ],
+                    sort_keys=True,
+                    default=str,
+                )
+                if shape not in seen:
+                    parsed = Device(driver, raw)
+                    try:
+                        selected = all(
+                            cache.get(e).matches(parsed.cel_input()) for e in expressions
+                        )
+                    except CELError:
+                        selected = False  # the allocator would refuse it as well
+                    seen[shape] = parsed if selected else None
+                alike = seen[shape]
+                if alike is None:
+                    continue
+                self.devices[name] += 1
+                if alike.allow_multiple:
+                    total = self.capacity.setdefault(name, {})
+                    for cap_name, capacity in alike.capacity.items():
+                        total[cap_name] = total.get(cap_name, Fraction(0)) + capacity.value
 
     def start(self, claims: Sequence[Manifest]) -> None:
         """The claims allocated before the run: the first sample."""

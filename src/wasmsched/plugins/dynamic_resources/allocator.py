@@ -157,7 +157,9 @@ class Allocator:
         """Allocate: one AllocationResult per claim, or None when they do not fit on the
         node; AllocationError for a broken claim or class, FailedOnNode when only invalid
         pools were in the way."""
-        return _Run(self, node, claims).run()
+        run = _Run(self, node, claims)
+        run.prepare()
+        return run.search()
 
     def prepared(self, node: Node, claims: Sequence[Manifest]) -> _Run:
         """An Allocate call set up but not searched, for explain.py to question device by
@@ -187,10 +189,6 @@ class _Run:
         self.shares = 0
 
     # --- setup -------------------------------------------------------------------------------
-
-    def run(self) -> list[dict[str, Any]] | None:
-        self.prepare()
-        return self.search()
 
     def prepare(self) -> None:
         """The node's pools, and each request validated against its class (AllocationError

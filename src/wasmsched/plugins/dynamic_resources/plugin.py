@@ -71,7 +71,7 @@ from wasmsched.plugins.dynamic_resources.slices import SliceIndex
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
-    from wasmsched.api.objects import Node, Pod
+    from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import (
         Handle,
@@ -370,10 +370,18 @@ class DynamicResources:
             and not info.available_on.matches(node.labels, node.name)
         ]
         allocations: list[dict[str, Any]] | None = []
-        failed: Status | None = None
         if s.allocator is not None:
             claims = [info.claim for _, info in s.to_allocate()]
-            allocations, failed = _allocate(s.allocator, node, claims)
+            failed: Status | None = None
+            try:
+                allocations = s.allocator.allocate(node, claims)
+            except FailedOnNode as err:
+                allocations, failed = None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
+            except AllocationError as err:
+                allocations, failed = None, Status(Code.ERROR, str(err))
+            if failed is None and (allocations is None or len(allocations) != len(claims)):
+                allocations = None
+                failed = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
             rec = state.recorder
             if rec is not None:  # an explained cycle: why, device by device
                 if s.holders is None:
@@ -631,21 +639,6 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
-
-
-def _allocate(
-    allocator: Allocator, node: Node, claims: Sequence[Manifest]
-) -> tuple[list[dict[str, Any]] | None, Status | None]:
-    """Filter's allocation on the node: the AllocationResults, or None and the status."""
-    try:
-        result = allocator.allocate(node, claims)
-    except FailedOnNode as err:
-        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
-    except AllocationError as err:
-        return None, Status(Code.ERROR, str(err))
-    if result is None or len(result) != len(claims):
-        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
-    return result, None
 
 
 def compute_score(
