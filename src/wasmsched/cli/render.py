@@ -341,8 +341,11 @@ def _cell(verdict: str | None) -> Text:
 def _devices_text(
     console: Console, devices: dict[str, list[dict[str, Any]]], chosen: str | None
 ) -> None:
-    """Per node, each claim request's devices grouped by verdict (DynamicResources)."""
-    nodes = list(devices)
+    """Per node, each claim request's devices grouped by verdict (DynamicResources);
+    nodes where the pod's claims were all allocated and usable have no entries."""
+    nodes = [node for node, entries in devices.items() if entries]
+    if not nodes:
+        return
     if len(nodes) > EXPLAIN_FULL_NODES:
         shown = nodes[:EXPLAIN_TOP_NODES]
         if chosen in devices and chosen not in shown:

@@ -157,16 +157,7 @@ class Allocator:
         """Allocate: one AllocationResult per claim, or None when they do not fit on the
         node; AllocationError for a broken claim or class, FailedOnNode when only invalid
         pools were in the way."""
-        run = _Run(self, node, claims)
-        run.prepare()
-        return run.search()
-
-    def prepared(self, node: Node, claims: Sequence[Manifest]) -> _Run:
-        """An Allocate call set up but not searched, for explain.py to question device by
-        device with the allocator's own checks (AllocationError as ``allocate``)."""
-        run = _Run(self, node, claims)
-        run.prepare()
-        return run
+        return _Run(self, node, claims).run()
 
 
 class _Run:
@@ -190,9 +181,7 @@ class _Run:
 
     # --- setup -------------------------------------------------------------------------------
 
-    def prepare(self) -> None:
-        """The node's pools, and each request validated against its class (AllocationError
-        for a broken one); what the search and an explanation (explain.py) start from."""
+    def run(self) -> list[dict[str, Any]] | None:
         a = self.a
         slices_for_node = a._slices_for(self.node.name)
         self.pools = gather_pools(
@@ -247,9 +236,6 @@ class _Run:
                         "constraint type?)"
                     )
             self.constraints.append(constraints)
-
-    def search(self) -> list[dict[str, Any]] | None:
-        """The depth-first search and the AllocationResults it found (None: no fit)."""
         if not self._allocate_one(0, 0, 0, 0, False, (0, 0, 0)):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")

@@ -14,7 +14,7 @@ the entry's ``matching`` against ``needs`` tells that case apart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,8 @@ from wasmsched.api.cel import CELError
 from wasmsched.plugins.dynamic_resources.allocator import (
     AllocationError,
     Allocator,
+    FailedOnNode,
+    _Run,
     claim_key,
 )
 from wasmsched.plugins.dynamic_resources.capacity import (
@@ -35,7 +37,6 @@ from wasmsched.plugins.dynamic_resources.slices import device_id_text, node_matc
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node
-    from wasmsched.plugins.dynamic_resources.allocator import _Run
     from wasmsched.plugins.dynamic_resources.requests import Request
     from wasmsched.plugins.dynamic_resources.slices import Device, DeviceID, Pool, Slice
 
@@ -45,11 +46,14 @@ MATCHES = "matches"
 IN_USE = "in use: allocated to"
 
 
-def device_holders(claims: Sequence[Manifest]) -> dict[str, str]:
-    """``driver/pool/device`` -> the claim that holds it, over allocated claims (admin
-    access holds nothing; a shared device names its first holder)."""
+def device_holders(
+    claims: Sequence[Manifest], in_flight: Iterable[tuple[Manifest, str]]
+) -> dict[str, str]:
+    """``driver/pool/device`` -> the claim that holds it, over the allocated claims and
+    those in flight (claim, pod uid); admin access holds nothing, a shared device names
+    its first holder."""
     holders: dict[str, str] = {}
-    for claim in claims:
+    for claim in [*claims, *(c for c, _ in in_flight)]:
         allocation = as_mapping(as_mapping(claim.get("status")).get("allocation"))
         for raw in as_list(as_mapping(allocation.get("devices")).get("results")):
             result = as_mapping(raw)
@@ -57,6 +61,34 @@ def device_holders(claims: Sequence[Manifest]) -> dict[str, str]:
                 device = f"{result.get('driver')}/{result.get('pool')}/{result.get('device')}"
                 holders.setdefault(device, claim_key(claim))
     return holders
+
+
+class _SetUpOnly(_Run):
+    """An Allocate call that stops after its set-up (the node's pools, the requests
+    checked against their classes): explain.py questions it device by device, so the
+    allocator itself needs no hook and its search stays as it is."""
+
+    def _allocate_one(self, *args: Any) -> bool:
+        return False
+
+
+def node_entries(
+    allocator: Allocator | None,
+    node: Node,
+    unavailable: Sequence[Manifest],
+    claims: Sequence[Manifest],
+    allocations: Sequence[Mapping[str, Any]] | None,
+    holders: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """What an explained Filter records for ``node``: an entry for each allocated claim
+    the node cannot use, then (with claims to allocate) ``explain_node``'s."""
+    entries = [
+        {"claim": claim_key(c), "error": "allocated earlier, not available on this node"}
+        for c in unavailable
+    ]
+    if allocator is not None:
+        entries += explain_node(allocator, node, claims, allocations, holders)
+    return entries
 
 
 def explain_node(
@@ -70,10 +102,13 @@ def explain_node(
     allocate: its devices on ``node`` with the verdict of each, and what Filter allocated
     (``allocations``, None when the claims did not fit). ``holders`` names the claim
     that holds an allocated device (``device_holders``)."""
+    run = _SetUpOnly(allocator, node, claims)
     try:
-        run = allocator.prepared(node, claims)
+        run.run()
     except AllocationError as err:
         return [{"error": str(err)}]
+    except FailedOnNode:
+        pass  # the pools are listed with their state below
     chosen: dict[tuple[int, str], list[str]] = {}
     mine: dict[str, tuple[int, str]] = {}  # device -> (claim, request) of this pod that got it
     for ci, allocation in enumerate(allocations or ()):
@@ -285,8 +320,3 @@ def _taint_text(taint: Mapping[str, Any]) -> str:
     value = taint.get("value")
     key = f"{taint.get('key')}={value}" if value else str(taint.get("key"))
     return f"{key}:{taint.get('effect')}"
-
-
-def unavailable_entry(claim: Manifest) -> dict[str, Any]:
-    """The entry of a claim allocated earlier whose node selector excludes the node."""
-    return {"claim": claim_key(claim), "error": "allocated earlier, not available on this node"}

@@ -58,11 +58,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
     meta_of,
     with_status,
 )
-from wasmsched.plugins.dynamic_resources.explain import (
-    device_holders,
-    explain_node,
-    unavailable_entry,
-)
+from wasmsched.plugins.dynamic_resources.explain import device_holders, node_entries
 from wasmsched.plugins.dynamic_resources.hints import (
     schedulable_after_claim_change,
     schedulable_after_target_pod_update,
@@ -370,9 +366,9 @@ class DynamicResources:
             and not info.available_on.matches(node.labels, node.name)
         ]
         allocations: list[dict[str, Any]] | None = []
+        failed: Status | None = None
         if s.allocator is not None:
             claims = [info.claim for _, info in s.to_allocate()]
-            failed: Status | None = None
             try:
                 allocations = s.allocator.allocate(node, claims)
             except FailedOnNode as err:
@@ -382,22 +378,19 @@ class DynamicResources:
             if failed is None and (allocations is None or len(allocations) != len(claims)):
                 allocations = None
                 failed = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
-            rec = state.recorder
-            if rec is not None:  # an explained cycle: why, device by device
-                if s.holders is None:
-                    s.holders = device_holders(
-                        [*self._claim_list(), *(c for c, _ in self._in_flight.values())]
-                    )
-                rec.devices[node.name] = [
-                    *(unavailable_entry(s.claims[i].claim) for i in unavailable),
-                    *explain_node(s.allocator, node, claims, allocations, s.holders),
-                ]
-            if failed is not None:
-                return failed
-        elif unavailable and state.recorder is not None:
-            state.recorder.devices[node.name] = [
-                unavailable_entry(s.claims[i].claim) for i in unavailable
-            ]
+        if state.recorder is not None:  # an explained cycle: why, device by device
+            if s.holders is None:
+                s.holders = device_holders(self._claim_list(), self._in_flight.values())
+            state.recorder.devices[node.name] = node_entries(
+                s.allocator,
+                node,
+                [s.claims[i].claim for i in unavailable],
+                [info.claim for _, info in s.to_allocate()],
+                allocations,
+                s.holders,
+            )
+        if failed is not None:
+            return failed
         if unavailable:
             s.unavailable.update(unavailable)
             return Status(
