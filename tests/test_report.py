@@ -200,10 +200,8 @@ def _charts(page: Any) -> dict[str, int]:
     return counts
 
 
-def test_simulation_report_renders_in_chromium(browser: Any, tmp_path: Path) -> None:
-    cluster = tmp_path / "cluster.yaml"
-    cluster.write_text(CLUSTER)
-    report = tmp_path / "report.html"
+def _simulate_with_report(cluster: Path, report: Path) -> dict[str, Any]:
+    """``simulate --report REPORT --output json`` in a subprocess: its JSON document."""
     out = subprocess.run(
         [
             sys.executable,
@@ -219,10 +217,18 @@ def test_simulation_report_renders_in_chromium(browser: Any, tmp_path: Path) -> 
         ],
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=report.parent,
     )
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def test_simulation_report_renders_in_chromium(browser: Any, tmp_path: Path) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(CLUSTER)
+    report = tmp_path / "report.html"
+    result = _simulate_with_report(cluster, report)
     assert result["pods"] and report.exists()
     page, errors, outside = _open(browser, report, "simulation-report.png")
     assert errors == [] and outside == []
@@ -233,6 +239,9 @@ def test_simulation_report_renders_in_chromium(browser: Any, tmp_path: Path) -> 
     assert charts["unschedulable"] > 0 and charts["utilization"] > 0
     assert "Unschedulable pods by plugin" in page.inner_text("#unschedulable")
     assert "too-big" in page.inner_text("body")
+    # No DeviceClass in the cluster: no device view at all, not an empty one.
+    assert "devices" not in result
+    assert page.locator("#devices, #device-capacity").count() == 0
     page.close()
 
 
@@ -352,4 +361,38 @@ def test_replay_report_renders_its_time_charts(browser: Any, tmp_path: Path) -> 
     summary = page.inner_text("#summary")
     assert "wait (s)\tp50 " in summary and "peak allocation\tcpu " in summary
     assert "{" not in summary and "waitSeconds" not in summary
+    page.close()
+
+
+def _traces(page: Any, section: str) -> dict[str, list[Any]]:
+    """A rendered chart's traces: name -> y values, as plotly.js holds them."""
+    traces: dict[str, list[Any]] = page.evaluate(
+        f"""() => Object.fromEntries(document.getElementById('chart-{section}').data
+               .map(t => [t.name, Array.from(t.y)]))"""
+    )
+    return traces
+
+
+def test_dra_report_shows_devices_per_class_over_the_run(browser: Any, tmp_path: Path) -> None:
+    report = tmp_path / "dra.html"
+    result = _simulate_with_report(ROOT / "tests" / "fixtures" / "dra-report.yaml", report)
+    assert {p["result"] for p in result["pods"]} == {"Scheduled"}
+    page, errors, outside = _open(browser, report, "dra-report.png")
+    assert errors == [] and outside == []
+    charts = _charts(page)
+    assert charts["devices"] > 0 and charts["device-capacity"] > 0
+    # Three pods take a whole GPU each, then three take a 4Gi share of an 8Gi shareable
+    # GPU: the first two fill sgpu-0, the third opens sgpu-1.
+    assert _traces(page, "devices") == {
+        "gpu": [0, 1, 2, 3, 3, 3, 3],
+        "shared-gpu": [0, 0, 0, 0, 1, 1, 2],
+    }
+    assert _traces(page, "device-capacity") == {
+        "shared-gpu memory": [0.0, 0.0, 0.0, 0.0, 0.25, 0.5, 0.75]
+    }
+    rows = page.eval_on_selector_all(
+        "#devices tbody tr", "rows => rows.map(r => r.innerText.split('\\t'))"
+    )
+    assert rows == [["gpu", "4", "3", "3"], ["shared-gpu", "2", "2", "2"]]
+    assert "16Gi" in page.inner_text("#device-capacity")
     page.close()

@@ -180,6 +180,8 @@ def _explain_cycle(console: Console, record: CycleRecord) -> None:
             _filter_table(console, filters)
         else:
             _filter_groups(console, filters)
+    if record.devices:
+        _devices_text(console, record.devices, record.selected_node)
     if record.post_filter:
         console.print(_verdicts_line("PostFilter", record.post_filter))
     if record.nominated_node:
@@ -334,3 +336,56 @@ def _cell(verdict: str | None) -> Text:
     if verdict == "passed":
         return Text("passed", style="green")
     return Text(verdict, style="red")
+
+
+def _devices_text(
+    console: Console, devices: dict[str, list[dict[str, Any]]], chosen: str | None
+) -> None:
+    """Per node, each claim request's devices grouped by verdict (DynamicResources);
+    nodes where the pod's claims were all allocated and usable have no entries."""
+    nodes = [node for node, entries in devices.items() if entries]
+    if not nodes:
+        return
+    if len(nodes) > EXPLAIN_FULL_NODES:
+        shown = nodes[:EXPLAIN_TOP_NODES]
+        if chosen in devices and chosen not in shown:
+            shown.append(chosen)
+    else:
+        shown = nodes
+    text = Text("Devices (DynamicResources)", style="italic")
+    for node in shown:
+        text.append(f"\n{node}" + (" *" if node == chosen else ""), "bold")
+        for entry in devices[node]:
+            _device_entry(text, entry)
+    if len(shown) < len(nodes):
+        text.append(f"\n{len(nodes) - len(shown)} more nodes: see --explain-output", "dim")
+    console.print(text)
+
+
+def _device_entry(text: Text, entry: dict[str, Any]) -> None:
+    claim = entry.get("claim")
+    if "request" not in entry:  # the claim (or the allocator) failed as a whole
+        head = f"claim {claim}: " if claim else ""
+        text.append(f"\n  {head}").append(str(entry.get("error", "")), "red")
+        return
+    needs = entry["needs"]
+    wants = "all matching devices" if needs == "all" else f"{needs} device" + "s" * (needs != 1)
+    text.append(f"\n  claim {claim}, request {entry['request']} ")
+    text.append(f"(class {entry['deviceClass']}, needs {wants}): ")
+    allocated = entry.get("allocated")
+    if allocated:
+        text.append("allocated " + ", ".join(allocated), "green")
+    elif allocated is not None:
+        text.append("not used (another alternative was allocated)", "dim")
+    else:
+        text.append(f"{entry['matching']} matching", "red" if not entry["matching"] else "")
+    groups: dict[str, list[str]] = {}
+    for pool in entry.get("pools", ()):
+        groups.setdefault(f"pool {pool['result']}", []).append(pool["pool"])
+    for device in entry["devices"]:
+        if device["result"] != "allocated":
+            groups.setdefault(device["result"], []).append(device["device"])
+    for verdict, names in groups.items():
+        listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        style = "green" if verdict == "matches" else "red"
+        text.append("\n    ").append(verdict, style).append(f": {listed}")

@@ -57,6 +57,10 @@ class CycleRecord:
     filter_rows: list[tuple[str, str | None, Status | None]] = field(default_factory=list)
     # per Score plugin: (plugin, weight, nodes, raw scores, normalized scores)
     score_rows: list[tuple[str, int, list[str], list[int], list[int]]] = field(default_factory=list)
+    # DynamicResources' Filter, per node: one entry per claim request, with the verdict
+    # of each device the node sees (plugins/dynamic_resources/explain.py). Empty for a
+    # pod without claims to allocate; the last Filter run on a node wins, as in ``filter``.
+    devices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def filter(self) -> dict[str, dict[str, str]]:
@@ -83,8 +87,9 @@ class CycleRecord:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as the JSON of ``simulate --explain --output json``."""
-        return {
+        """The record as the JSON of ``simulate --explain --output json`` (``devices`` only
+        when DynamicResources explained some node)."""
+        out = {
             "preFilter": self.pre_filter,
             "filter": self.filter,
             "postFilter": self.post_filter,
@@ -102,6 +107,9 @@ class CycleRecord:
             "nominatedNode": self.nominated_node,
             "victims": self.victims,
         }
+        if self.devices:
+            out["devices"] = self.devices
+        return out
 
 
 __all__ = ["BindingPending", "CycleRecord", "PluginObserver"]

@@ -186,6 +186,94 @@ def series_sections(series: Sequence[Mapping[str, Any]]) -> list[Section]:
     return sections
 
 
+def device_sections(devices: Mapping[str, Any] | None) -> list[Section]:
+    """Devices allocated per DeviceClass over the run and, where devices offer consumable
+    capacity, the share of it allocated; nothing for a run without DeviceClasses."""
+    classes: Sequence[Mapping[str, Any]] = (devices or {}).get("classes") or []
+    series: Sequence[Mapping[str, Any]] = (devices or {}).get("series") or []
+    if not classes or not series:
+        return []
+    timed = any(float(s.get("t", 0.0)) > 0 for s in series)
+    x = [float(s.get("t", 0.0)) if timed else int(s.get("cycle", 0)) for s in series]
+    x_title = "simulated seconds" if timed else "scheduling cycle"
+    names = [str(c.get("name", "")) for c in classes]
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=x,
+                y=[(s.get("allocated") or {}).get(name, 0) for s in series],
+                name=name,
+                mode="lines+markers",
+                line_shape="hv",
+            )
+            for name in names
+        ]
+    )
+    _layout(fig, x=x_title, y="allocated devices")
+    last = series[-1].get("allocated") or {}
+    table = Table(
+        ("device class", "devices", "allocated at the end", "peak allocated"),
+        [
+            (
+                name,
+                c.get("devices", 0),
+                last.get(name, 0),
+                max((s.get("allocated") or {}).get(name, 0) for s in series),
+            )
+            for name, c in zip(names, classes, strict=True)
+        ],
+    )
+    sections = [Section("devices", "Devices allocated per DeviceClass", fig, [table])]
+    shares = sorted(
+        {
+            (name, capacity)
+            for s in series
+            for name, by_capacity in (s.get("capacityShare") or {}).items()
+            for capacity in by_capacity
+        }
+    )
+    if shares:
+        fig = go.Figure(
+            [
+                go.Scatter(
+                    x=x,
+                    y=[
+                        ((s.get("capacityShare") or {}).get(name) or {}).get(capacity, 0.0)
+                        for s in series
+                    ],
+                    name=f"{name} {capacity}",
+                    mode="lines+markers",
+                    line_shape="hv",
+                )
+                for name, capacity in shares
+            ]
+        )
+        _layout(fig, x=x_title, y="allocated / capacity")
+        fig.update_layout(showlegend=True)  # plotly hides a lone trace's name
+        fig.update_yaxes(range=[0, 1.05])
+        final = series[-1].get("capacityShare") or {}
+        totals = {str(c.get("name", "")): c.get("capacity") or {} for c in classes}
+        table = Table(
+            ("device class", "capacity", "total", "allocated share at the end"),
+            [
+                (
+                    name,
+                    capacity,
+                    str(totals.get(name, {}).get(capacity, "")),
+                    (final.get(name) or {}).get(capacity, 0.0),
+                )
+                for name, capacity in shares
+            ],
+            note="Shareable devices (allowMultipleAllocations) only.",
+        )
+        sections.append(
+            Section(
+                "device-capacity", "Consumable capacity allocated per DeviceClass", fig, [table]
+            )
+        )
+    return sections
+
+
 def waiting_sections(pods: Sequence[Mapping[str, Any]]) -> list[Section]:
     """The queueing-delay distribution and the pods that waited longest."""
     waited = [p for p in pods if isinstance(p.get("waitSeconds"), int | float)]
@@ -214,6 +302,7 @@ def simulation_report(result: Mapping[str, Any], *, title: str = "wasmsched simu
     ]
     sections.extend(series_sections(result.get("series") or []))
     sections.extend(waiting_sections(pods))
+    sections.extend(device_sections(result.get("devices")))
     for section in (utilization_section(result.get("nodes") or []), reasons_section(pods)):
         if section is not None:
             sections.append(section)

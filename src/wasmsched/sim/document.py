@@ -173,10 +173,10 @@ def _pod_fields(pod: PodResult, attempts: bool) -> dict[str, Any]:
 
 def _after_pods(result: SimulationResult, explain: bool) -> dict[str, Any]:
     """The document's keys after ``pods``."""
-    rest: dict[str, Any] = {
-        "nodes": [node_entry(n) for n in result.node_usage],
-        "summary": summary(result),
-    }
+    rest: dict[str, Any] = {"nodes": [node_entry(n) for n in result.node_usage]}
+    if result.devices is not None:
+        rest["devices"] = result.devices
+    rest["summary"] = summary(result)
     if explain:
         rest["events"] = [event_entry(e) for e in result.events]
     return rest
@@ -253,6 +253,8 @@ def record_json(record: CycleRecord) -> str:
         f'"nominatedNode":{dumps(record.nominated_node)}',
         f'"victims":{dumps(record.victims)}',
     ]
+    if record.devices:
+        parts.append(f'"devices":{dumps(record.devices)}')
     return "{" + ",".join(parts) + "}"
 
 

@@ -86,6 +86,9 @@ class SimulationResult:
     # The kube-scheduler release the run modelled, and the gates set away from its defaults.
     kubernetes_version: str = ""
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    # With DeviceClasses in the cluster: devices allocated per class over the run
+    # (sim/devices.py: DeviceUsage.to_dict), else None.
+    devices: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         counts = {SCHEDULED: 0, UNSCHEDULABLE: 0, ERROR: 0}

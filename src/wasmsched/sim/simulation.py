@@ -16,8 +16,10 @@ from typing import Any
 
 from wasmsched.api.admission import admit_pods
 from wasmsched.api.dra import (
+    DEVICE_CLASS,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
     claims_from_templates,
     released_claim,
 )
@@ -30,6 +32,7 @@ from wasmsched.framework.records import CycleRecord
 from wasmsched.scheduler import UNSCHEDULABLE, PodOutcome, Scheduler
 from wasmsched.scheduler.registry import default_registry
 from wasmsched.sim.clock import SimClock
+from wasmsched.sim.devices import DeviceUsage
 from wasmsched.sim.result import (
     PREEMPTED,
     RUNNING,
@@ -161,6 +164,7 @@ class Simulation:
                 meta = manifest.get("metadata") or {}
                 key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
                 store.resource_claims[key] = manifest
+        devices = self._device_usage()
         # The resourceclaim controller frees what a deleted or finished pod held.
         store.subscribe(on_deleted=lambda pod, _: self._release_claims(pod))
         # An informer's initial LIST returns the nodes in key order, by name (the API
@@ -253,6 +257,7 @@ class Simulation:
             node_usage=self._node_usage(),
             kubernetes_version=str(sched.config.features.version),
             feature_gates=sched.config.features.gates.changed(),
+            devices=devices.to_dict() if devices is not None else None,
         )
 
     def add_pod(self, pod: Pod) -> None:
@@ -260,6 +265,18 @@ class Simulation:
         resourceclaim controller makes the claims of its templates, then the scheduler
         sees it."""
         self.store.add_pod(self._with_claims(pod))
+
+    def _device_usage(self) -> DeviceUsage | None:
+        """With DeviceClasses in the cluster: the watcher of devices allocated per class
+        (the report's device view), started from the claims allocated before the run."""
+        classes = [m for m in self.cluster.others if m.get("kind") == DEVICE_CLASS]
+        if not classes:
+            return None
+        slices = [m for m in self.cluster.others if m.get("kind") == RESOURCE_SLICE]
+        usage = DeviceUsage(classes, slices, lambda: self.scheduler.cycles, self.now)
+        usage.start(list(self.store.resource_claims.values()))
+        self.store.subscribe(on_claim=usage.on_claim)
+        return usage
 
     def _create(self, pods: list[Pod]) -> None:
         for pod in pods:

@@ -28,6 +28,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.sim.clock import SimClock
 
 __all__ = [
+    "ClaimWritten",
     "ClusterEventHandler",
     "ClusterStore",
     "PodBound",
@@ -44,6 +45,8 @@ PodDeleted = Callable[[Pod, str], None]
 """A pod was deleted: the pod as it was, and the preemptor's key ("" for a plain deletion)."""
 PodNominated = Callable[[Pod, str], None]
 """The scheduler nominated a pod to a node ("" clears the nomination)."""
+ClaimWritten = Callable[[Mapping[str, Any] | None, Mapping[str, Any] | None], None]
+"""A ResourceClaim was written: the claim before (None: new) and after (None: deleted)."""
 
 
 class ClusterEventHandler(Protocol):
@@ -111,6 +114,7 @@ class ClusterStore:
         self._on_bound: list[PodBound] = []
         self._on_deleted: list[PodDeleted] = []
         self._on_nominated: list[PodNominated] = []
+        self._on_claim: list[ClaimWritten] = []
 
     # --- subscriptions --------------------------------------------------------------------
 
@@ -124,6 +128,7 @@ class ClusterStore:
         on_bound: PodBound | None = None,
         on_deleted: PodDeleted | None = None,
         on_nominated: PodNominated | None = None,
+        on_claim: ClaimWritten | None = None,
     ) -> None:
         """Calls these at each such write, in the order of subscription."""
         if on_bound is not None:
@@ -132,6 +137,8 @@ class ClusterStore:
             self._on_deleted.append(on_deleted)
         if on_nominated is not None:
             self._on_nominated.append(on_nominated)
+        if on_claim is not None:
+            self._on_claim.append(on_claim)
 
     def deliver_after(self, step: Callable[[], T]) -> T:
         """Runs ``step`` (a scheduler step: a cycle, a tick) holding the changes it writes;
@@ -243,6 +250,8 @@ class ClusterStore:
             self._notify(lambda h: h.on_object_add(claim))
         else:
             self._notify(lambda h: h.on_object_update(old, claim))
+        for watcher in self._on_claim:
+            watcher(old, claim)
         return None
 
     def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
@@ -251,6 +260,8 @@ class ClusterStore:
         gone = self.resource_claims.pop(_claim_key(claim), None)
         if gone is not None:
             self._notify(lambda h: h.on_object_delete(gone))
+            for watcher in self._on_claim:
+                watcher(gone, None)
         return None
 
     def set_extended_resource_claim_status(

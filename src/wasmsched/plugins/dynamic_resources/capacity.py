@@ -52,6 +52,12 @@ def format_quantity(value: Fraction, binary: bool = False) -> str:
     return f"{-(-scaled.numerator // scaled.denominator)}n"
 
 
+def readable_quantity(value: Fraction) -> str:
+    """A quantity for people (explain, the report): binary suffixes for whole multiples
+    of 1024, as bytes are written, else decimal ones."""
+    return format_quantity(value, value.denominator == 1 and value % 1024 == 0)
+
+
 def _round_up(requested: Fraction, capacity: Capacity, fractional: bool) -> Fraction:
     """calculateConsumedCapacity for one requested value."""
     if not capacity.has_policy:

@@ -52,6 +52,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
     requests_of,
     with_status,
 )
+from wasmsched.plugins.dynamic_resources.explain import device_holders, node_entries
 from wasmsched.plugins.dynamic_resources.extended import (
     ExtendedResourceResolver,
     create_extended_claim,
@@ -122,6 +123,7 @@ class _State:
         "allocator",
         "claims",
         "extended",
+        "holders",
         "node_allocations",
         "node_extended",
         "pod_scalars",
@@ -132,6 +134,7 @@ class _State:
         self.claims: list[_Claim] = []
         self.extended: _Claim | None = None
         self.allocator: Allocator | None = None
+        self.holders: dict[str, str] | None = None  # explained cycles: device -> its claim
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
         self.node_extended: dict[str, tuple[Manifest, list[dict[str, str]]]] = {}
         self.unavailable: set[int] = set()
@@ -409,27 +412,41 @@ class DynamicResources:
             if info.available_on is not None
             and not info.available_on.matches(node.labels, node.name)
         ]
-        allocations: list[dict[str, Any]] = []
+        allocations: list[dict[str, Any]] | None = []
+        failed: Status | None = None
         if s.allocator is not None:
             claims = [
                 node_claim if info is s.extended and node_claim is not None else info.claim
                 for _, info in s.to_allocate()
             ]
             try:
-                result = s.allocator.allocate(node, claims)
+                allocations = s.allocator.allocate(node, claims)
             except FailedOnNode as err:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
+                allocations, failed = None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
             except AllocationError as err:
-                return Status(Code.ERROR, str(err))
-            if result is None or len(result) != len(claims):
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
-            allocations = result
+                allocations, failed = None, Status(Code.ERROR, str(err))
+            if failed is None and (allocations is None or len(allocations) != len(claims)):
+                allocations = None
+                failed = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
+        if state.recorder is not None:  # an explained cycle: why, device by device
+            if s.holders is None:
+                s.holders = device_holders(self._claim_list(), self._in_flight.values())
+            state.recorder.devices[node.name] = node_entries(
+                s.allocator,
+                node,
+                [s.claims[i].claim for i in unavailable],
+                [info.claim for _, info in s.to_allocate()],
+                allocations,
+                s.holders,
+            )
+        if failed is not None:
+            return failed
         if unavailable:
             s.unavailable.update(unavailable)
             return Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "resourceclaim not available on the node"
             )
-        if s.allocator is not None:
+        if s.allocator is not None and allocations is not None:
             s.node_allocations[node.name] = allocations
         return None
 
