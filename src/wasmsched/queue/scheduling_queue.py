@@ -272,10 +272,11 @@ class SchedulingQueue:
         if self._in_flight:
             self._in_flight_events.append((next(self._event_seq), event, old, new))
         moved = 0
-        for info in list(self.unschedulable.values()):
-            if info.gated and event not in (FORCE_ACTIVATE,):
-                # Gated pods leave the pool only through pod updates (PreEnqueue re-run).
-                continue
+        pool = self.unschedulable.values()
+        if event != FORCE_ACTIVATE:
+            # Gated pods leave the pool only through pod updates (PreEnqueue re-run).
+            pool = [info for info in pool if not info.gated]  # type: ignore[assignment]
+        for info in list(pool):
             if pre_check is not None and not pre_check(info.pod):
                 continue
             strategy = self._worth_requeuing(info, event, old, new)
