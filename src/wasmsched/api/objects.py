@@ -19,9 +19,10 @@ hostNetwork pod default to the container ports, namespace "default", schedulerNa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, Self, TypeVar, overload
+from collections.abc import Mapping
+from typing import Any
 
+from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
 from wasmsched.api.quantity import (
     FieldError,
@@ -59,49 +60,16 @@ class ObjectError(FieldError):
     """A bad field in a Pod or Node: ``"<field path>: <problem>"``."""
 
 
-_T = TypeVar("_T")
-
-
-class _cached_property(Generic[_T]):
-    """functools.cached_property without its lock (Python 3.11 takes an RLock at every
-    first read; 3.12 dropped it): computed on first read, then a plain instance
-    attribute. The objects are immutable, so a value computed twice is the same value."""
-
-    def __init__(self, func: Callable[[Any], _T]) -> None:
-        self.func = func
-        self.attrname = func.__name__
-        self.__doc__ = func.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.attrname = name
-
-    @overload
-    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
-
-    @overload
-    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
-
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        if instance is None:
-            return self
-        value = self.func(instance)
-        instance.__dict__[self.attrname] = value
-        return value
-
-
 class _fields:
-    """Turn any FieldError raised inside into an ObjectError under ``prefix``.
-
-    A class, not a generator context manager: every parsed property enters one, and
-    contextlib's machinery cost more than most of the parsing it wraps."""
+    """Turn any FieldError raised inside into an ObjectError under ``prefix`` (a class:
+    every parsed property enters one, and contextlib's generators cost more)."""
 
     __slots__ = ("prefix",)
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
 
-    def __enter__(self) -> None:
-        return None
+    def __enter__(self) -> None: ...
 
     def __exit__(self, kind: object, err: BaseException | None, tb: object) -> None:
         if isinstance(err, FieldError) and not isinstance(err, ObjectError):
@@ -132,53 +100,53 @@ class _Object:
         _check_manifest(manifest, self._kind)
         self.manifest: Mapping[str, Any] = manifest
 
-    @_cached_property
+    @cached_property
     def metadata(self) -> Mapping[str, Any]:
         with _fields():
             return expect_mapping(self.manifest.get("metadata"), "metadata")
 
-    @_cached_property
+    @cached_property
     def spec(self) -> Mapping[str, Any]:
         """The raw spec mapping (empty when absent)."""
         with _fields():
             return expect_mapping(self.manifest.get("spec"), "spec")
 
-    @_cached_property
+    @cached_property
     def status(self) -> Mapping[str, Any]:
         """The raw status mapping (empty when absent)."""
         with _fields():
             return expect_mapping(self.manifest.get("status"), "status")
 
-    @_cached_property
+    @cached_property
     def name(self) -> str:
         with _fields():
             return _name(self.metadata)
 
-    @_cached_property
+    @cached_property
     def labels(self) -> dict[str, str]:
         with _fields():
             return expect_str_map(self.metadata.get("labels"), "metadata.labels")
 
-    @_cached_property
+    @cached_property
     def annotations(self) -> dict[str, str]:
         with _fields():
             return expect_str_map(self.metadata.get("annotations"), "metadata.annotations")
 
-    @_cached_property
+    @cached_property
     def creation_timestamp(self) -> str | None:
         with _fields():
             return expect_timestamp(
                 self.metadata.get("creationTimestamp"), "metadata.creationTimestamp"
             )
 
-    @_cached_property
+    @cached_property
     def deletion_timestamp(self) -> str | None:
         with _fields():
             return expect_timestamp(
                 self.metadata.get("deletionTimestamp"), "metadata.deletionTimestamp"
             )
 
-    @_cached_property
+    @cached_property
     def owner_references(self) -> tuple[Mapping[str, Any], ...]:
         with _fields():
             refs = expect_list(self.metadata.get("ownerReferences"), "metadata.ownerReferences")
@@ -265,31 +233,31 @@ class Pod(_Object):
         """Parse every field now; raises ObjectError for the first bad one."""
         self._validate(_POD_PROPERTIES)
 
-    @_cached_property
+    @cached_property
     def namespace(self) -> str:
         with _fields():
             return expect_str(self.metadata.get("namespace"), "metadata.namespace") or (
                 DEFAULT_NAMESPACE
             )
 
-    @_cached_property
+    @cached_property
     def uid(self) -> str:
         """metadata.uid, or a uuid5 of namespace/name when the manifest has none."""
         with _fields():
             uid = expect_str(self.metadata.get("uid"), "metadata.uid")
         return uid or str(uuid.uuid5(_UID_NAMESPACE, f"pod/{self.namespace}/{self.name}"))
 
-    @_cached_property
+    @cached_property
     def key(self) -> str:
         """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
 
-    @_cached_property
+    @cached_property
     def node_name(self) -> str:
         with _fields():
             return expect_str(self.spec.get("nodeName"), "spec.nodeName")
 
-    @_cached_property
+    @cached_property
     def scheduler_name(self) -> str:
         with _fields():
             return (
@@ -297,38 +265,38 @@ class Pod(_Object):
                 or DEFAULT_SCHEDULER_NAME
             )
 
-    @_cached_property
+    @cached_property
     def priority(self) -> int:
         with _fields():
             return expect_int(self.spec.get("priority"), "spec.priority") or 0
 
-    @_cached_property
+    @cached_property
     def priority_class_name(self) -> str:
         with _fields():
             return expect_str(self.spec.get("priorityClassName"), "spec.priorityClassName")
 
-    @_cached_property
+    @cached_property
     def nominated_node_name(self) -> str:
         with _fields():
             return expect_str(self.status.get("nominatedNodeName"), "status.nominatedNodeName")
 
-    @_cached_property
+    @cached_property
     def phase(self) -> str:
         with _fields():
             return expect_str(self.status.get("phase"), "status.phase")
 
-    @_cached_property
+    @cached_property
     def is_terminal(self) -> bool:
         """Whether the pod has finished (phase Succeeded or Failed)."""
         return self.phase in ("Succeeded", "Failed")
 
-    @_cached_property
+    @cached_property
     def requests(self) -> Resource:
         """The pod's requests as the scheduler counts them (PodRequests). Do not mutate."""
         with _fields("spec"):
             return pod_requests(self.spec, limits_as_default=True)
 
-    @_cached_property
+    @cached_property
     def non_zero_requests(self) -> tuple[int, int]:
         """(milli-CPU, memory) with the scheduler's non-zero defaults, for scoring."""
         with _fields("spec"):
@@ -337,14 +305,14 @@ class Pod(_Object):
     # With the PodLevelResources gate the pod-level requests (spec.resources.requests)
     # count; a pod without them has the same amounts either way.
 
-    @_cached_property
+    @cached_property
     def has_pod_level_requests(self) -> bool:
         """Whether spec.resources.requests sets cpu, memory or hugepages
         (component-helpers/resource: IsPodLevelRequestsSet)."""
         with _fields("spec"):
             return bool(pod_level_requests(self.spec))
 
-    @_cached_property
+    @cached_property
     def pod_level_requests(self) -> Resource:
         """``requests`` with the pod-level requests counted (PodRequests,
         SkipPodLevelResources false). Do not mutate."""
@@ -353,7 +321,7 @@ class Pod(_Object):
         with _fields("spec"):
             return pod_requests(self.spec, limits_as_default=True, pod_level=True)
 
-    @_cached_property
+    @cached_property
     def pod_level_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as scoring computes
         the incoming pod's (noderesources/resource_allocation.go: calculatePodResourceRequest)."""
@@ -362,7 +330,7 @@ class Pod(_Object):
         with _fields("spec"):
             return pod_non_zero_requests(self.spec, limits_as_default=True, pod_level=True)
 
-    @_cached_property
+    @cached_property
     def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as NodeInfo sums a
         placed pod's (framework/types.go: PodInfo.CalculateResource): defaults only for a
@@ -374,28 +342,28 @@ class Pod(_Object):
                 self.spec, limits_as_default=True, pod_level=True, missing_only=True
             )
 
-    @_cached_property
+    @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
         with _fields():
             return tolerations_from_list(self.spec.get("tolerations"), "spec.tolerations")
 
-    @_cached_property
+    @cached_property
     def required_node_affinity(self) -> RequiredNodeAffinity:
         """spec.nodeSelector AND required node affinity."""
         with _fields("spec"):
             return RequiredNodeAffinity.from_pod_spec(self.spec)
 
-    @_cached_property
+    @cached_property
     def node_selector(self) -> dict[str, str]:
         """spec.nodeSelector (empty when absent)."""
         return self.required_node_affinity.node_selector or {}
 
-    @_cached_property
+    @cached_property
     def preferred_node_affinity(self) -> PreferredSchedulingTerms:
         with _fields("spec"):
             return PreferredSchedulingTerms.from_pod_spec(self.spec)
 
-    @_cached_property
+    @cached_property
     def scheduling_gates(self) -> tuple[str, ...]:
         with _fields():
             gates = expect_list(self.spec.get("schedulingGates"), "spec.schedulingGates")
@@ -410,7 +378,7 @@ class Pod(_Object):
         items = expect_list(self.spec.get(field), path)
         return [(f"{path}[{i}]", expect_mapping(c, f"{path}[{i}]")) for i, c in enumerate(items)]
 
-    @_cached_property
+    @cached_property
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """(hostIP, protocol, hostPort) of every port with a host port, as v1.34+
         util.GetHostPorts counts them.
@@ -427,7 +395,7 @@ class Pod(_Object):
             ]
             return self._host_ports(sidecars) + self.container_host_ports
 
-    @_cached_property
+    @cached_property
     def container_host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """``host_ports`` of spec.containers alone, as v1.33 counts them (nodeports:
         getContainerPorts, NodeInfo.updateUsedPorts)."""
@@ -454,13 +422,13 @@ class Pod(_Object):
                 out.append((host_ip, protocol, host_port))
         return tuple(out)
 
-    @_cached_property
+    @cached_property
     def host_network(self) -> bool:
         """spec.hostNetwork."""
         with _fields():
             return expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
 
-    @_cached_property
+    @cached_property
     def host_users(self) -> bool | None:
         """spec.hostUsers; None when unset (the pod then uses the host's user namespace)."""
         raw = self.spec.get("hostUsers")
@@ -469,7 +437,7 @@ class Pod(_Object):
         with _fields():
             return expect_bool(raw, "spec.hostUsers")
 
-    @_cached_property
+    @cached_property
     def restart_rule_actions(self) -> frozenset[str]:
         """The actions of the containers' and init containers' restartPolicyRules (v1.34+,
         ContainerRestartRules)."""
@@ -484,7 +452,7 @@ class Pod(_Object):
                         actions.add(expect_str(action, f"{rpath}.action"))
             return frozenset(actions)
 
-    @_cached_property
+    @cached_property
     def uses_bind_mount_options(self) -> bool:
         """Whether a volume mount of a container, init container or ephemeral container sets
         bindMountOptions (v1.37, VolumeBindMountOptions)."""
@@ -499,7 +467,7 @@ class Pod(_Object):
                             return True
             return False
 
-    @_cached_property
+    @cached_property
     def images(self) -> tuple[str, ...]:
         """Image names of the containers, then of the init containers (empty ones skipped)."""
         with _fields():
@@ -511,7 +479,7 @@ class Pod(_Object):
                         out.append(image)
             return tuple(out)
 
-    @_cached_property
+    @cached_property
     def resource_claims(self) -> tuple[PodResourceClaim, ...]:
         """spec.resourceClaims: the DRA claims the pod references (empty when none)."""
         with _fields():
@@ -533,7 +501,7 @@ class Pod(_Object):
                 )
             return tuple(out)
 
-    @_cached_property
+    @cached_property
     def resource_claim_statuses(self) -> dict[str, str | None]:
         """status.resourceClaimStatuses: pod claim name -> the name of the ResourceClaim the
         resourceclaim controller made from its template (None: none is needed)."""
@@ -666,19 +634,19 @@ class Node(_Object):
         """Parse every field now; raises ObjectError for the first bad one."""
         self._validate(_NODE_PROPERTIES)
 
-    @_cached_property
+    @cached_property
     def uid(self) -> str:
         """metadata.uid, or a uuid5 of the name when the manifest has none."""
         with _fields():
             uid = expect_str(self.metadata.get("uid"), "metadata.uid")
         return uid or str(uuid.uuid5(_UID_NAMESPACE, f"node/{self.name}"))
 
-    @_cached_property
+    @cached_property
     def unschedulable(self) -> bool:
         with _fields():
             return expect_bool(self.spec.get("unschedulable"), "spec.unschedulable")
 
-    @_cached_property
+    @cached_property
     def declared_features(self) -> tuple[str, ...]:
         """status.declaredFeatures (v1.35+): the features the node's kubelet declares, in
         the listed order (the API server requires it sorted)."""
@@ -688,18 +656,18 @@ class Node(_Object):
                 expect_str(f, f"status.declaredFeatures[{i}]") for i, f in enumerate(features)
             )
 
-    @_cached_property
+    @cached_property
     def taints(self) -> tuple[Taint, ...]:
         with _fields():
             return taints_from_list(self.spec.get("taints"), "spec.taints")
 
-    @_cached_property
+    @cached_property
     def allocatable(self) -> Resource:
         """status.allocatable (capacity when absent), pods included. Do not mutate."""
         with _fields("status"):
             return node_allocatable(self.status)
 
-    @_cached_property
+    @cached_property
     def images(self) -> tuple[tuple[tuple[str, ...], int], ...]:
         """status.images as (names, sizeBytes) pairs."""
         with _fields():
@@ -717,7 +685,7 @@ class Node(_Object):
                 )
             return tuple(out)
 
-    @_cached_property
+    @cached_property
     def conditions(self) -> tuple[Mapping[str, Any], ...]:
         with _fields():
             items = expect_list(self.status.get("conditions"), "status.conditions")
