@@ -419,11 +419,11 @@ def test_a_batch_older_than_500ms_gives_no_hint() -> None:
     kept = ScoredNodeHeap([(10, 0, "node-b")])
     batch.store_results(signature, "", "node-a", kept, {"node-b": {}}, cycle=1, now=100.0)
     # Past maxBatchAge the state is not even looked at (no snapshot, no filter).
-    assert batch.node_hint(None, p, signature, 2, 100.6, None) == ""  # type: ignore[arg-type]
+    assert batch.node_hint(None, p, lambda: signature, 2, 100.6, None) == ""  # type: ignore[arg-type]
     # The cycle must follow at once, and a nominated pod gets no hint.
-    assert batch.node_hint(None, p, signature, 3, 100.1, None) == ""  # type: ignore[arg-type]
+    assert batch.node_hint(None, p, lambda: signature, 3, 100.1, None) == ""  # type: ignore[arg-type]
     nominated = p.with_nominated_node_name("node-b")
-    assert batch.node_hint(None, nominated, signature, 2, 100.1, None) == ""  # type: ignore[arg-type]
+    assert batch.node_hint(None, nominated, lambda: signature, 2, 100.1, None) == ""  # type: ignore[arg-type]
 
 
 class _PairAtPermit:

@@ -19,11 +19,10 @@ hostNetwork pod default to the container ports, namespace "default", schedulerNa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from functools import cached_property
+from collections.abc import Mapping
 from typing import Any
 
+from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
 from wasmsched.api.quantity import (
     FieldError,
@@ -61,15 +60,20 @@ class ObjectError(FieldError):
     """A bad field in a Pod or Node: ``"<field path>: <problem>"``."""
 
 
-@contextmanager
-def _fields(prefix: str = "") -> Iterator[None]:
-    """Turn any FieldError raised inside into an ObjectError under ``prefix``."""
-    try:
-        yield
-    except ObjectError:
-        raise
-    except FieldError as e:
-        raise ObjectError(e.problem, join_path(prefix, e.path)) from None
+class _fields:
+    """Turn any FieldError raised inside into an ObjectError under ``prefix`` (a class:
+    every parsed property enters one, and contextlib's generators cost more)."""
+
+    __slots__ = ("prefix",)
+
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix
+
+    def __enter__(self) -> None: ...
+
+    def __exit__(self, kind: object, err: BaseException | None, tb: object) -> None:
+        if isinstance(err, FieldError) and not isinstance(err, ObjectError):
+            raise ObjectError(err.problem, join_path(self.prefix, err.path)) from None
 
 
 def _check_manifest(manifest: Any, kind: str) -> None:

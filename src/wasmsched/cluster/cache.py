@@ -107,6 +107,11 @@ class Cache:
 
     def assume_pod(self, pod: Pod, node_name: str) -> Pod:
         """Places a copy of ``pod`` bound to ``node_name``; returns that copy."""
+        info = self.nodes.get(node_name)
+        if info is not None:
+            # Parsed on the pod itself, what it counts for is carried to the copy and to
+            # the bound pod that confirms it (the writer's copy of the same pod).
+            info.counted(pod)
         assumed = pod.with_node_name(node_name)
         self._place(assumed, node_name)
         self.assumed.add(assumed.uid)

@@ -225,23 +225,24 @@ class OpportunisticBatch:
         self,
         state: CycleState,
         pod: Pod,
-        signature: PodSignature | None,
+        signature: Callable[[], PodSignature | None],
         cycle: int,
         now: float,
         snapshot: Snapshot,
     ) -> str:
         """GetNodeHint: the node to try first, or "" (the state is only replaced by the
-        cycle's results)."""
+        cycle's results). ``signature`` signs the pod, called only when a batch is kept."""
         batch, last = self._state, self._last
         if batch is None or not len(batch.nodes) or last is None:
             return ""
         if (
             cycle != last.cycle + 1
             or pod.nominated_node_name
-            or signature is None
-            or signature != batch.signature
             or now > batch.created + MAX_BATCH_AGE
         ):
+            return ""
+        signed = signature()
+        if signed is None or signed != batch.signature:
             return ""
         if not self._refresh(state, pod, batch, last.chosen, snapshot):
             return ""

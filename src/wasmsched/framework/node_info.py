@@ -159,6 +159,11 @@ class NodeInfo:
         self.generation += 1
         return True
 
+    def counted(self, pod: Pod) -> None:
+        """Parses what ``pod`` counts for here (cached on the pod, carried to its copies)."""
+        self._requests(pod)
+        self._host_ports(pod)
+
     def _requests(self, pod: Pod) -> tuple[Resource, tuple[int, int]]:
         """What the pod requests here and its non-zero cpu/memory, as the release counts."""
         if self.pod_level_resources:

@@ -69,6 +69,8 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 # Nodes filtered per chunk beyond the ones still needed, when no Filter call of the chunk
 # has effects: a few wasted calls on a chunk's tail cost less than many small chunks.
 _MIN_FILTER_CHUNK = 32
+# At most this many nodes named by PreFilter are filtered node by node (_named_nodes).
+_NAMED_BY_NODE = 4
 
 # A chunk's Filter verdicts: per position, 0 when every plugin passes the node, else k for
 # ``statuses[k - 1]``, the status the node's Filter ends with (its plugin named, an error
@@ -138,16 +140,17 @@ def find_nodes_that_fit(
                 return feasible, diagnosis
 
     nodes: Sequence[NodeInfo] = all_nodes
+    rows: NodeRows | None = None
     if pre_result is not None and pre_result.node_names is not None:
-        nodes = _named_nodes(snapshot, pre_result.node_names)
+        nodes, rows = _named_nodes(fwk, state, snapshot, pre_result.node_names)
         diagnosis.node_to_status.absent_nodes_status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
         )
+    else:
+        rows = rows_of(fwk, state, nodes, snapshot)
     try:
-        feasible = find_nodes_that_pass_filters(
-            search, fwk, state, pod, diagnosis, nodes, rows_of(fwk, state, nodes, snapshot)
-        )
+        feasible = find_nodes_that_pass_filters(search, fwk, state, pod, diagnosis, nodes, rows)
     finally:
         # processedNodes = len(feasibleNodes) + NodeToStatus.Len(), updated even on an
         # error, modulo the number of all nodes.
@@ -157,17 +160,28 @@ def find_nodes_that_fit(
     return feasible, diagnosis
 
 
-def _named_nodes(snapshot: Snapshot, names: Collection[str]) -> Sequence[NodeInfo]:
-    """The nodes PreFilter named, in snapshot order: looked up by name when they are few
-    (a DaemonSet pod names one node; schedule_one.go evaluates only those nodes), with their
-    rows in the columns; else by a pass over every node."""
+def _named_nodes(
+    fwk: Framework, state: CycleState, snapshot: Snapshot, names: Collection[str]
+) -> tuple[Sequence[NodeInfo], NodeRows | None]:
+    """The nodes PreFilter named, in snapshot order, and their rows when the cycle takes
+    the vectorized forms: looked up by name when they are few (a DaemonSet pod names one
+    node; schedule_one.go evaluates only those nodes), else by a pass over every node.
+
+    A handful of nodes (``_NAMED_BY_NODE``) go to the per-node forms: they give the same
+    verdicts, and a plugin's vectorized form costs more per call than its per-node form
+    on a node or two (the arrays are built for every call)."""
     columns = snapshot.columns
     all_nodes = snapshot.node_infos
     if columns is None or len(names) * 8 > len(all_nodes):
-        return [ni for ni in all_nodes if ni.name in names]
+        nodes = [ni for ni in all_nodes if ni.name in names]
+        return nodes, rows_of(fwk, state, nodes, snapshot)
     row_of = columns.row_of
-    rows = np.array(sorted(row_of[name] for name in names if name in row_of), dtype=np.intp)
-    return NodeList(columns.infos[rows].tolist(), rows)
+    rows = sorted(row_of[name] for name in names if name in row_of)
+    if len(rows) <= _NAMED_BY_NODE:
+        return [columns.infos[r] for r in rows], None
+    at = np.array(rows, dtype=np.intp)
+    named = NodeList(columns.infos[at].tolist(), at)
+    return named, rows_of(fwk, state, named, snapshot)
 
 
 def find_nodes_that_pass_filters(

@@ -95,6 +95,9 @@ class SchedulingQueue:
             ]
             for name, fwk in frameworks.items()
         }
+        # Per incoming event, per profile: the entries whose registered event matches it,
+        # in order (the hints' matching done once per kind of event, not once per pod).
+        self._interested: dict[ClusterEvent, dict[str, list[tuple[str, Any]]]] = {}
         self.moves = 0  # pods moved out of the unschedulable pool by events
         # Pops so far (active_queue.go: schedCycle, what Scheduler.CurrentCycle reads).
         self.scheduling_cycle = 0
@@ -198,7 +201,7 @@ class SchedulingQueue:
         for seq, event, old, new in self._in_flight_events:
             if seq < start:
                 continue
-            s = self._worth_requeuing(info, event, old, new)
+            s = self._worth_requeuing(info, event, old, new, self._interested_in(event))
             if s is Strategy.IMMEDIATELY:
                 return s
             if s is Strategy.AFTER_BACKOFF:
@@ -231,19 +234,23 @@ class SchedulingQueue:
     # --- cluster events -------------------------------------------------------------------
 
     def _worth_requeuing(
-        self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
+        self,
+        info: QueuedPodInfo,
+        event: ClusterEvent,
+        old: Any,
+        new: Any,
+        interested: dict[str, list[tuple[str, Any]]],
     ) -> Strategy:
-        rejectors = info.unschedulable_plugins | info.pending_plugins
-        if not rejectors or event.resource == WILDCARD:
+        """isPodWorthRequeuing; ``interested``: ``_interested_in(event)``."""
+        rejected, pending = info.unschedulable_plugins, info.pending_plugins
+        if (not rejected and not pending) or event.resource == WILDCARD:
             return Strategy.AFTER_BACKOFF
-        entries = self._hints.get(info.pod.scheduler_name)
+        entries = interested.get(info.pod.scheduler_name)
         if entries is None:
             return Strategy.AFTER_BACKOFF
         strategy = Strategy.SKIP
-        for plugin, registered, hint_fn in entries:
-            if plugin not in rejectors:
-                continue
-            if registered is not None and not registered.matches(event):
+        for plugin, hint_fn in entries:
+            if plugin not in rejected and plugin not in pending:
                 continue
             hint = QueueingHint.QUEUE
             if hint_fn is not None:
@@ -261,6 +268,20 @@ class SchedulingQueue:
             strategy = Strategy.AFTER_BACKOFF
         return strategy
 
+    def _interested_in(self, event: ClusterEvent) -> dict[str, list[tuple[str, Any]]]:
+        """Per profile, the (plugin, hint) entries registered for events ``event`` matches."""
+        found = self._interested.get(event)
+        if found is None:
+            found = self._interested[event] = {
+                name: [
+                    (plugin, hint_fn)
+                    for plugin, registered, hint_fn in entries
+                    if registered is None or registered.matches(event)
+                ]
+                for name, entries in self._hints.items()
+            }
+        return found
+
     def on_event(
         self,
         event: ClusterEvent,
@@ -272,16 +293,18 @@ class SchedulingQueue:
         if self._in_flight:
             self._in_flight_events.append((next(self._event_seq), event, old, new))
         moved = 0
-        for info in list(self.unschedulable.values()):
-            if info.gated and event not in (FORCE_ACTIVATE,) and _gated_for_good(info):
-                # Scheduling gates are lifted only by the pod's own updates (PreEnqueue
-                # re-run); other PreEnqueue plugins (DynamicResources waiting for a claim)
-                # hear their events (movePodsToActiveOrBackoffQueue: only pods gated by
-                # SchedulingGates are skipped).
-                continue
+        pool = self.unschedulable.values()
+        if event != FORCE_ACTIVATE:
+            # Scheduling gates are lifted only by the pod's own updates (PreEnqueue
+            # re-run); other PreEnqueue plugins (DynamicResources waiting for a claim)
+            # hear their events (movePodsToActiveOrBackoffQueue: only pods gated by
+            # SchedulingGates are skipped).
+            pool = [i for i in pool if not (i.gated and _gated_for_good(i))]  # type: ignore[assignment]
+        interested = self._interested_in(event)
+        for info in list(pool):
             if pre_check is not None and not pre_check(info.pod):
                 continue
-            strategy = self._worth_requeuing(info, event, old, new)
+            strategy = self._worth_requeuing(info, event, old, new, interested)
             if strategy is Strategy.SKIP:
                 continue
             del self.unschedulable[info.pod.uid]

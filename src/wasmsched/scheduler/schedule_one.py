@@ -36,7 +36,7 @@ from wasmsched.scheduler.types import AssumedPod, NoNodes
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
-    from wasmsched.framework.batching import OpportunisticBatch
+    from wasmsched.framework.batching import OpportunisticBatch, PodSignature
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import Snapshot
     from wasmsched.framework.runtime import Framework
@@ -126,10 +126,19 @@ def _schedule_pod_batched(
     cycle: int,
 ) -> ScheduleResult:
     """schedulePod with OpportunisticBatching (1.35+, a profile whose plugins all sign
-    pods and no extenders): the hinted node first, the results stored for the next pod."""
-    signature = batch.sign(pod)
+    pods and no extenders): the hinted node first, the results stored for the next pod.
+
+    The pod is signed only when the signature is read: by GetNodeHint when a batch is
+    kept, and after a cycle with more than one feasible node (a DaemonSet pod's cycle,
+    one node, reads it never). Signing has no effects, so when it runs does not matter."""
     now = alg.now()
     hint = ""
+    signed: list[PodSignature | None] = []
+
+    def signature() -> PodSignature | None:
+        if not signed:
+            signed.append(batch.sign(pod))
+        return signed[0]
 
     def node_hint() -> str:
         nonlocal hint
@@ -142,9 +151,11 @@ def _schedule_pod_batched(
     evaluated = diagnosis.evaluated_nodes
     if len(feasible) == 1:
         host = feasible[0].name
-        batch.store_results(signature, hint, host, None, None, cycle, now)
+        # Without a heap of other nodes nothing is kept: the signature is not needed.
+        batch.store_results(None, hint, host, None, None, cycle, now)
         return ScheduleResult(host, evaluated, 1)
-    if signature is None:
+    signed_as = signature()
+    if signed_as is None:
         # Nothing is kept for the next pod: no heap to build, only its top.
         totals = prioritize_nodes(alg, fwk, state, pod, feasible, snapshot)
         host = feasible[heap_top_index(totals)].name
@@ -156,7 +167,7 @@ def _schedule_pod_batched(
     heap = ScoredNodeHeap([(t, 0, n) for t, n in zip(totals.tolist(), names, strict=True)])
     host = heap.pop()[2]
     raw = {n: {p: scores[i] for p, scores in by_plugin.items()} for i, n in enumerate(names)}
-    batch.store_results(signature, hint, host, heap, raw, cycle, now)
+    batch.store_results(signed_as, hint, host, heap, raw, cycle, now)
     return ScheduleResult(host, evaluated, len(feasible))
 
 

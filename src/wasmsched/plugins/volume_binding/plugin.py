@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from wasmsched.framework.batching import VOLUMES_SIGNER, volumes_signature
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -59,6 +61,7 @@ from wasmsched.plugins.volume_binding.storage import (
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.columns import IntArray, NodeRows
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import Handle, PreFilterResult
     from wasmsched.framework.node_info import NodeInfo
@@ -327,6 +330,13 @@ class ScoringVolumeBinding(VolumeBinding):
         StorageCapacityScoring on, Score runs, for a pod without claims too (kube's
         PreFilter leaves it an empty state: it scores 0 everywhere)."""
         return None
+
+    def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
+        """``score`` over the rows for a pod without claims (no PreFilter state): 0 on
+        every node; else None, and ``score`` runs node by node."""
+        if state.get(STATE_KEY) is not None:
+            return None
+        return np.zeros(len(rows), np.int64)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """Score (volume_binding.go: VolumeBinding.Score): the storage the pod's new volumes

@@ -1,0 +1,35 @@
+"""A cached property without a lock, for the parsed views of manifests (api/objects.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, Self, TypeVar, overload
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):
+    """functools.cached_property without its lock (Python 3.11 takes an RLock at every
+    first read; 3.12 dropped it): computed on first read, then a plain instance
+    attribute. The objects are immutable, so a value computed twice is the same value."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.attrname = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attrname = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = self.func(instance)
+        instance.__dict__[self.attrname] = value
+        return value

@@ -1,0 +1,140 @@
+"""The fixed per-pod costs of a scheduling cycle (issue 25, item 2): what a cycle does not do
+when kube-scheduler does not do it either. Each test counts calls with a spy and checks the
+placements are those of the path it replaces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sched_support import node, pod
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, Pod
+from wasmsched.config import default_config
+from wasmsched.framework.batching import OpportunisticBatch
+from wasmsched.framework.runtime import Framework
+from wasmsched.framework.types import ClusterEvent
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
+from wasmsched.sim.simulation import Simulation
+
+V137 = SchedulerFeatures.of(KubernetesVersion(1, 37))
+
+
+def _nodes(n: int) -> list[Node]:
+    return [node(f"node-{i}") for i in range(n)]
+
+
+def _daemon_pod(i: int, target: str) -> Pod:
+    """A DaemonSet pod: required node affinity on metadata.name (the DaemonSet
+    controller's pin), which NodeAffinity's PreFilter turns into one node name."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [target]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [term]
+    }}}  # fmt: skip
+    return pod(f"ds-{i}", affinity=affinity)
+
+
+def _placements(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(V137))
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    return {r.pod.name: r.node for r in result.pods}
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
+    """Counts the calls of the method ``cls.name`` (in the list's one item)."""
+    calls = [0]
+    original = getattr(cls, name)
+
+    def spy(self: Any, *args: Any) -> Any:
+        calls[0] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, name, spy)
+    return calls
+
+
+def test_a_daemonset_pods_named_node_is_filtered_node_by_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # kube filters only the node NodeAffinity's PreFilterResult names; a vectorized form
+    # over one row costs more than the per-node calls, so none is asked.
+    nodes = _nodes(64)
+    pods = [_daemon_pod(i, f"node-{i * 7 % 64}") for i in range(20)]
+    asked: list[str] = []
+    original = Framework.__init__
+
+    def spy_forms(self: Framework, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        for name, form in list(self.filter_columns.items()):
+
+            def counted(*a: Any, _form: Any = form, _name: str = name) -> Any:
+                asked.append(_name)
+                return _form(*a)
+
+            self.filter_columns[name] = counted
+
+    monkeypatch.setattr(Framework, "__init__", spy_forms)
+    placed = _placements(nodes, pods)
+    assert asked == []
+    assert placed == {f"ds-{i}": f"node-{i * 7 % 64}" for i in range(20)}
+
+
+def test_daemonset_placements_match_the_per_node_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes = _nodes(64)
+    pods = [_daemon_pod(i, f"node-{i % 5}") for i in range(30)]  # some do not fit: 4 CPUs
+    columnar = _placements(nodes, pods)
+    monkeypatch.setattr(Framework, "use_batch", False)
+    assert _placements(nodes, pods) == columnar
+
+
+def test_a_pod_with_one_feasible_node_is_not_signed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Opportunistic batching (1.35+) keeps nothing after a cycle with one feasible node, so
+    # the pod's signature is never read; a pod with several feasible nodes is signed.
+    signed: list[str] = []
+    original = OpportunisticBatch.sign
+
+    def spy(self: OpportunisticBatch, p: Pod) -> Any:
+        signed.append(p.name)
+        return original(self, p)
+
+    monkeypatch.setattr(OpportunisticBatch, "sign", spy)
+    nodes = _nodes(64)
+    pods = [_daemon_pod(i, f"node-{i}") for i in range(10)] + [pod("free")]
+    placed = _placements(nodes, pods)
+    assert signed == ["free"]
+    assert placed["free"] is not None
+
+
+def test_an_event_is_matched_once_per_profile_entry_not_once_per_pod(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # MoveAllToActiveOrBackoffQueue at every binding: which registered events an incoming
+    # event matches does not depend on the pod, so it is worked out once per kind of event.
+    calls = _count_calls(monkeypatch, ClusterEvent, "matches")
+    nodes = _nodes(4)
+    stuck = [pod(f"big-{i}", cpu="8") for i in range(40)]  # fit nowhere: unschedulable
+    small = [pod(f"small-{i}") for i in range(20)]
+    placed = _placements(nodes, [*stuck, *small])
+    assert all(placed[f"small-{i}"] for i in range(20))
+    assert not any(placed[f"big-{i}"] for i in range(40))
+    # 20 bindings x 40 unschedulable pods would be 800 matchings per registered event.
+    assert calls[0] < 200
+
+
+def test_gated_pods_are_not_looked_at_per_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Gated pods leave the pool only through their own updates: each event compares itself
+    # with ForceActivate once, not once per gated pod.
+    compared = _count_calls(monkeypatch, ClusterEvent, "__eq__")
+    nodes = _nodes(4)
+    gated = [pod(f"gated-{i}", schedulingGates=[{"name": "wait"}]) for i in range(30)]
+    free = [pod(f"free-{i}") for i in range(10)]
+    placed = _placements(nodes, [*gated, *free])
+    # 10 bindings x 30 gated pods would be 300 comparisons.
+    assert compared[0] < 60
+    assert all(placed[f"free-{i}"] for i in range(10))
+    assert not any(placed[f"gated-{i}"] for i in range(30))
