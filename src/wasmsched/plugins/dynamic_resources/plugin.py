@@ -10,7 +10,7 @@ default profile, never runs; Score is 0 without claims.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,14 +56,13 @@ from wasmsched.plugins.dynamic_resources.explain import device_holders, node_ent
 from wasmsched.plugins.dynamic_resources.extended import (
     ExtendedResourceResolver,
     create_extended_claim,
-    filter_extended,
-    in_memory,
     patch_extended_status,
     pre_filter_extended,
 )
 from wasmsched.plugins.dynamic_resources.hints import events_to_register
 from wasmsched.plugins.dynamic_resources.scoring import compute_score
 from wasmsched.plugins.dynamic_resources.slices import SliceIndex
+from wasmsched.plugins.dynamic_resources.state import ClaimInfo, StateData
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
@@ -92,82 +91,6 @@ ERR_NOT_FOUND = "not found"
 _POINTS = frozenset(
     {fi.PRE_ENQUEUE, fi.PRE_FILTER, fi.FILTER, fi.POST_FILTER, fi.RESERVE, fi.PRE_BIND}
 )
-
-
-class _Claim:
-    """informationForClaim, with the claim: ``available_on`` is the node selector of an
-    allocated claim; ``allocation`` the one Reserve made (published by PreBind)."""
-
-    __slots__ = ("allocation", "available_on", "claim", "name", "uid")
-
-    def __init__(self, name: str, claim: Manifest) -> None:
-        self.name = name
-        self.claim = claim
-        # The uid in flight (the special claim's changes when PreBind creates it).
-        self.uid = claim_uid(claim)
-        self.available_on: NodeSelector | None = None
-        self.allocation: dict[str, Any] | None = None
-
-
-class _State:
-    """dynamicresources.go: stateData, written by PreFilter for every pod it sees.
-
-    ``claims``: the pod's claims in ``spec.resourceClaims`` order, then ``extended``, the
-    special claim for its extended resources backed by DRA (``pod_scalars``: its scalar
-    requests); ``node_allocations``: Filter's allocations per node (the claims to allocate,
-    in order), ``node_extended`` the special claim made per node with the request mappings;
-    ``unavailable``: the indices of allocated claims some node could not use.
-    """
-
-    __slots__ = (
-        "allocator",
-        "claims",
-        "extended",
-        "holders",
-        "node_allocations",
-        "node_extended",
-        "pod_scalars",
-        "unavailable",
-    )
-
-    def __init__(self) -> None:
-        self.claims: list[_Claim] = []
-        self.extended: _Claim | None = None
-        self.allocator: Allocator | None = None
-        self.holders: dict[str, str] | None = None  # explained cycles: device -> its claim
-        self.node_allocations: dict[str, list[dict[str, Any]]] = {}
-        self.node_extended: dict[str, tuple[Manifest, list[dict[str, str]]]] = {}
-        self.unavailable: set[int] = set()
-        self.pod_scalars: Mapping[str, int] = {}
-
-    def no_user_claim(self) -> bool:
-        """claimStore.noUserClaim: only the special claim, if any."""
-        return len(self.claims) == (1 if self.extended is not None else 0)
-
-    def filter_extended(
-        self, pod: Pod, node_info: NodeInfo, resolver: ExtendedResourceResolver
-    ) -> Manifest | Status | None:
-        """filterExtendedResources: the special claim made for the node (kept), if any."""
-        if self.extended is None:
-            return None
-        found = filter_extended(
-            self.extended.claim, self.pod_scalars, self.no_user_claim(), pod, node_info, resolver
-        )
-        if found is None or isinstance(found, Status):
-            return found
-        self.node_extended[node_info.name] = found
-        return found[0]
-
-    def extended_created(self) -> bool:
-        """The special claim exists on the API server (not isSpecialClaimName)."""
-        return self.extended is not None and not in_memory(self.extended.claim)
-
-    def clone(self) -> _State:
-        return self  # as upstream (stateData.Clone): shared across clones
-
-    def to_allocate(self) -> list[tuple[int, _Claim]]:
-        """claimStore.toAllocate: the claims without an allocation, with their index."""
-        return [(i, c) for i, c in enumerate(self.claims) if allocation_of(c.claim) is None]
 
 
 class DynamicResources:
@@ -324,7 +247,7 @@ class DynamicResources:
         allocator is set up once for the cycle."""
         if not self._enabled:
             return None, self._skip
-        s = _State()
+        s = StateData()
         state.write(STATE_KEY, s)
         try:
             claims = self._pod_claims(pod)
@@ -333,13 +256,13 @@ class DynamicResources:
         found = self._extended_resources and pre_filter_extended(
             pod, self._resolver, lambda: self.handle.objects(DEVICE_CLASS_KIND), self._claims_now
         )
-        extended = _Claim("", found) if found else None
+        extended = ClaimInfo("", found) if found else None
         if found:
             s.pod_scalars = pod.requests.scalar
         if not claims and extended is None:
             return None, self._skip
         # Kept in the state only once PreFilter succeeds (as upstream's s.claims = claims).
-        infos = [_Claim(name, claim) for name, claim in claims]
+        infos = [ClaimInfo(name, claim) for name, claim in claims]
         if extended is not None:
             infos.append(extended)
         to_allocate = 0
@@ -394,7 +317,7 @@ class DynamicResources:
         allocator's answer is kept per node for Score and Reserve)."""
         if not self._enabled:
             return None
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, ERR_NOT_FOUND)
         if not s.claims:
@@ -464,7 +387,7 @@ class DynamicResources:
         one at random) so that the next attempt may allocate it elsewhere."""
         if not self._enabled:
             return None, Status(Code.UNSCHEDULABLE)
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return None, Status(Code.ERROR, ERR_NOT_FOUND)
         if not s.claims:
@@ -501,7 +424,7 @@ class DynamicResources:
         0 for a pod without claims."""
         if not self._enabled or not self._prioritized_list:
             return 0, None
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return 0, Status(Code.ERROR, ERR_NOT_FOUND)
         if not s.claims:
@@ -513,7 +436,7 @@ class DynamicResources:
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the rows: all 0 for a pod without claims."""
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None or s.claims:
             return None
         return np.zeros(len(rows), np.int64)
@@ -544,7 +467,7 @@ class DynamicResources:
         later pods do not get the same devices before PreBind writes them."""
         if not self._enabled:
             return None
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, ERR_NOT_FOUND)
         to_allocate = s.to_allocate()
@@ -582,7 +505,7 @@ class DynamicResources:
         in-flight allocations, and takes the pod out of reservedFor where PreBind put it."""
         if not self._enabled:
             return
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return
         for info in s.claims:
@@ -622,7 +545,7 @@ class DynamicResources:
         claims, else Skip."""
         if not self._enabled:
             return self._skip
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, ERR_NOT_FOUND)
         return None if s.claims else self._skip
@@ -633,7 +556,7 @@ class DynamicResources:
         delete-protection finalizer) and the pod added to reservedFor."""
         if not self._enabled:
             return None
-        s: _State | None = state.get(STATE_KEY)
+        s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, ERR_NOT_FOUND)
         for info in s.claims:
