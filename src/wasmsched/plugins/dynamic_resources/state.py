@@ -92,7 +92,8 @@ class StateData:
         return self.extended is not None and not in_memory(self.extended.claim)
 
     def clone(self) -> StateData:
-        return self  # as upstream (stateData.Clone): shared across clones
+        """The same object: upstream's stateData.Clone shares it across clones."""
+        return self
 
     def to_allocate(self) -> list[tuple[int, ClaimInfo]]:
         """claimStore.toAllocate: the claims without an allocation, with their index."""
