@@ -232,7 +232,10 @@ def run_cases(
     cases: Sequence[Case], workdir: Path, jobs: int = 4, ref: Reference = V133
 ) -> list[Outcome]:
     """Both schedulers, at ``ref``'s release, on every case; preemption cases that
-    disagree are re-run."""
+    disagree are re-run, and DRA cases that disagree on a message only: the reference's
+    stand-in for the resourceclaim controller (reference/dra_137.go) releases claims on
+    goroutines of its own, so which cluster a pod's last attempt saw varies between
+    runs of the reference (a case agrees when one run of the reference agrees)."""
     ours: dict[str, Report] = {}
     for case in cases:
         folder = workdir / case.name
@@ -248,7 +251,16 @@ def run_cases(
         if ours[case.name].preemptions or theirs.preemptions:
             case.features.add("preemption")
         outcomes.append(Outcome(case, compare(ours[case.name], theirs), ours[case.name], theirs))
-    retry = [o for o in outcomes if o.diffs and (o.ours.preemptions or o.ref.preemptions)]
+    retry = [
+        o
+        for o in outcomes
+        if o.diffs
+        and (
+            o.ours.preemptions
+            or o.ref.preemptions
+            or ("dra" in o.case.features and not o.placement_diffs)
+        )
+    ]
     for _ in range(PREEMPTION_RERUNS):
         if not retry:
             break
