@@ -171,6 +171,51 @@ def is_newer(listed: Manifest, assumed: Manifest) -> bool:
         return False
 
 
+def claims_with_assumed(
+    listed: Sequence[Manifest], assumed: dict[str, Manifest], assumed_listed: set[str]
+) -> Sequence[Manifest]:
+    """The listed claims with the assumed versions in their place, until the list has a
+    newer version (assumecache.go: an informer object replaces an assumed one only with a
+    higher resourceVersion; simulated claims have none). An assumed claim that was listed
+    when written (``assumed_listed``) and is no longer listed was deleted, and is dropped
+    with its assumed version (AssumeCache.delete). Updates ``assumed`` and
+    ``assumed_listed`` as the cache catches up."""
+    if not assumed:
+        return listed
+    out: list[Manifest] = []
+    seen: set[str] = set()
+    for claim in listed:
+        key = claim_key(claim)
+        mine = assumed.get(key)
+        if mine is not None and mine is not claim and not is_newer(claim, mine):
+            claim = mine
+        elif mine is not None:
+            del assumed[key]  # the informer caught up
+            assumed_listed.discard(key)
+        seen.add(key)
+        out.append(claim)
+    for key in [k for k in assumed if k not in seen]:
+        if key in assumed_listed:
+            del assumed[key]
+            assumed_listed.discard(key)
+        else:
+            out.append(assumed[key])  # written, not listed yet
+    return out
+
+
+def current_version(
+    claim: Manifest, assumed: Mapping[str, Manifest], listed: Sequence[Manifest]
+) -> Manifest:
+    """The claim as the scheduler knows it now: the assumed version unless the listed one
+    is newer, else the listed one, else ``claim`` itself."""
+    key = claim_key(claim)
+    mine = assumed.get(key)
+    for other in listed:
+        if claim_key(other) == key:
+            return mine if mine is not None and not is_newer(other, mine) else other
+    return mine if mine is not None else claim
+
+
 _UNSET = object()
 
 

@@ -46,8 +46,9 @@ from wasmsched.plugins.dynamic_resources.claims import (
     check_request,
     claim_key,
     claim_uid,
+    claims_with_assumed,
+    current_version,
     delete_claim,
-    is_newer,
     meta_of,
     requests_of,
     with_status,
@@ -144,31 +145,10 @@ class DynamicResources:
     # --- the DRA manager ----------------------------------------------------------------------
 
     def _claim_list(self) -> Sequence[Manifest]:
-        """The handle's claims with the assumed versions in their place, until the handle
-        has a newer version (assumecache.go: an informer object replaces an assumed one
-        only with a higher resourceVersion; simulated claims have none)."""
-        listed = self.handle.objects(CLAIM_KIND)
-        if not self._assumed:
-            return listed
-        out: list[Manifest] = []
-        seen: set[str] = set()
-        for claim in listed:
-            key = claim_key(claim)
-            assumed = self._assumed.get(key)
-            if assumed is not None and assumed is not claim and not is_newer(claim, assumed):
-                claim = assumed
-            elif assumed is not None:
-                del self._assumed[key]  # the informer caught up
-                self._assumed_listed.discard(key)
-            seen.add(key)
-            out.append(claim)
-        for key in [k for k in self._assumed if k not in seen]:
-            if key in self._assumed_listed:
-                del self._assumed[key]
-                self._assumed_listed.discard(key)
-            else:
-                out.append(self._assumed[key])  # written, not listed yet
-        return out
+        """The handle's claims with the assumed versions in their place (claims_with_assumed)."""
+        return claims_with_assumed(
+            self.handle.objects(CLAIM_KIND), self._assumed, self._assumed_listed
+        )
 
     def _pod_claims(self, pod: Pod) -> list[tuple[str, Manifest]]:
         """foreachPodResourceClaim over the current claims."""
@@ -445,15 +425,11 @@ class DynamicResources:
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
         """NormalizeScore (dynamicresources.go): helper.DefaultNormalizeScore."""
-        if not self._enabled:
-            return None
-        return default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return default_normalize_score(MAX_NODE_SCORE, False, scores) if self._enabled else None
 
     def normalize_columns(self, values: IntArray) -> IntArray:
         """``normalize_score`` over an array of scores."""
-        if not self._enabled:
-            return values
-        return default_normalize_columns(MAX_NODE_SCORE, False, values)
+        return default_normalize_columns(MAX_NODE_SCORE, False, values) if self._enabled else values
 
     def score_extensions(self) -> DynamicResources:
         """ScoreExtensions (dynamicresources.go): the plugin itself (NormalizeScore)."""
@@ -533,12 +509,7 @@ class DynamicResources:
 
     def _current(self, claim: Manifest) -> Manifest:
         """The claim as the scheduler knows it now (assumed or listed)."""
-        key = claim_key(claim)
-        assumed = self._assumed.get(key)
-        for listed in self.handle.objects(CLAIM_KIND):
-            if claim_key(listed) == key:
-                return assumed if assumed is not None and not is_newer(listed, assumed) else listed
-        return assumed if assumed is not None else claim
+        return current_version(claim, self._assumed, self.handle.objects(CLAIM_KIND))
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
