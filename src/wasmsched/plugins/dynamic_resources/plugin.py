@@ -35,7 +35,6 @@ from wasmsched.framework.types import (
 )
 from wasmsched.plugins.dynamic_resources.allocator import (
     FIRST_AVAILABLE_MAX_SIZE,
-    AllocatedState,
     AllocationError,
     Allocator,
     FailedOnNode,
@@ -46,7 +45,6 @@ from wasmsched.plugins.dynamic_resources.claims import (
 )
 from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
-    ClaimIndex,
     Manifest,
     allocation_of,
     api_timestamp,
@@ -63,6 +61,7 @@ from wasmsched.plugins.dynamic_resources.hints import (
     schedulable_after_target_pod_update,
 )
 from wasmsched.plugins.dynamic_resources.slices import SliceIndex
+from wasmsched.plugins.dynamic_resources.tracker import ClaimTracker
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
@@ -112,13 +111,25 @@ class _State:
     ``claims`` is the pod's claims in ``spec.resourceClaims`` order (empty: nothing to do);
     ``node_allocations`` Filter's allocation per node (the claims to allocate, in order),
     ``unavailable`` the indices of allocated claims some node could not use.
+    ``allocating`` is what Filter hands the allocator on every node (the claims to allocate
+    as PreFilter found them), ``prioritized`` whether any claim has a ``firstAvailable``
+    request (without one, computeScore is 0 on every node).
     """
 
-    __slots__ = ("allocator", "claims", "node_allocations", "unavailable")
+    __slots__ = (
+        "allocating",
+        "allocator",
+        "claims",
+        "node_allocations",
+        "prioritized",
+        "unavailable",
+    )
 
     def __init__(self) -> None:
         self.claims: list[_Claim] = []
         self.allocator: Allocator | None = None
+        self.allocating: list[Manifest] = []
+        self.prioritized = False
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
         self.unavailable: set[int] = set()
 
@@ -163,71 +174,31 @@ class DynamicResources:
         self.extension_points = (
             _POINTS | {fi.SCORE} if features.dynamic_resources_scores else _POINTS
         )
-        self._claims = ClaimIndex()
+        # dra_manager.go: the claimTracker (claims with the assumed versions over them,
+        # in-flight allocations, allocated devices).
+        self._claims = ClaimTracker(self._consumable_capacity)
         self._slices = SliceIndex()
         self._selectors = SelectorCache()
         self._skip = Status(Code.SKIP)
-        # dra_manager.go: claimTracker's in-flight allocations (claim uid -> (claim with
-        # the allocation, pod uid)) and the claims written but not yet seen (key -> claim).
-        self._in_flight: dict[str, tuple[Manifest, str]] = {}
-        self._assumed: dict[str, Manifest] = {}
 
     # --- the DRA manager ----------------------------------------------------------------------
 
-    def _claim_list(self) -> Sequence[Manifest]:
-        """The handle's claims with the assumed versions in their place."""
-        listed = self.handle.objects(CLAIM_KIND)
-        if not self._assumed:
-            return listed
-        out: list[Manifest] = []
-        seen: set[str] = set()
-        for claim in listed:
-            key = claim_key(claim)
-            assumed = self._assumed.get(key)
-            if assumed is not None and assumed is not claim:
-                claim = assumed
-            elif assumed is not None:
-                del self._assumed[key]  # the informer caught up
-            seen.add(key)
-            out.append(claim)
-        out.extend(c for k, c in self._assumed.items() if k not in seen)
-        return out
+    def _claims_now(self) -> ClaimTracker:
+        """The tracker, caught up with the handle's claims."""
+        self._claims.refresh(self.handle.objects(CLAIM_KIND))
+        return self._claims
 
     def _pod_claims(self, pod: Pod) -> list[tuple[str, Manifest]]:
         """foreachPodResourceClaim over the current claims."""
         if not pod.resource_claims:
             return []
-        self._claims.refresh(self._claim_list())
-        return self._claims.pod_claims(pod)
-
-    def _allocated_state(self) -> AllocatedState:
-        """GatherAllocatedState: every allocated claim's devices, and those in flight."""
-        state = AllocatedState()
-        seen: set[str] = set()
-        for claim in self._claims_now():
-            uid = claim_uid(claim)
-            in_flight = self._in_flight.get(uid)
-            allocation = allocation_of(in_flight[0]) if in_flight else allocation_of(claim)
-            seen.add(uid)
-            if allocation is not None:
-                state.add_allocation(allocation, self._consumable_capacity)
-        for uid, (claim, _) in self._in_flight.items():
-            if uid not in seen:
-                allocation = allocation_of(claim)
-                if allocation is not None:
-                    state.add_allocation(allocation, self._consumable_capacity)
-        return state
-
-    def _claims_now(self) -> Sequence[Manifest]:
-        claims = self._claim_list()
-        self._claims.refresh(claims)
-        return claims
+        return self._claims_now().pod_claims(pod)
 
     def _write(self, claim: dict[str, Any]) -> Status | None:
         """UpdateStatus through the handle, then AssumeClaimAfterAPICall."""
         status = self.handle.write_resource_claim(claim)
         if status is None or status.is_success():
-            self._assumed[claim_key(claim)] = claim
+            self._claims.assume(claim)
         return status
 
     # --- PreEnqueue -------------------------------------------------------------------------
@@ -285,7 +256,7 @@ class DynamicResources:
                 continue
             to_allocate += 1
             uid = claim_uid(info.claim)
-            if uid in self._in_flight:
+            if uid in self._claims.in_flight:
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     f"resource claim {claim_key(info.claim)} is in the process of being allocated",
@@ -303,13 +274,22 @@ class DynamicResources:
             )
             s.allocator = Allocator(
                 self._allocator_features,
-                self._allocated_state(),
+                self._claims_now().allocated_state(),
                 classes,
                 self._slices.for_node,
                 self._slices.all,
                 self._selectors,
+                self._slices.pools_for,
             )
         s.claims = infos
+        s.allocating = [info.claim for _, info in s.to_allocate()]
+        s.prioritized = any(
+            as_mapping(r).get("firstAvailable")
+            for info in infos
+            for r in as_list(
+                as_mapping(as_mapping(info.claim.get("spec")).get("devices")).get("requests")
+            )
+        )
         return None, None
 
     def _check_request(
@@ -365,7 +345,7 @@ class DynamicResources:
         ]
         allocations: list[dict[str, Any]] = []
         if s.allocator is not None:
-            claims = [info.claim for _, info in s.to_allocate()]
+            claims = s.allocating
             try:
                 result = s.allocator.allocate(node, claims)
             except FailedOnNode as err:
@@ -430,14 +410,17 @@ class DynamicResources:
         if not s.claims:
             return 0, None
         allocations = s.node_allocations.get(node_info.name)
-        if allocations is None:
+        if allocations is None or not s.prioritized:
+            # Filter kept one allocation per claim to allocate: without a prioritized
+            # list computeScore adds nothing.
             return 0, None
         return compute_score([info.claim for info in s.claims], allocations)
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
-        """``score`` over the rows: all 0 for a pod without claims."""
+        """``score`` over the rows: all 0 for a pod without claims, or without a claim
+        with a prioritized list."""
         s: _State | None = state.get(STATE_KEY)
-        if s is None or s.claims:
+        if s is None or (s.claims and s.prioritized):
             return None
         return np.zeros(len(rows), np.int64)
 
@@ -490,7 +473,7 @@ class DynamicResources:
             if FINALIZER not in finalizers:
                 meta["finalizers"] = [*finalizers, FINALIZER]
             claim["metadata"] = meta
-            self._in_flight[claim_uid(info.claim)] = (claim, pod.uid)
+            self._claims.hold(claim, pod.uid)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -503,9 +486,9 @@ class DynamicResources:
             return
         for info in s.claims:
             uid = claim_uid(info.claim)
-            held = self._in_flight.get(uid)
+            held = self._claims.in_flight.get(uid)
             if held is not None and held[1] == pod.uid:
-                del self._in_flight[uid]
+                self._claims.release(uid)
             current = self._current(info.claim)
             reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))
             if allocation_of(current) is not None and any(
@@ -516,14 +499,8 @@ class DynamicResources:
 
     def _current(self, claim: Manifest) -> Manifest:
         """The claim as the scheduler knows it now (assumed or listed)."""
-        key = claim_key(claim)
-        assumed = self._assumed.get(key)
-        if assumed is not None:
-            return assumed
-        for listed in self.handle.objects(CLAIM_KIND):
-            if claim_key(listed) == key:
-                return listed
-        return claim
+        current = self._claims_now().current(claim_key(claim))
+        return claim if current is None else current
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
@@ -581,7 +558,7 @@ class DynamicResources:
                     Code.ERROR,
                     f"add allocation and reservation to claim {claim_key(current)}: {status.message}",
                 )
-            self._in_flight.pop(uid, None)
+            self._claims.release(uid)
             info.claim = updated
         return None
 
