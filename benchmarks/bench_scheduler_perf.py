@@ -48,9 +48,10 @@ import datetime
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench_support import (
     KUBE_PARALLELISM,
@@ -120,6 +121,30 @@ def config_for(release: str) -> SchedulerConfig:
     return default_config(SchedulerFeatures.of(parse_kubernetes_version(release)))
 
 
+def _check_devices(w: Workload, claims: Iterable[Mapping[str, Any]]) -> None:
+    """Each measured pod's claims allocated, and no device held by two claims (results
+    with admin access or a share of a device left out)."""
+    held: set[tuple[str, str, str]] = set()
+    reserved = 0
+    for claim in claims:
+        status = claim.get("status") or {}
+        allocation = status.get("allocation")
+        if allocation is None:
+            continue
+        reserved += len(status.get("reservedFor") or [])
+        for r in allocation["devices"]["results"]:
+            if r.get("adminAccess") or r.get("shareID"):
+                continue
+            device = (r["driver"], r["pool"], r["device"])
+            if device in held:
+                raise WorkloadError(f"wasmsched: device {'/'.join(device)} allocated twice")
+            held.add(device)
+    measured = set(w.measured)
+    wanted = sum(len(p.resource_claims) for p in w.pending if p.key in measured)
+    if reserved < wanted:
+        raise WorkloadError(f"wasmsched: {reserved} claims reserved for pods, {wanted} expected")
+
+
 def run_ours(w: Workload, release: str = "") -> tuple[float, dict[str, str]]:
     """(measured pods bound per second, each pod's node) of one simulation."""
     if w.events:
@@ -132,6 +157,7 @@ def run_ours(w: Workload, release: str = "") -> tuple[float, dict[str, str]]:
     finally:
         sim.close()
     _check(w, {o.pod.key: o.result for o in result.outcomes}, "wasmsched")
+    _check_devices(w, sim.store.resource_claims.values())
     nodes = {o.pod.key: o.node for o in result.outcomes if o.node}
     return clock.bound_rate(), nodes
 

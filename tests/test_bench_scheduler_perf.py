@@ -67,3 +67,18 @@ def test_dra_shape_takes_one_device_per_pod_at_its_release(bench: ModuleType) ->
     assert bench.reference_binary("1.37").name == "wasmsched-reference-1.37"
     row = bench.run_row("SchedulingWithResourceClaimTemplate", 4, False, False, "1.33")
     assert row.note == "skipped: needs 1.37"
+
+
+def test_a_device_held_twice_is_reported(bench: ModuleType) -> None:
+    workload = bench.WORKLOADS["SchedulingWithResourceClaimTemplate"](1)
+    result = {"request": "req-0", "driver": "d", "pool": "p", "device": "gpu-0"}
+    claim = {
+        "status": {
+            "allocation": {"devices": {"results": [result]}},
+            "reservedFor": [{"resource": "pods", "name": "x", "uid": "u"}],
+        }
+    }
+    with pytest.raises(bench.WorkloadError, match="device d/p/gpu-0 allocated twice"):
+        bench._check_devices(workload, [claim, claim])
+    with pytest.raises(bench.WorkloadError, match="1 claims reserved for pods, 5 expected"):
+        bench._check_devices(workload, [claim])

@@ -10,6 +10,7 @@ default profile, never runs; Score is 0 without claims.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -65,7 +66,7 @@ from wasmsched.plugins.dynamic_resources.tracker import ClaimTracker
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
-    from wasmsched.api.objects import Pod
+    from wasmsched.api.objects import Node, Pod
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import (
         Handle,
@@ -120,7 +121,9 @@ class _State:
         "allocating",
         "allocator",
         "claims",
+        "inputs",
         "node_allocations",
+        "pool_versions",
         "prioritized",
         "unavailable",
     )
@@ -129,6 +132,10 @@ class _State:
         self.claims: list[_Claim] = []
         self.allocator: Allocator | None = None
         self.allocating: list[Manifest] = []
+        # What the allocator's answer depends on besides the node and its pools' devices
+        # held (None: not kept across cycles), and those pools' versions at PreFilter.
+        self.inputs: tuple[Any, ...] | None = None
+        self.pool_versions: dict[tuple[str, str], int] = {}
         self.prioritized = False
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
         self.unavailable: set[int] = set()
@@ -177,6 +184,9 @@ class DynamicResources:
         # dra_manager.go: the claimTracker (claims with the assumed versions over them,
         # in-flight allocations, allocated devices).
         self._claims = ClaimTracker(self._consumable_capacity)
+        # Filter's allocation per node across cycles: node name -> (node, the allocator's
+        # inputs, its pools' versions, the answer); see _allocate.
+        self._answers: dict[str, tuple[Node, tuple[Any, ...], tuple[int, ...], Any]] = {}
         self._slices = SliceIndex()
         self._selectors = SelectorCache()
         self._skip = Status(Code.SKIP)
@@ -246,7 +256,8 @@ class DynamicResources:
         # Kept in the state only once PreFilter succeeds (as upstream's s.claims = claims).
         infos = [_Claim(name, claim) for name, claim in claims]
         to_allocate = 0
-        classes = {str(meta_of(c).get("name")): c for c in self.handle.objects(DEVICE_CLASS_KIND)}
+        class_list = self.handle.objects(DEVICE_CLASS_KIND)
+        classes = {str(meta_of(c).get("name")): c for c in class_list}
         for info in infos:
             allocation = allocation_of(info.claim)
             if allocation is not None:
@@ -283,6 +294,9 @@ class DynamicResources:
             )
         s.claims = infos
         s.allocating = [info.claim for _, info in s.to_allocate()]
+        if s.allocator is not None:
+            s.inputs = _allocator_inputs(s.allocating, class_list, self._slices.generation)
+            s.pool_versions = self._claims.pool_versions()
         s.prioritized = any(
             as_mapping(r).get("firstAvailable")
             for info in infos
@@ -347,7 +361,7 @@ class DynamicResources:
         if s.allocator is not None:
             claims = s.allocating
             try:
-                result = s.allocator.allocate(node, claims)
+                result = self._allocate(s, node)
             except FailedOnNode as err:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
             except AllocationError as err:
@@ -363,6 +377,28 @@ class DynamicResources:
         if s.allocator is not None:
             s.node_allocations[node.name] = allocations
         return None
+
+    def _allocate(self, s: _State, node: Node) -> list[dict[str, Any]] | None:
+        """The allocator's answer on ``node``; kept across cycles, per node, while its inputs
+        are equal: the claims' specs (claims from one template have equal specs), the
+        classes, the slices, the node object, and the versions of the node's pools (which
+        devices of them are held). Errors and answers with share IDs (derived from the
+        claim's name) are not kept."""
+        assert s.allocator is not None
+        if s.inputs is None:
+            return s.allocator.allocate(node, s.allocating)
+        pools = self._slices.pools_for(node, self._allocator_features.partitionable_devices)
+        versions = tuple(s.pool_versions.get((p.driver, p.name), 0) for p in pools)
+        kept = self._answers.get(node.name)
+        if kept is not None and kept[0] is node and kept[1] == s.inputs and kept[2] == versions:
+            answer: list[dict[str, Any]] | None = kept[3]
+            return answer
+        answer = s.allocator.allocate(node, s.allocating)
+        if answer is None or not any(
+            "shareID" in r for a in answer for r in a["devices"]["results"]
+        ):
+            self._answers[node.name] = (node, s.inputs, versions, answer)
+        return answer
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -593,6 +629,19 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
+
+
+def _allocator_inputs(
+    claims: Sequence[Manifest], classes: Sequence[Manifest], slices_generation: int
+) -> tuple[Any, ...] | None:
+    """What an allocation depends on besides the node and the devices held: the claims'
+    specs (their names only word errors and share IDs), the classes and the slices. None
+    when a spec does not serialize."""
+    try:
+        specs = tuple(json.dumps(c.get("spec"), sort_keys=True) for c in claims)
+        return (specs, json.dumps(list(classes), sort_keys=True), slices_generation)
+    except (TypeError, ValueError):
+        return None
 
 
 def compute_score(

@@ -379,10 +379,12 @@ class SliceIndex:
     (dra_manager.go: ResourceSlices().ListWithDeviceTaintRules), kept until either list
     changes (the handle hands out a new list when a kind changes)."""
 
-    __slots__ = ("_key", "_parsed", "_pools", "all", "on_node", "shared")
+    __slots__ = ("_key", "_parsed", "_pools", "all", "generation", "on_node", "shared")
 
     def __init__(self) -> None:
         self._key: tuple[int, int] | None = None
+        # Grows with every re-read: equal generations, same slices.
+        self.generation = 0
         self._parsed: dict[int, tuple[Manifest, Slice]] = {}
         # gather_pools per (node name, partitionable), with the Node object it was
         # gathered for (a node's new version gathers again: its labels may select other
@@ -407,6 +409,7 @@ class SliceIndex:
             out.append(s)
         self._parsed = parsed
         self._pools = {}
+        self.generation += 1
         if rules:
             out = [_tainted(s, rules) for s in out]
         self.all = out

@@ -41,10 +41,20 @@ class AllocatedDevices:
     """The devices of a set of allocations, kept by reference count so that one
     allocation can be added or taken away without going over the others."""
 
-    __slots__ = ("_capacity", "_consumable_capacity", "_devices", "_shared", "_sources")
+    __slots__ = (
+        "_capacity",
+        "_consumable_capacity",
+        "_devices",
+        "_shared",
+        "_sources",
+        "pool_versions",
+    )
 
     def __init__(self, consumable_capacity: bool) -> None:
         self._consumable_capacity = consumable_capacity
+        # (driver, pool) -> a count that grows whenever an allocation of one of the pool's
+        # devices is added or taken away: equal counts, same devices held in the pool.
+        self.pool_versions: dict[tuple[str, str], int] = {}
         self._sources: dict[_Source, tuple[Any, _Parts]] = {}
         self._devices: dict[DeviceID, int] = {}
         self._shared: dict[tuple[DeviceID, str], int] = {}
@@ -67,6 +77,10 @@ class AllocatedDevices:
 
     def _count(self, source: _Source, parts: _Parts, step: int) -> None:
         devices, shared, consumed = parts
+        versions = self.pool_versions
+        for device_id in [*devices, *(d for d, _ in shared), *(d for d, _ in consumed)]:
+            pool = (device_id[0], device_id[1])
+            versions[pool] = versions.get(pool, 0) + 1
         for device_id in devices:
             _bump(self._devices, device_id, step)
         for share in shared:
@@ -133,7 +147,7 @@ class ClaimTracker:
         if listed is self._listed:
             return
         self._listed = listed
-        by_id = {id(c): c for c in listed}
+        by_id = dict(zip(map(id, listed), listed, strict=True))  # no bytecode per claim
         old = self._by_id
         gone = [old[i] for i in old.keys() - by_id.keys()]
         new = [by_id[i] for i in by_id.keys() - old.keys()]
@@ -229,3 +243,7 @@ class ClaimTracker:
     def allocated_state(self) -> AllocatedState:
         """GatherAllocatedState: every allocated claim's devices, and those in flight."""
         return self._devices.state()
+
+    def pool_versions(self) -> dict[tuple[str, str], int]:
+        """A copy of the pools' versions (AllocatedDevices.pool_versions) now."""
+        return dict(self._devices.pool_versions)
