@@ -41,7 +41,7 @@ def _run(objects: ClusterObjects) -> Ending:
 def _kept_and_not(objects: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Ending, Ending]:
     kept = _run(objects())
     with monkeypatch.context() as m:
-        m.setattr(dra_plugin, "_allocator_inputs", lambda *args: None)
+        m.setattr(dra_plugin, "allocator_inputs", lambda *args: None)
         fresh = _run(objects())
     return kept, fresh
 

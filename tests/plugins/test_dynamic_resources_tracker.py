@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from wasmsched.plugins.dynamic_resources.allocator import AllocatedState
 from wasmsched.plugins.dynamic_resources.claims import allocation_of, claim_key, claim_uid
-from wasmsched.plugins.dynamic_resources.tracker import ClaimTracker
+from wasmsched.plugins.dynamic_resources.tracker import AllocatedState, ClaimTracker
 
 Manifest = Mapping[str, Any]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -32,11 +32,16 @@ from wasmsched.plugins.dynamic_resources.capacity import (
 )
 from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
 from wasmsched.plugins.dynamic_resources.requests import (
+    ALLOCATION_RESULTS_MAX_SIZE,
     DistinctAttribute,
     MatchAttribute,
     Request,
+    parse_requests,
     taint_prevents_allocation,
 )
+
+# Re-exported: the plugin and the tests catch it as the allocator's error.
+from wasmsched.plugins.dynamic_resources.requests import AllocationError as AllocationError
 from wasmsched.plugins.dynamic_resources.results import NodeSelectorError, allocation_result
 from wasmsched.plugins.dynamic_resources.slices import (
     Device,
@@ -47,22 +52,17 @@ from wasmsched.plugins.dynamic_resources.slices import (
     gather_pools,
     node_matches,
 )
+from wasmsched.plugins.dynamic_resources.tracker import AllocatedState
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node
 
 Manifest = Mapping[str, Any]
 
-# resource/v1: AllocationResultsMaxSize, FirstAvailableDeviceRequestMaxSize.
-ALLOCATION_RESULTS_MAX_SIZE = 32
+# resource/v1: FirstAvailableDeviceRequestMaxSize.
 FIRST_AVAILABLE_MAX_SIZE = 8
 
 _SHARE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wasmsched.invalid/dra-share")
-
-
-class AllocationError(Exception):
-    """Allocation must stop: something is wrong with a claim or class (kube: an error from
-    Allocate that is not ErrFailedAllocationOnNode; the plugin makes it an Error status)."""
 
 
 class FailedOnNode(Exception):
@@ -84,62 +84,6 @@ class Features:
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
     fractional_capacity_range: bool = True
-
-
-@dataclass
-class AllocatedState:
-    """structured.AllocatedState: devices held by allocated (or in-flight) claims."""
-
-    devices: set[DeviceID] = field(default_factory=set)
-    shared: set[tuple[DeviceID, str]] = field(default_factory=set)
-    capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
-
-    def add_allocation(self, allocation: Manifest, consumable_capacity: bool) -> None:
-        """allocateddevices.go: foreachAllocatedDevice over one claim's allocation."""
-        devices, shared, consumed = allocated_devices(allocation, consumable_capacity)
-        self.devices.update(devices)
-        self.shared.update(shared)
-        for device_id, capacity in consumed:
-            held = self.capacity.setdefault(device_id, {})
-            for name, value in capacity.items():
-                held[name] = held.get(name, Fraction(0)) + value
-
-    def is_allocated(self, device_id: DeviceID) -> bool:
-        """internal.IsDeviceAllocated."""
-        return device_id in self.devices or any(d == device_id for d, _ in self.shared)
-
-
-def allocated_devices(
-    allocation: Manifest, consumable_capacity: bool
-) -> tuple[list[DeviceID], list[tuple[DeviceID, str]], list[tuple[DeviceID, dict[str, Fraction]]]]:
-    """allocateddevices.go: foreachAllocatedDevice. What one allocation holds: the devices
-    it holds alone, its shares of devices, and each share's consumed capacity (admin access
-    holds nothing)."""
-    devices: list[DeviceID] = []
-    shared: list[tuple[DeviceID, str]] = []
-    consumed: list[tuple[DeviceID, dict[str, Fraction]]] = []
-    for result in as_list(as_mapping(allocation.get("devices")).get("results")):
-        r = as_mapping(result)
-        if r.get("adminAccess") is True:
-            continue
-        device_id = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-        share = r.get("shareID")
-        if consumable_capacity and share is not None:
-            shared.append((device_id, str(share)))
-            capacity = r.get("consumedCapacity")
-            if capacity is not None:
-                consumed.append(
-                    (device_id, {k: _quantity(v) for k, v in as_mapping(capacity).items()})
-                )
-            continue
-        devices.append(device_id)
-    return devices, shared, consumed
-
-
-def _quantity(value: Any) -> Fraction:
-    from wasmsched.api.quantity import parse_quantity
-
-    return parse_quantity(value)
 
 
 def claim_key(claim: Manifest) -> str:
@@ -275,38 +219,12 @@ class _Run:
         cached = self.a._requests.get(id(claim))
         if cached is not None and cached[0] is claim:
             return cached[1]
-        parsed: dict[tuple[int, int], Request] = {}
-        devices = as_mapping(as_mapping(claim.get("spec")).get("devices"))
-        min_per_claim = 0
-        for ri, raw in enumerate(as_list(devices.get("requests"))):
-            request = as_mapping(raw)
-            name = request.get("name") or ""
-            subs = as_list(request.get("firstAvailable"))
-            if subs and not self.features.prioritized_list:
-                raise AllocationError(
-                    f"claim {key}, request {name}: has subrequests, but the "
-                    "DRAPrioritizedList feature is disabled"
-                )
-            if subs:
-                least = None
-                for si, sub in enumerate(subs):
-                    r = Request(as_mapping(sub), as_mapping(sub).get("name") or "", name, sub=True)
-                    self._validate(ci, ri, si, r, key)
-                    parsed[(ri, si)] = r
-                    least = r.num_devices if least is None else min(least, r.num_devices)
-                per_request = least or 0
-            else:
-                r = Request(as_mapping(request.get("exactly")), name, None, sub=False)
-                self._validate(ci, ri, 0, r, key)
-                parsed[(ri, 0)] = r
-                per_request = r.num_devices
-            if per_request > ALLOCATION_RESULTS_MAX_SIZE - min_per_claim:
-                raise AllocationError(
-                    f"claim {key}, request {name}: adding {per_request} devices exceeds the "
-                    f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_per_claim} "
-                    "already accounted for"
-                )
-            min_per_claim += per_request
+        parsed = parse_requests(
+            claim,
+            key,
+            self.features.prioritized_list,
+            lambda ri, si, r: self._validate(ci, ri, si, r, key),
+        )
         if all(r.mode == "ExactCount" for r in parsed.values()):
             self.a._requests[id(claim)] = (claim, parsed)
         return parsed

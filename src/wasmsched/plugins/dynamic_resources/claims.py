@@ -4,8 +4,9 @@ lookups the plugin makes of them (k8s.io/dynamic-resource-allocation/resourcecla
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -154,3 +155,16 @@ def check_device_class(
             f"request {request}: device class {class_name} does not exist",
         )
     return None
+
+
+def allocator_inputs(
+    claims: Sequence[Manifest], classes: Sequence[Manifest], slices_generation: int
+) -> tuple[Any, ...] | None:
+    """What an allocation depends on besides the node and the devices held: the claims'
+    specs (their names only word errors and share IDs), the classes and the slices. None
+    when a spec does not serialize."""
+    try:
+        specs = tuple(json.dumps(c.get("spec"), sort_keys=True) for c in claims)
+        return (specs, json.dumps(list(classes), sort_keys=True), slices_generation)
+    except (TypeError, ValueError):
+        return None

@@ -10,7 +10,6 @@ default profile, never runs; Score is 0 without claims.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -48,6 +47,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
     Manifest,
     allocation_of,
+    allocator_inputs,
     api_timestamp,
     as_list,
     as_mapping,
@@ -295,7 +295,7 @@ class DynamicResources:
         s.claims = infos
         s.allocating = [info.claim for _, info in s.to_allocate()]
         if s.allocator is not None:
-            s.inputs = _allocator_inputs(s.allocating, class_list, self._slices.generation)
+            s.inputs = allocator_inputs(s.allocating, class_list, self._slices.generation)
             s.pool_versions = self._claims.pool_versions()
         s.prioritized = any(
             as_mapping(r).get("firstAvailable")
@@ -629,19 +629,6 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
-
-
-def _allocator_inputs(
-    claims: Sequence[Manifest], classes: Sequence[Manifest], slices_generation: int
-) -> tuple[Any, ...] | None:
-    """What an allocation depends on besides the node and the devices held: the claims'
-    specs (their names only word errors and share IDs), the classes and the slices. None
-    when a spec does not serialize."""
-    try:
-        specs = tuple(json.dumps(c.get("spec"), sort_keys=True) for c in claims)
-        return (specs, json.dumps(list(classes), sort_keys=True), slices_generation)
-    except (TypeError, ValueError):
-        return None
 
 
 def compute_score(

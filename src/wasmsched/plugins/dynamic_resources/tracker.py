@@ -11,14 +11,16 @@ list), so that a cycle costs the claims that changed, not all claims.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.plugins.dynamic_resources.allocator import AllocatedState, allocated_devices
 from wasmsched.plugins.dynamic_resources.claims import RESOURCE_CLAIM as CLAIM_KIND
 from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
     allocation_of,
+    as_list,
+    as_mapping,
     check_is_for_pod,
     claim_key,
     claim_name,
@@ -31,6 +33,64 @@ if TYPE_CHECKING:
     from wasmsched.plugins.dynamic_resources.slices import DeviceID
 
 Manifest = Mapping[str, Any]
+
+
+@dataclass
+class AllocatedState:
+    """structured.AllocatedState: devices held by allocated (or in-flight) claims."""
+
+    devices: set[DeviceID] = field(default_factory=set)
+    shared: set[tuple[DeviceID, str]] = field(default_factory=set)
+    capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+
+    def add_allocation(self, allocation: Manifest, consumable_capacity: bool) -> None:
+        """allocateddevices.go: foreachAllocatedDevice over one claim's allocation."""
+        devices, shared, consumed = allocated_devices(allocation, consumable_capacity)
+        self.devices.update(devices)
+        self.shared.update(shared)
+        for device_id, capacity in consumed:
+            held = self.capacity.setdefault(device_id, {})
+            for name, value in capacity.items():
+                held[name] = held.get(name, Fraction(0)) + value
+
+    def is_allocated(self, device_id: DeviceID) -> bool:
+        """internal.IsDeviceAllocated."""
+        return device_id in self.devices or any(d == device_id for d, _ in self.shared)
+
+
+def allocated_devices(
+    allocation: Manifest, consumable_capacity: bool
+) -> tuple[list[DeviceID], list[tuple[DeviceID, str]], list[tuple[DeviceID, dict[str, Fraction]]]]:
+    """allocateddevices.go: foreachAllocatedDevice. What one allocation holds: the devices
+    it holds alone, its shares of devices, and each share's consumed capacity (admin access
+    holds nothing)."""
+    devices: list[DeviceID] = []
+    shared: list[tuple[DeviceID, str]] = []
+    consumed: list[tuple[DeviceID, dict[str, Fraction]]] = []
+    for result in as_list(as_mapping(allocation.get("devices")).get("results")):
+        r = as_mapping(result)
+        if r.get("adminAccess") is True:
+            continue
+        device_id = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+        share = r.get("shareID")
+        if consumable_capacity and share is not None:
+            shared.append((device_id, str(share)))
+            capacity = r.get("consumedCapacity")
+            if capacity is not None:
+                consumed.append(
+                    (device_id, {k: _quantity(v) for k, v in as_mapping(capacity).items()})
+                )
+            continue
+        devices.append(device_id)
+    return devices, shared, consumed
+
+
+def _quantity(value: Any) -> Fraction:
+    from wasmsched.api.quantity import parse_quantity
+
+    return parse_quantity(value)
+
+
 # Where an allocation is held: a claim by key, or an allocation in flight by claim uid.
 _Source = tuple[str, str]
 _CLAIM = "claim"
