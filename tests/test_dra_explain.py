@@ -18,7 +18,7 @@ from wasmsched.release.version import KubernetesVersion
 from wasmsched.sim.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parents[1]
-CLUSTER = ROOT / "examples" / "dra" / "cluster.yaml"
+CLUSTER = ROOT / "examples" / "dra" / "explain.yaml"
 V137 = KubernetesVersion(1, 37)
 
 
