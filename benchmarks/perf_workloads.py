@@ -44,6 +44,7 @@ class Workload:
     others: list[dict[str, Any]] = field(default_factory=list)
     events: list[TraceEvent] = field(default_factory=list)  # timed changes (ours only)
     reference_note: str = ""  # why kube-scheduler cannot run this shape ("" = it can)
+    release: str = ""  # the Kubernetes release the shape needs ("" = any)
     note: str = ""
 
     @property

@@ -28,7 +28,7 @@ from wasmsched.plugins.dynamic_resources.allocator import (
     FailedOnNode,
     Features,
 )
-from wasmsched.plugins.dynamic_resources.slices import SliceIndex
+from wasmsched.plugins.dynamic_resources.slices import Device, SliceIndex
 
 # --- inputs, in the API's shapes -----------------------------------------------------------
 
@@ -563,15 +563,34 @@ def full(c: dict[str, Any]) -> dict[str, Any]:
     return c
 
 
-def allocate(case: dict[str, Any]) -> Any:
-    c = full(case)
+class _KeepsNothing(dict[Any, Any]):
+    """A memo that forgets what it is given."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def _allocator(c: dict[str, Any], cached: bool) -> Allocator:
     index = SliceIndex()
     index.refresh(c["slices"], [])
     state = AllocatedState()
     for a in c["allocated"]:
         state.add_allocation(a["status"]["allocation"], True)
     classes = {k["metadata"]["name"]: k for k in c["classes"]}
-    allocator = Allocator(Features(), state, classes, index.for_node, index.all, SelectorCache())
+    if cached:
+        return Allocator(
+            Features(), state, classes, index.for_node, index.all, SelectorCache(), index.pools_for
+        )
+    for s in index.all:
+        for d in s.devices:
+            d.default_capacity_fit = _KeepsNothing()
+    return Allocator(Features(), state, classes, index.for_node, index.all, SelectorCache())
+
+
+def allocate(case: dict[str, Any]) -> Any:
+    """The case's claims on its node, allocated as the plugin does (with its caches)."""
+    c = full(case)
+    allocator = _allocator(c, cached=True)
     return allocator.allocate(Node({"kind": "Node", **c["node"]}), c["claims"])
 
 
@@ -873,3 +892,48 @@ def test_shares_of_one_device_get_distinct_share_ids() -> None:
     ids = [r["devices"]["results"][0]["shareID"] for r in got]
     assert len(set(ids)) == 2
     assert got == allocate(CASES["consumable"])  # reproducible
+
+
+def _outcome(call: Any) -> Any:
+    """An allocation's answer, or its error's type and text."""
+    try:
+        return call()
+    except (AllocationError, FailedOnNode) as err:
+        return (type(err).__name__, str(err))
+
+
+# Two claims whose selectors differ, on the same devices, under a class with its own
+# selector: three expressions per device.
+MODEL = 'device.attributes["gpu.example.com"].model == "{}"'
+CACHE_CASES = {
+    **CASES,
+    "selectors_per_claim": dict(
+        slices=[sl("s1", four)],
+        classes=[cls(selectors=['device.driver == "gpu.example.com"'])],
+        claims=[
+            claim("c1", [req("r", selectors=[MODEL.format("h100")])]),
+            claim("c2", [req("r", count=2, selectors=[MODEL.format("a100")])]),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CACHE_CASES))
+def test_cached_allocator_answers_as_an_uncached_one(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the plugin keeps across nodes and cycles (the pools per node, each claim's
+    requests per Allocator, the compiled selectors, each device's selector results and
+    capacity check) changes no answer: one Allocator asked in turn on the case's node and
+    on another one answers as a fresh allocator that keeps nothing, errors included."""
+    c = full(CACHE_CASES[name])
+    nodes = [Node({"kind": "Node", **c["node"]}), Node({"kind": "Node", **node("elsewhere")})]
+    cached = _allocator(c, cached=True)
+    answers = [_outcome(lambda n=n: cached.allocate(n, c["claims"])) for n in nodes * 2]
+    with monkeypatch.context() as m:
+        m.setattr(Device, "selector_matches", lambda d, sel: sel.matches(d.cel_input()))
+        fresh = [
+            _outcome(lambda n=n: _allocator(c, cached=False).allocate(n, c["claims"]))
+            for n in nodes * 2
+        ]
+    assert answers == fresh

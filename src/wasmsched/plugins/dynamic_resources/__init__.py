@@ -2,7 +2,9 @@
 
 ``plugin`` holds the plugin (dynamicresources.go), ``hints`` its events and queueing hints,
 ``scoring`` its Score (computeScore), ``extended`` extended resources backed by
-DeviceClasses (extendeddynamicresources.go), and ``claims`` how a pod's
+DeviceClasses (extendeddynamicresources.go), ``tracker`` the claims across cycles
+(dra_manager.go: claimTracker), ``answers`` Filter's allocations kept per node, and
+``claims`` how a pod's
 ``spec.resourceClaims`` name their ResourceClaims
 (k8s.io/dynamic-resource-allocation/resourceclaim). This module re-exports what the rest of
 wasmsched imports.

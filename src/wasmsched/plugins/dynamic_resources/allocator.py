@@ -16,12 +16,12 @@ is derived from the claim, request and device, so runs are reproducible.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.cel import CELError, SelectorCache
+from wasmsched.api.cel import CELError, DeviceSelector, SelectorCache
 from wasmsched.plugins.dynamic_resources.capacity import (
     CapacityError,
     consumed_capacity,
@@ -32,11 +32,16 @@ from wasmsched.plugins.dynamic_resources.capacity import (
 )
 from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
 from wasmsched.plugins.dynamic_resources.requests import (
+    ALLOCATION_RESULTS_MAX_SIZE,
     DistinctAttribute,
     MatchAttribute,
     Request,
+    parse_requests,
     taint_prevents_allocation,
 )
+
+# Re-exported: the plugin and the tests catch it as the allocator's error.
+from wasmsched.plugins.dynamic_resources.requests import AllocationError as AllocationError
 from wasmsched.plugins.dynamic_resources.results import NodeSelectorError, allocation_result
 from wasmsched.plugins.dynamic_resources.slices import (
     Device,
@@ -47,22 +52,17 @@ from wasmsched.plugins.dynamic_resources.slices import (
     gather_pools,
     node_matches,
 )
+from wasmsched.plugins.dynamic_resources.tracker import AllocatedState
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node
 
 Manifest = Mapping[str, Any]
 
-# resource/v1: AllocationResultsMaxSize, FirstAvailableDeviceRequestMaxSize.
-ALLOCATION_RESULTS_MAX_SIZE = 32
+# resource/v1: FirstAvailableDeviceRequestMaxSize.
 FIRST_AVAILABLE_MAX_SIZE = 8
 
 _SHARE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wasmsched.invalid/dra-share")
-
-
-class AllocationError(Exception):
-    """Allocation must stop: something is wrong with a claim or class (kube: an error from
-    Allocate that is not ErrFailedAllocationOnNode; the plugin makes it an Error status)."""
 
 
 class FailedOnNode(Exception):
@@ -86,43 +86,6 @@ class Features:
     fractional_capacity_range: bool = True
 
 
-@dataclass
-class AllocatedState:
-    """structured.AllocatedState: devices held by allocated (or in-flight) claims."""
-
-    devices: set[DeviceID] = field(default_factory=set)
-    shared: set[tuple[DeviceID, str]] = field(default_factory=set)
-    capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
-
-    def add_allocation(self, allocation: Manifest, consumable_capacity: bool) -> None:
-        """allocateddevices.go: foreachAllocatedDevice over one claim's allocation."""
-        for result in as_list(as_mapping(allocation.get("devices")).get("results")):
-            r = as_mapping(result)
-            if r.get("adminAccess") is True:
-                continue
-            device_id = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-            share = r.get("shareID")
-            if consumable_capacity and share is not None:
-                self.shared.add((device_id, str(share)))
-                consumed = r.get("consumedCapacity")
-                if consumed is not None:
-                    held = self.capacity.setdefault(device_id, {})
-                    for name, value in as_mapping(consumed).items():
-                        held[name] = held.get(name, Fraction(0)) + _quantity(value)
-                continue
-            self.devices.add(device_id)
-
-    def is_allocated(self, device_id: DeviceID) -> bool:
-        """internal.IsDeviceAllocated."""
-        return device_id in self.devices or any(d == device_id for d, _ in self.shared)
-
-
-def _quantity(value: Any) -> Fraction:
-    from wasmsched.api.quantity import parse_quantity
-
-    return parse_quantity(value)
-
-
 def claim_key(claim: Manifest) -> str:
     """klog.KObj of a claim: ``namespace/name``."""
     meta = as_mapping(claim.get("metadata"))
@@ -144,6 +107,7 @@ class Allocator:
         slices_for: Any,
         all_slices: Sequence[Slice],
         selectors: SelectorCache,
+        pools_for: Callable[[Node, bool], list[Pool]] | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
@@ -151,6 +115,13 @@ class Allocator:
         self._slices_for = slices_for
         self.all_slices = all_slices
         self.selectors = selectors
+        # GatherPools for a node, kept across cycles by the caller (SliceIndex.pools_for);
+        # without it gathered on each call.
+        self._pools_for = pools_for
+        # Per claim (by identity): its node-independent requests (_Run._claim_requests),
+        # and the compiled selectors by expression, for every node of the cycle.
+        self._requests: dict[int, tuple[Manifest, dict[tuple[int, int], Request]]] = {}
+        self._compiled: dict[str, DeviceSelector] = {}
         self._available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
 
     def allocate(self, node: Node, claims: Sequence[Manifest]) -> list[dict[str, Any]] | None:
@@ -175,6 +146,12 @@ class _Run:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.consumed_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self.keys = [claim_key(c) for c in claims]
+        # Each claim's number of requests (allocateOne's len(claim.Spec.Devices.Requests)).
+        self.request_counts = [
+            len(as_list(as_mapping(as_mapping(c.get("spec")).get("devices")).get("requests")))
+            for c in claims
+        ]
         self.results: list[list[dict[str, Any]]] = [[] for _ in claims]
         self.result_devices: list[list[tuple[Device, Slice]]] = [[] for _ in claims]
         self.shares = 0
@@ -183,45 +160,18 @@ class _Run:
 
     def run(self) -> list[dict[str, Any]] | None:
         a = self.a
-        slices_for_node = a._slices_for(self.node.name)
-        self.pools = gather_pools(
-            slices_for_node, self.node, a.all_slices, self.features.partitionable_devices
-        )
+        partitionable = self.features.partitionable_devices
+        if a._pools_for is not None:
+            self.pools = a._pools_for(self.node, partitionable)
+        else:
+            self.pools = gather_pools(
+                a._slices_for(self.node.name), self.node, a.all_slices, partitionable
+            )
         for ci, claim in enumerate(self.claims):
-            key = claim_key(claim)
+            key = self.keys[ci]
             devices = as_mapping(as_mapping(claim.get("spec")).get("devices"))
-            min_per_claim = 0
-            for ri, raw in enumerate(as_list(devices.get("requests"))):
-                request = as_mapping(raw)
-                name = request.get("name") or ""
-                subs = as_list(request.get("firstAvailable"))
-                if subs and not self.features.prioritized_list:
-                    raise AllocationError(
-                        f"claim {key}, request {name}: has subrequests, but the "
-                        "DRAPrioritizedList feature is disabled"
-                    )
-                if subs:
-                    least = None
-                    for si, sub in enumerate(subs):
-                        r = Request(
-                            as_mapping(sub), as_mapping(sub).get("name") or "", name, sub=True
-                        )
-                        self._validate(ci, ri, si, r, key)
-                        self.requests[(ci, ri, si)] = r
-                        least = r.num_devices if least is None else min(least, r.num_devices)
-                    per_request = least or 0
-                else:
-                    r = Request(as_mapping(request.get("exactly")), name, None, sub=False)
-                    self._validate(ci, ri, 0, r, key)
-                    self.requests[(ci, ri, 0)] = r
-                    per_request = r.num_devices
-                if per_request > ALLOCATION_RESULTS_MAX_SIZE - min_per_claim:
-                    raise AllocationError(
-                        f"claim {key}, request {name}: adding {per_request} devices exceeds the "
-                        f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_per_claim} "
-                        "already accounted for"
-                    )
-                min_per_claim += per_request
+            for (ri, si), r in self._claim_requests(ci, claim, key).items():
+                self.requests[(ci, ri, si)] = r
             constraints: list[MatchAttribute] = []
             for i, raw in enumerate(as_list(devices.get("constraints"))):
                 c = as_mapping(raw)
@@ -260,6 +210,24 @@ class _Run:
                     f"create NodeSelector for claim {as_mapping(claim.get('metadata')).get('name')}: {err}"
                 ) from None
         return out
+
+    def _claim_requests(self, ci: int, claim: Manifest, key: str) -> dict[tuple[int, int], Request]:
+        """The claim's requests by (request, subrequest) index, validated. Requests of
+        ExactCount mode do not depend on the node (the search only sets a parent's
+        ``selected_sub``, before reading it), so a claim whose requests all are is set up
+        once per Allocator, not once per node."""
+        cached = self.a._requests.get(id(claim))
+        if cached is not None and cached[0] is claim:
+            return cached[1]
+        parsed = parse_requests(
+            claim,
+            key,
+            self.features.prioritized_list,
+            lambda ri, si, r: self._validate(ci, ri, si, r, key),
+        )
+        if all(r.mode == "ExactCount" for r in parsed.values()):
+            self.a._requests[id(claim)] = (claim, parsed)
+        return parsed
 
     def _validate(self, ci: int, ri: int, si: int, r: Request, key: str) -> None:
         """validateDeviceRequest."""
@@ -355,28 +323,34 @@ class _Run:
         selectors: list[Any],
     ) -> bool:
         """selectorsMatch, with kube's error wording."""
-        who = (
-            f"class {as_mapping(device_class.get('metadata')).get('name')}"
-            if device_class is not None
-            else f"claim {claim_key(self.claims[rk[0]])}"
-        )
+        compiled_by_expression = self.a._compiled
         for i, selector in enumerate(selectors):
             expression = as_mapping(as_mapping(selector).get("cel")).get("expression") or ""
+            compiled = compiled_by_expression.get(expression)
+            if compiled is None:
+                try:
+                    compiled = self.a.selectors.get(expression)
+                except CELError as err:
+                    raise AllocationError(
+                        f"{self._who(rk, device_class)}: selector #{i}: CEL compile error: "
+                        f"{err.problem}"
+                    ) from None
+                compiled_by_expression[expression] = compiled
             try:
-                compiled = self.a.selectors.get(expression)
-            except CELError as err:
-                raise AllocationError(
-                    f"{who}: selector #{i}: CEL compile error: {err.problem}"
-                ) from None
-            try:
-                if not compiled.matches(device.cel_input()):
+                if not device.selector_matches(compiled):
                     return False
             except CELError as err:
                 raise AllocationError(
-                    f"{who}: selector #{i} on device {device_id_text(device_id)}: CEL runtime "
-                    f"error: {err.problem}"
+                    f"{self._who(rk, device_class)}: selector #{i} on device "
+                    f"{device_id_text(device_id)}: CEL runtime error: {err.problem}"
                 ) from None
         return True
+
+    def _who(self, rk: tuple[int, int, int], device_class: Manifest | None) -> str:
+        """Whose selector failed, as kube's errors name it."""
+        if device_class is not None:
+            return f"class {as_mapping(device_class.get('metadata')).get('name')}"
+        return f"claim {self.keys[rk[0]]}"
 
     # --- the search ----------------------------------------------------------------------------
 
@@ -396,10 +370,7 @@ class _Run:
         True when everything after it got allocated too."""
         if ci >= len(self.claims):
             return True
-        requests = as_list(
-            as_mapping(as_mapping(self.claims[ci].get("spec")).get("devices")).get("requests")
-        )
-        if ri >= len(requests):
+        if ri >= self.request_counts[ci]:
             try:
                 return self._allocate_one(ci + 1, 0, 0, 0, False, (0, 0, 0))
             except _MaxSizeExceeded:
@@ -483,7 +454,7 @@ class _Run:
     def _capacity_fits(self, ci: int, r: Request, device_id: DeviceID, device: Device) -> bool:
         """allocator.CmpRequestOverCapacity."""
         return _fits(
-            claim_key(self.claims[ci]),
+            self.keys[ci],
             r,
             device_id,
             device,
@@ -675,13 +646,28 @@ def _fits(
     allocating: Mapping[str, Fraction],
     features: Features,
 ) -> bool:
-    """request_fits_capacity, its failure worded as the allocator's error."""
-    try:
-        return request_fits_capacity(
-            current, r.capacity_requests, device, allocating, features.fractional_capacity_range
-        )
-    except CapacityError as err:
+    """request_fits_capacity, its failure worded as the allocator's error. Without capacity
+    requests and with nothing of the device held, the answer depends on the device alone
+    and is kept on it."""
+    fractional = features.fractional_capacity_range
+    memo = (
+        device.default_capacity_fit
+        if r.capacity_requests is None and not current and not allocating
+        else None
+    )
+    fits = memo.get(fractional) if memo is not None else None
+    if fits is None:
+        try:
+            fits = request_fits_capacity(
+                current, r.capacity_requests, device, allocating, fractional
+            )
+        except CapacityError as err:
+            fits = str(err)
+        if memo is not None:
+            memo[fractional] = fits
+    if isinstance(fits, str):
         raise AllocationError(
             f"claim {key}, request {r.name}: checking capacity for device "
-            f"{device_id_text(device_id)}: {err}"
+            f"{device_id_text(device_id)}: {fits}"
         ) from None
+    return fits

@@ -26,28 +26,26 @@ from wasmsched.framework.types import (
     ClusterEventWithHint,
 )
 from wasmsched.plugins.dynamic_resources.allocator import (
-    AllocatedState,
     AllocationError,
     Allocator,
     FailedOnNode,
     Features,
 )
+from wasmsched.plugins.dynamic_resources.answers import NodeAnswers
 from wasmsched.plugins.dynamic_resources.claims import (
     RESOURCE_CLAIM as CLAIM_KIND,
 )
 from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
-    ClaimIndex,
     Manifest,
     allocation_of,
+    allocator_inputs,
     api_timestamp,
     as_list,
     as_mapping,
     check_request,
     claim_key,
     claim_uid,
-    claims_with_assumed,
-    current_version,
     delete_claim,
     meta_of,
     requests_of,
@@ -64,6 +62,7 @@ from wasmsched.plugins.dynamic_resources.hints import events_to_register
 from wasmsched.plugins.dynamic_resources.scoring import compute_score
 from wasmsched.plugins.dynamic_resources.slices import SliceIndex
 from wasmsched.plugins.dynamic_resources.state import ClaimInfo, StateData
+from wasmsched.plugins.dynamic_resources.tracker import ClaimTracker
 from wasmsched.plugins.helpers import default_normalize_score
 
 if TYPE_CHECKING:
@@ -129,68 +128,36 @@ class DynamicResources:
         self.extension_points = (
             _POINTS | {fi.SCORE} if features.dynamic_resources_scores else _POINTS
         )
-        self._claims = ClaimIndex()
+        # dra_manager.go: the claimTracker (claims with the assumed versions over them,
+        # in-flight allocations, allocated devices).
+        self._claims = ClaimTracker(self._consumable_capacity)
         self._slices = SliceIndex()
+        # Filter's allocation per node, kept across cycles while its inputs are equal.
+        self._answers = NodeAnswers(
+            self._slices.pools_for, self._allocator_features.partitionable_devices
+        )
         self._selectors = SelectorCache()
         self._skip = Status(Code.SKIP)
-        # dra_manager.go: claimTracker's in-flight allocations (claim uid -> (claim with
-        # the allocation, pod uid)) and the claims written but not yet seen (key -> claim).
-        self._in_flight: dict[str, tuple[Manifest, str]] = {}
-        self._assumed: dict[str, Manifest] = {}
-        # The assumed claims that were listed when written (updates, not creations): once
-        # such a claim is no longer listed it was deleted, and the assume cache drops it
-        # with its assumed version (assumecache.go: AssumeCache.delete).
-        self._assumed_listed: set[str] = set()
 
     # --- the DRA manager ----------------------------------------------------------------------
 
-    def _claim_list(self) -> Sequence[Manifest]:
-        """The handle's claims with the assumed versions in their place (claims_with_assumed)."""
-        return claims_with_assumed(
-            self.handle.objects(CLAIM_KIND), self._assumed, self._assumed_listed
-        )
+    def _claims_now(self) -> ClaimTracker:
+        """The tracker, caught up with the handle's claims."""
+        self._claims.refresh(self.handle.objects(CLAIM_KIND))
+        return self._claims
 
     def _pod_claims(self, pod: Pod) -> list[tuple[str, Manifest]]:
         """foreachPodResourceClaim over the current claims."""
         if not pod.resource_claims:
             return []
-        self._claims.refresh(self._claim_list())
-        return self._claims.pod_claims(pod)
-
-    def _allocated_state(self) -> AllocatedState:
-        """GatherAllocatedState: every allocated claim's devices, and those in flight."""
-        state = AllocatedState()
-        seen: set[str] = set()
-        for claim in self._claims_now():
-            uid = claim_uid(claim)
-            in_flight = self._in_flight.get(uid)
-            allocation = allocation_of(in_flight[0]) if in_flight else allocation_of(claim)
-            seen.add(uid)
-            if allocation is not None:
-                state.add_allocation(allocation, self._consumable_capacity)
-        for uid, (claim, _) in self._in_flight.items():
-            if uid not in seen:
-                allocation = allocation_of(claim)
-                if allocation is not None:
-                    state.add_allocation(allocation, self._consumable_capacity)
-        return state
-
-    def _claims_now(self) -> Sequence[Manifest]:
-        claims = self._claim_list()
-        self._claims.refresh(claims)
-        return claims
+        return self._claims_now().pod_claims(pod)
 
     def _write(self, claim: dict[str, Any]) -> Status | None:
         """UpdateStatus through the handle, then AssumeClaimAfterAPICall (unless the
         handle lists the written version already: the live mode's claim cache)."""
         status = self.handle.write_resource_claim(claim)
-        if (status is None or status.is_success()) and not any(
-            listed is claim for listed in self.handle.objects(CLAIM_KIND)
-        ):
-            key = claim_key(claim)
-            self._assumed[key] = claim
-            if key in self._claims:
-                self._assumed_listed.add(key)
+        if status is None or status.is_success():
+            self._claims_now().assume(claim)
         return status
 
     # --- PreEnqueue -------------------------------------------------------------------------
@@ -234,7 +201,10 @@ class DynamicResources:
         except ClaimError as err:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         found = self._extended_resources and pre_filter_extended(
-            pod, self._resolver, lambda: self.handle.objects(DEVICE_CLASS_KIND), self._claims_now
+            pod,
+            self._resolver,
+            lambda: self.handle.objects(DEVICE_CLASS_KIND),
+            lambda: self._claims_now().claims(),
         )
         extended = ClaimInfo("", found) if found else None
         if found:
@@ -246,7 +216,8 @@ class DynamicResources:
         if extended is not None:
             infos.append(extended)
         to_allocate = 0
-        classes = {str(meta_of(c).get("name")): c for c in self.handle.objects(DEVICE_CLASS_KIND)}
+        class_list = self.handle.objects(DEVICE_CLASS_KIND)
+        classes = {str(meta_of(c).get("name")): c for c in class_list}
         for info in infos:
             allocation = allocation_of(info.claim)
             if allocation is not None:
@@ -256,7 +227,7 @@ class DynamicResources:
                 continue
             to_allocate += 1
             uid = claim_uid(info.claim)
-            if uid in self._in_flight:
+            if uid in self._claims.in_flight:
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     f"resource claim {claim_key(info.claim)} is in the process of being allocated",
@@ -277,14 +248,22 @@ class DynamicResources:
             )
             s.allocator = Allocator(
                 self._allocator_features,
-                self._allocated_state(),
+                self._claims_now().allocated_state(),
                 classes,
                 self._slices.for_node,
                 self._slices.all,
                 self._selectors,
+                self._slices.pools_for,
             )
         s.claims = infos
         s.extended = extended
+        s.allocating = [info.claim for _, info in s.to_allocate()]
+        if s.allocator is not None:
+            s.inputs = allocator_inputs(s.allocating, class_list, self._slices.generation)
+            s.pool_versions = self._claims.pool_versions()
+        s.prioritized = any(
+            as_mapping(r).get("firstAvailable") for info in infos for r in requests_of(info.claim)
+        )
         return None, None
 
     def pre_filter_extensions(self) -> None:
@@ -318,12 +297,11 @@ class DynamicResources:
         allocations: list[dict[str, Any]] | None = []
         failed: Status | None = None
         if s.allocator is not None:
-            claims = [
-                node_claim if info is s.extended and node_claim is not None else info.claim
-                for _, info in s.to_allocate()
-            ]
+            claims = s.allocating if node_claim is None else s.with_node_claim(node_claim)
             try:
-                allocations = s.allocator.allocate(node, claims)
+                allocations = self._answers.allocate(
+                    s, node, claims, node_claim, state.recorder is not None
+                )
             except FailedOnNode as err:
                 allocations, failed = None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{err}")
             except AllocationError as err:
@@ -333,12 +311,14 @@ class DynamicResources:
                 failed = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
         if state.recorder is not None:  # an explained cycle: why, device by device
             if s.holders is None:
-                s.holders = device_holders(self._claim_list(), self._in_flight.values())
+                s.holders = device_holders(
+                    self._claims_now().claims(), self._claims.in_flight.values()
+                )
             state.recorder.devices[node.name] = node_entries(
                 s.allocator,
                 node,
                 [s.claims[i].claim for i in unavailable],
-                [info.claim for _, info in s.to_allocate()],
+                s.allocating,
                 allocations,
                 s.holders,
             )
@@ -410,14 +390,17 @@ class DynamicResources:
         if not s.claims:
             return 0, None
         allocations = s.node_allocations.get(node_info.name)
-        if allocations is None:
+        if allocations is None or not s.prioritized:
+            # Filter kept one allocation per claim to allocate: without a prioritized
+            # list computeScore adds nothing.
             return 0, None
         return compute_score([info.claim for info in s.claims], allocations)
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
-        """``score`` over the rows: all 0 for a pod without claims."""
+        """``score`` over the rows: all 0 for a pod without claims, or without a claim
+        with a prioritized list."""
         s: StateData | None = state.get(STATE_KEY)
-        if s is None or s.claims:
+        if s is None or (s.claims and s.prioritized):
             return None
         return np.zeros(len(rows), np.int64)
 
@@ -473,7 +456,7 @@ class DynamicResources:
             if FINALIZER not in finalizers:
                 meta["finalizers"] = [*finalizers, FINALIZER]
             claim["metadata"] = meta
-            self._in_flight[claim_uid(info.claim)] = (claim, pod.uid)
+            self._claims.hold(claim, pod.uid, claim_uid(info.claim))
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -485,9 +468,9 @@ class DynamicResources:
         if s is None or not s.claims:
             return
         for info in s.claims:
-            held = self._in_flight.get(info.uid)
+            held = self._claims.in_flight.get(info.uid)
             if held is not None and held[1] == pod.uid:
-                del self._in_flight[info.uid]
+                self._claims.release(info.uid)
             if info is s.extended:
                 # unreserveExtendedResourceClaim: a claim PreBind created is deleted.
                 if s.extended_created():
@@ -503,13 +486,13 @@ class DynamicResources:
 
     def _delete_extended(self, claim: Manifest) -> Status | None:
         """deleteClaim, for a special claim PreBind created."""
-        self._assumed.pop(claim_key(claim), None)
-        self._assumed_listed.discard(claim_key(claim))
+        self._claims.forget(claim_key(claim))
         return delete_claim(self.handle, self._current(claim))
 
     def _current(self, claim: Manifest) -> Manifest:
         """The claim as the scheduler knows it now (assumed or listed)."""
-        return current_version(claim, self._assumed, self.handle.objects(CLAIM_KIND))
+        current = self._claims_now().current(claim_key(claim))
+        return claim if current is None else current
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBindPreFlight (dynamicresources.go, 1.35+): work to do (None) for a pod with
@@ -581,7 +564,7 @@ class DynamicResources:
                     Code.ERROR,
                     f"add allocation and reservation to claim {claim_key(current)}: {status.message}",
                 )
-            self._in_flight.pop(uid, None)
+            self._claims.release(uid)
             info.claim = updated
             if mappings is not None:
                 status = patch_extended_status(self.handle, pod, updated, mappings)

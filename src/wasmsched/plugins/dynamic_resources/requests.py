@@ -6,7 +6,7 @@ resourceclaim.ToleratesTaint).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -15,6 +15,14 @@ from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
 from wasmsched.plugins.dynamic_resources.slices import Device, DeviceID, Pool, Slice
 
 Manifest = Mapping[str, Any]
+
+# resource/v1: AllocationResultsMaxSize.
+ALLOCATION_RESULTS_MAX_SIZE = 32
+
+
+class AllocationError(Exception):
+    """Allocation must stop: something is wrong with a claim or class (kube: an error from
+    Allocate that is not ErrFailedAllocationOnNode; the plugin makes it an Error status)."""
 
 
 class Request:
@@ -187,3 +195,46 @@ def taint_prevents_allocation(device: Device, request: Request) -> bool:
         ):
             return True
     return False
+
+
+def parse_requests(
+    claim: Manifest,
+    key: str,
+    prioritized_list: bool,
+    validate: Callable[[int, int, Request], None],
+) -> dict[tuple[int, int], Request]:
+    """Allocate's request loop for one claim: its requests and subrequests by index, each
+    validated, within the claim's limit of results."""
+    parsed: dict[tuple[int, int], Request] = {}
+    devices = as_mapping(as_mapping(claim.get("spec")).get("devices"))
+    min_per_claim = 0
+    for ri, raw in enumerate(as_list(devices.get("requests"))):
+        request = as_mapping(raw)
+        name = request.get("name") or ""
+        subs = as_list(request.get("firstAvailable"))
+        if subs and not prioritized_list:
+            raise AllocationError(
+                f"claim {key}, request {name}: has subrequests, but the "
+                "DRAPrioritizedList feature is disabled"
+            )
+        if subs:
+            least = None
+            for si, sub in enumerate(subs):
+                r = Request(as_mapping(sub), as_mapping(sub).get("name") or "", name, sub=True)
+                validate(ri, si, r)
+                parsed[(ri, si)] = r
+                least = r.num_devices if least is None else min(least, r.num_devices)
+            per_request = least or 0
+        else:
+            r = Request(as_mapping(request.get("exactly")), name, None, sub=False)
+            validate(ri, 0, r)
+            parsed[(ri, 0)] = r
+            per_request = r.num_devices
+        if per_request > ALLOCATION_RESULTS_MAX_SIZE - min_per_claim:
+            raise AllocationError(
+                f"claim {key}, request {name}: adding {per_request} devices exceeds the "
+                f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_per_claim} "
+                "already accounted for"
+            )
+        min_per_claim += per_request
+    return parsed

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.cel import DeviceInput, device_input
+from wasmsched.api.cel import CELError, DeviceInput, DeviceSelector, device_input
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.api.selectors import NodeSelector
 from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
@@ -73,6 +73,7 @@ class Device:
 
     __slots__ = (
         "_cel",
+        "_selector_results",
         "all_nodes",
         "allow_multiple",
         "attributes",
@@ -81,6 +82,7 @@ class Device:
         "binds_to_node",
         "capacity",
         "consumes",
+        "default_capacity_fit",
         "driver",
         "name",
         "node_name",
@@ -118,6 +120,15 @@ class Device:
         self.node_selector = _selector(raw.get("nodeSelector"))
         self.all_nodes = raw.get("allNodes") is True
         self._cel: DeviceInput | None = None
+        # What a selector expression answered for this device (True, False, or the
+        # CELError of its evaluation): a device does not change until its slice does
+        # (a new slice object parses new devices), so each expression runs once per
+        # device, not once per device, pod and node.
+        self._selector_results: dict[str, bool | CELError] = {}
+        # The allocator's capacity check of a request without capacity requests while
+        # nothing of the device is held, per fractional-range switch: it depends on the
+        # device alone (True, False, or the CapacityError's text).
+        self.default_capacity_fit: dict[bool, bool | str] = {}
 
     def cel_input(self) -> DeviceInput:
         """The device as the CEL variable ``device`` (built once)."""
@@ -129,6 +140,20 @@ class Device:
                 self.allow_multiple,
             )
         return self._cel
+
+    def selector_matches(self, selector: DeviceSelector) -> bool:
+        """``selector.matches(self.cel_input())``, remembered per expression; CELError as
+        the evaluation raised it (each time it is asked)."""
+        result = self._selector_results.get(selector.expression)
+        if result is None:
+            try:
+                result = selector.matches(self.cel_input())
+            except CELError as err:
+                result = err.with_traceback(None)
+            self._selector_results[selector.expression] = result
+        if isinstance(result, CELError):
+            raise result
+        return result
 
     def with_taints(self, extra: Sequence[Mapping[str, Any]]) -> Device:
         """A copy with DeviceTaintRules' taints added after its own."""
@@ -354,11 +379,17 @@ class SliceIndex:
     (dra_manager.go: ResourceSlices().ListWithDeviceTaintRules), kept until either list
     changes (the handle hands out a new list when a kind changes)."""
 
-    __slots__ = ("_key", "_parsed", "all", "on_node", "shared")
+    __slots__ = ("_key", "_parsed", "_pools", "all", "generation", "on_node", "shared")
 
     def __init__(self) -> None:
         self._key: tuple[int, int] | None = None
+        # Grows with every re-read: equal generations, same slices.
+        self.generation = 0
         self._parsed: dict[int, tuple[Manifest, Slice]] = {}
+        # gather_pools per (node name, partitionable), with the Node object it was
+        # gathered for (a node's new version gathers again: its labels may select other
+        # slices); dropped with the slices.
+        self._pools: dict[tuple[str, bool], tuple[Node, list[Pool]]] = {}
         self.all: list[Slice] = []
         self.on_node: dict[str, list[Slice]] = {}
         self.shared: list[Slice] = []
@@ -377,6 +408,8 @@ class SliceIndex:
             parsed[id(raw)] = (raw, s)
             out.append(s)
         self._parsed = parsed
+        self._pools = {}
+        self.generation += 1
         if rules:
             out = [_tainted(s, rules) for s in out]
         self.all = out
@@ -391,6 +424,17 @@ class SliceIndex:
     def for_node(self, node_name: str) -> list[Slice]:
         """The node's own slices, then the shared ones (Allocate's slicesForNode)."""
         return self.on_node.get(node_name, []) + self.shared
+
+    def pools_for(self, node: Node, partitionable: bool) -> list[Pool]:
+        """gather_pools for ``node``, kept until the slices or the node change (the
+        allocator only reads the pools)."""
+        key = (node.name, partitionable)
+        hit = self._pools.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        pools = gather_pools(self.for_node(node.name), node, self.all, partitionable)
+        self._pools[key] = (node, pools)
+        return pools
 
 
 def _tainted(s: Slice, rules: Sequence[Manifest]) -> Slice:

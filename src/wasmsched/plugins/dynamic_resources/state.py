@@ -46,16 +46,25 @@ class StateData:
     requests); ``node_allocations``: Filter's allocations per node (the claims to allocate,
     in order), ``node_extended`` the special claim made per node with the request mappings;
     ``unavailable``: the indices of allocated claims some node could not use.
+    ``allocating`` is what Filter hands the allocator on every node (the claims to allocate
+    as PreFilter found them; the special claim is replaced by the node's), ``prioritized``
+    whether any claim has a ``firstAvailable`` request (without one, computeScore is 0 on
+    every node); ``inputs`` and ``pool_versions`` key Filter's answers kept across cycles
+    (answers.py: NodeAnswers).
     """
 
     __slots__ = (
+        "allocating",
         "allocator",
         "claims",
         "extended",
         "holders",
+        "inputs",
         "node_allocations",
         "node_extended",
         "pod_scalars",
+        "pool_versions",
+        "prioritized",
         "unavailable",
     )
 
@@ -63,6 +72,12 @@ class StateData:
         self.claims: list[ClaimInfo] = []
         self.extended: ClaimInfo | None = None
         self.allocator: Allocator | None = None
+        self.allocating: list[Manifest] = []
+        # What the allocator's answer depends on besides the node and its pools' devices
+        # held (None: not kept across cycles), and those pools' versions at PreFilter.
+        self.inputs: tuple[Any, ...] | None = None
+        self.pool_versions: dict[tuple[str, str], int] = {}
+        self.prioritized = False
         self.holders: dict[str, str] | None = None  # explained cycles: device -> its claim
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
         self.node_extended: dict[str, tuple[Manifest, list[dict[str, str]]]] = {}
@@ -86,6 +101,12 @@ class StateData:
             return found
         self.node_extended[node_info.name] = found
         return found[0]
+
+    def with_node_claim(self, node_claim: Manifest) -> list[Manifest]:
+        """``allocating`` with the special claim made for a node in its place."""
+        return [
+            node_claim if info is self.extended else info.claim for _, info in self.to_allocate()
+        ]
 
     def extended_created(self) -> bool:
         """The special claim exists on the API server (not isSpecialClaimName)."""
