@@ -30,7 +30,7 @@ from wasmsched.plugins.dynamic_resources.capacity import (
     is_binary,
     request_fits_capacity,
 )
-from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
+from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping, requests_of
 from wasmsched.plugins.dynamic_resources.requests import (
     ALLOCATION_RESULTS_MAX_SIZE,
     DistinctAttribute,
@@ -148,10 +148,7 @@ class _Run:
         self.consumed_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
         self.keys = [claim_key(c) for c in claims]
         # Each claim's number of requests (allocateOne's len(claim.Spec.Devices.Requests)).
-        self.request_counts = [
-            len(as_list(as_mapping(as_mapping(c.get("spec")).get("devices")).get("requests")))
-            for c in claims
-        ]
+        self.request_counts = [len(requests_of(c)) for c in claims]
         self.results: list[list[dict[str, Any]]] = [[] for _ in claims]
         self.result_devices: list[list[tuple[Device, Slice]]] = [[] for _ in claims]
         self.shares = 0
@@ -192,9 +189,7 @@ class _Run:
             return None
         out = []
         for ci, claim in enumerate(self.claims):
-            n = len(
-                as_list(as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests"))
-            )
+            n = len(requests_of(claim))
             chosen = []
             for ri in range(n):
                 r = self.requests[(ci, ri, 0)]

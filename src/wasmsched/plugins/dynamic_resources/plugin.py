@@ -235,9 +235,7 @@ class DynamicResources:
             if info is extended:
                 # Its requests are made per node in Filter (or it is stale: Filter says so).
                 continue
-            for request in as_list(
-                as_mapping(as_mapping(info.claim.get("spec")).get("devices")).get("requests")
-            ):
+            for request in requests_of(info.claim):
                 status = check_request(as_mapping(request), classes, self._prioritized_list)
                 if status is not None:
                     return None, status

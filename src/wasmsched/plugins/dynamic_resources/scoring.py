@@ -9,7 +9,13 @@ from typing import Any
 
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.dynamic_resources.allocator import FIRST_AVAILABLE_MAX_SIZE
-from wasmsched.plugins.dynamic_resources.claims import Manifest, allocation_of, as_list, as_mapping
+from wasmsched.plugins.dynamic_resources.claims import (
+    Manifest,
+    allocation_of,
+    as_list,
+    as_mapping,
+    requests_of,
+)
 
 
 def compute_score(
@@ -35,9 +41,7 @@ def compute_score(
             for r in as_list(as_mapping(allocation.get("devices")).get("results"))
             if "/" in str(as_mapping(r).get("request"))
         }
-        for request in as_list(
-            as_mapping(as_mapping(claim.get("spec")).get("devices")).get("requests")
-        ):
+        for request in requests_of(claim):
             r = as_mapping(request)
             if r.get("exactly") is not None:
                 continue
