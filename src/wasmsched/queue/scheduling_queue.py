@@ -293,15 +293,15 @@ class SchedulingQueue:
         if self._in_flight:
             self._in_flight_events.append((next(self._event_seq), event, old, new))
         moved = 0
-        pool = self.unschedulable.values()
-        if event != FORCE_ACTIVATE:
-            # Scheduling gates are lifted only by the pod's own updates (PreEnqueue
-            # re-run); other PreEnqueue plugins (DynamicResources waiting for a claim)
-            # hear their events (movePodsToActiveOrBackoffQueue: only pods gated by
-            # SchedulingGates are skipped).
-            pool = [i for i in pool if not (i.gated and _gated_for_good(i))]  # type: ignore[assignment]
+        # Scheduling gates are lifted only by the pod's own updates (PreEnqueue re-run);
+        # other PreEnqueue plugins (DynamicResources waiting for a claim) hear their events
+        # (movePodsToActiveOrBackoffQueue: only pods gated by SchedulingGates are skipped).
+        forced = event == FORCE_ACTIVATE
+        pool = [
+            i for i in self.unschedulable.values() if forced or not (i.gated and _gated_for_good(i))
+        ]
         interested = self._interested_in(event)
-        for info in list(pool):
+        for info in pool:
             if pre_check is not None and not pre_check(info.pod):
                 continue
             strategy = self._worth_requeuing(info, event, old, new, interested)
