@@ -20,6 +20,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from wasmsched.api.cel.checked import decode_checked
+from wasmsched.api.cel.cost import estimate_cost
 from wasmsched.api.cel.errors import CELError
 from wasmsched.api.cel.library import function_declarations
 from wasmsched.api.cel.source import read_source
@@ -36,7 +38,8 @@ __all__ = [
 
 # The Kubernetes release whose DRA CEL environment this is; part of every cache key.
 ENVIRONMENT_VERSION = "resource.k8s.io/v1@1.37.2"
-# resourceapi.CELSelectorExpressionMaxLength (bytes) and CELSelectorExpressionMaxCost.
+# resourceapi.CELSelectorExpressionMaxLength (bytes) and CELSelectorExpressionMaxCost: the
+# limit on the estimated cost at validation (:mod:`.cost`), and on the actual cost at run time.
 MAX_EXPRESSION_LENGTH = 10 * 1024
 COST_LIMIT = 1_000_000
 
@@ -75,19 +78,25 @@ def new_activation(variables: Any) -> Any:
 
 
 class Compiled:
-    """A checked program, and what its text says about ``device``."""
+    """A checked program, what its text says about ``device``, and kube's cost estimate.
 
-    __slots__ = ("attribute_domains", "capacity_domains", "program")
+    ``max_cost`` is ``CompilationResult.MaxCost``: the worst-case cost kube-apiserver
+    compares with :data:`COST_LIMIT` when it validates the object holding the selector.
+    """
+
+    __slots__ = ("attribute_domains", "capacity_domains", "max_cost", "program")
 
     def __init__(
         self,
         program: Any,
         attribute_domains: frozenset[str] | None,
         capacity_domains: frozenset[str] | None,
+        max_cost: int,
     ) -> None:
         self.program = program
         self.attribute_domains = attribute_domains
         self.capacity_domains = capacity_domains
+        self.max_cost = max_cost
 
 
 _SCALARS = {
@@ -199,4 +208,5 @@ def compile_expression(expression: str) -> Compiled:
     if result not in ("BOOL", "DYN"):
         problem = f"must evaluate to bool or the unknown type, not {go_type_name(result)}"
         raise CELError.for_expression(expression, problem, runtime=False)
-    return Compiled(program, facts.attribute_domains, facts.capacity_domains)
+    max_cost = estimate_cost(decode_checked(program.serialize())).max
+    return Compiled(program, facts.attribute_domains, facts.capacity_domains, max_cost)
