@@ -9,6 +9,7 @@ macros expanded, ``reference_map`` (the overload ids each call may dispatch to) 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from wasmsched.api.protobuf.reader import WIRE_LEN, double, read_fields, signed64
 from wasmsched.errors import InternalError
@@ -92,7 +93,9 @@ def _message(value: int | bytes) -> bytes:
     return value
 
 
+@lru_cache(maxsize=1024)
 def _decode_type(data: bytes) -> CelType:
+    # Cached: the same few types (bool, string, dyn, ...) fill every type map.
     for number, _, value in read_fields(data):
         if number == 1:
             return DYN

@@ -80,23 +80,30 @@ def new_activation(variables: Any) -> Any:
 class Compiled:
     """A checked program, what its text says about ``device``, and kube's cost estimate.
 
-    ``max_cost`` is ``CompilationResult.MaxCost``: the worst-case cost kube-apiserver
+    :attr:`max_cost` is ``CompilationResult.MaxCost``: the worst-case cost kube-apiserver
     compares with :data:`COST_LIMIT` when it validates the object holding the selector.
+    Only validation reads it, so it is estimated on first use, once.
     """
 
-    __slots__ = ("attribute_domains", "capacity_domains", "max_cost", "program")
+    __slots__ = ("_max_cost", "attribute_domains", "capacity_domains", "program")
 
     def __init__(
         self,
         program: Any,
         attribute_domains: frozenset[str] | None,
         capacity_domains: frozenset[str] | None,
-        max_cost: int,
     ) -> None:
         self.program = program
         self.attribute_domains = attribute_domains
         self.capacity_domains = capacity_domains
-        self.max_cost = max_cost
+        self._max_cost: int | None = None
+
+    @property
+    def max_cost(self) -> int:
+        """kube's estimated worst-case cost of the expression (:mod:`.cost`)."""
+        if self._max_cost is None:
+            self._max_cost = estimate_cost(decode_checked(self.program.serialize())).max
+        return self._max_cost
 
 
 _SCALARS = {
@@ -208,5 +215,4 @@ def compile_expression(expression: str) -> Compiled:
     if result not in ("BOOL", "DYN"):
         problem = f"must evaluate to bool or the unknown type, not {go_type_name(result)}"
         raise CELError.for_expression(expression, problem, runtime=False)
-    max_cost = estimate_cost(decode_checked(program.serialize())).max
-    return Compiled(program, facts.attribute_domains, facts.capacity_domains, max_cost)
+    return Compiled(program, facts.attribute_domains, facts.capacity_domains)

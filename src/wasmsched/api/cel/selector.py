@@ -113,14 +113,17 @@ def _no_such_overload(call: str) -> str:
 class DeviceSelector:
     """One compiled selector expression."""
 
-    __slots__ = ("_compiled", "_eval", "expression", "max_cost")
+    __slots__ = ("_compiled", "_eval", "expression")
 
     def __init__(self, expression: str, compiled: Compiled) -> None:
         self.expression = expression
         self._compiled = compiled
         self._eval = compiled.program.eval
-        # kube's estimated worst-case cost (CompilationResult.MaxCost), for validation.
-        self.max_cost = compiled.max_cost
+
+    @property
+    def max_cost(self) -> int:
+        """kube's estimated worst-case cost (``CompilationResult.MaxCost``), for validation."""
+        return self._compiled.max_cost
 
     def matches(self, device: DeviceInput) -> bool:
         """``DeviceMatches``: whether ``device`` satisfies the selector; CELError on failure."""

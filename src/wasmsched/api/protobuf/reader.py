@@ -37,13 +37,23 @@ def read_fields(data: bytes) -> list[tuple[int, int, int | bytes]]:
     fields: list[tuple[int, int, int | bytes]] = []
     pos, end = 0, len(data)
     while pos < end:
-        key, pos = _varint(data, pos)
+        # One-byte varints (field numbers below 16, small values and lengths) are the
+        # common case: read them inline.
+        key = data[pos]
+        if key < 0x80:
+            pos += 1
+        else:
+            key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
         value: int | bytes
         if wire == WIRE_VARINT:
             value, pos = _varint(data, pos)
         elif wire == WIRE_LEN:
-            size, pos = _varint(data, pos)
+            size = data[pos] if pos < end else 0x80
+            if size < 0x80:
+                pos += 1
+            else:
+                size, pos = _varint(data, pos)
             value = data[pos : pos + size]
             pos += size
         elif wire == WIRE_FIXED64:
