@@ -132,7 +132,7 @@ class _Generator:
         choices = ["eq", "startsWith", "contains", "matches", "size", "in", "has", "quantity"]
         if depth > 0:
             choices += ["and", "or", "not", "cond", "all", "exists", "exists_one", "bind"]
-            choices += ["filter", "map"]
+            choices += ["filter", "map", "pairs", "sortBy"]
         kind = r.choice(choices)
         s = self.string(scope, max(depth - 1, 0))
         if kind == "eq":
@@ -167,6 +167,16 @@ class _Generator:
         body = self.boolean(inner, depth - 1)
         if not strings:
             body = f"({name} >= 0 && {body})"
+        if kind == "pairs":
+            # Two variables: over a map, the key and the value; over a list, index and item.
+            value = self.var()
+            body = self.boolean([*scope, name] if strings else scope, depth - 1)
+            how = r.choice(("all", "exists", "transformList", "transformMap"))
+            if how in ("all", "exists"):
+                return f"{iterable}.{how}({name}, {value}, {body})"
+            return f"{iterable}.{how}({name}, {value}, {body}).size() > 0"
+        if kind == "sortBy":
+            return f"{iterable}.map({name}, {body}).sortBy(s, s).size() > 0"
         if kind == "filter":
             return f"{iterable}.filter({name}, {body}).size() > 0"
         if kind == "map":

@@ -33,6 +33,7 @@ from wasmsched.api.cel.cost_model import (
     LIST_CREATE_BASE_COST,
     MAP_CREATE_BASE_COST,
     MAX,
+    NIL_PATH,
     ONE,
     SELECT_AND_IDENT_COST,
     STRUCT_CREATE_BASE_COST,
@@ -41,6 +42,7 @@ from wasmsched.api.cel.cost_model import (
     AstNode,
     CostEstimate,
     EntrySize,
+    GoPath,
     device_size,
     fixed,
     is_scalar,
@@ -63,7 +65,7 @@ _STRING_OPERATORS = {
 
 @dataclass(slots=True)
 class _LocalVar:
-    path: tuple[str, ...]
+    path: GoPath
     size: CostEstimate | None
     entry: EntrySize | None
     type: CelType | None
@@ -74,7 +76,7 @@ class _Coster:
 
     def __init__(self, checked: CheckedExpr) -> None:
         self._checked = checked
-        self._paths: dict[int, tuple[str, ...]] = {}
+        self._paths: dict[int, GoPath] = {}
         self._locals: dict[str, list[_LocalVar]] = {}
         self._sizes: dict[int, CostEstimate] = {}
         self._entry_sizes: dict[int, EntrySize] = {}
@@ -87,9 +89,9 @@ class _Coster:
     def _type(self, e: Expr) -> CelType:
         return self._device_types.get(e.id) or self._checked.types.get(e.id, DYN)
 
-    def _path(self, e: Expr) -> tuple[str, ...]:
+    def _path(self, e: Expr) -> GoPath:
         var = self._var_of(e)
-        return var.path if var is not None else self._paths.get(e.id, ())
+        return var.path if var is not None else self._paths.get(e.id, NIL_PATH)
 
     def _peek(self, name: str) -> _LocalVar | None:
         stack = self._locals.get(name)
@@ -107,8 +109,8 @@ class _Coster:
 
     def _node(self, e: Expr) -> AstNode:
         path = self._path(e)
-        if path and path[0] in ACCUMULATORS:
-            path = ()
+        if path and path.names()[0] in ACCUMULATORS:
+            path = NIL_PATH  # newAstNode: only paths from root variables
         return AstNode(path, self._type(e), e, self._size(e))
 
     def _set_size(self, e: Expr, size: CostEstimate | None) -> None:
@@ -186,7 +188,7 @@ class _Coster:
             if var.type is not None:
                 self._device_types[e.id] = var.type
         else:
-            self._paths[e.id] = (e.name,)
+            self._paths[e.id] = GoPath.of(e.name)
             if e.name == "device":
                 self._device_types[e.id] = DEVICE
         return fixed(SELECT_AND_IDENT_COST)
@@ -201,7 +203,7 @@ class _Coster:
         operand_type = self._type(operand)
         if operand_type.kind in ("map", "struct", "type_param"):
             total = total.add(fixed(SELECT_AND_IDENT_COST))
-        self._paths[e.id] = (*self._path(operand), e.name)
+        self._paths[e.id] = self._path(operand).append(e.name)
         if operand.id in self._device_types:
             if operand_type == DEVICE:
                 found = DEVICE_FIELDS.get(e.name)
@@ -268,7 +270,7 @@ class _Coster:
                 entry = self._entry(args[0])
                 result_size = entry.val if entry is not None else None
                 subpath = "@items" if overload == "index_list" else "@values"
-                self._paths[e.id] = (*self._path(args[0]), subpath)
+                self._paths[e.id] = self._path(args[0]).append(subpath)
             if result_size is None:
                 result_size = self._size(e)
         self._set_size(e, result_size)
@@ -322,7 +324,7 @@ class _Coster:
                 var_type = CelType("int") if want == "key" else range_type.params[0]
             elif range_type.kind == "map":
                 var_type = range_type.params[1] if want == "value" else range_type.params[0]
-        return _LocalVar((*self._path(range_expr), subpath), size, None, var_type)
+        return _LocalVar(self._path(range_expr).append(subpath), size, None, var_type)
 
     def _local(self, e: Expr) -> _LocalVar:
         """cost.go pushLocalVar: a bound variable carries the size of its expression."""

@@ -15,6 +15,7 @@ from wasmsched.api.cel.checked import QUANTITY, SEMVER, Expr
 from wasmsched.api.cel.cost_model import (
     LIST_CREATE_BASE_COST,
     MAX,
+    NIL_PATH,
     ONE,
     REGEX_LENGTH,
     STRING_TRAVERSAL,
@@ -23,6 +24,7 @@ from wasmsched.api.cel.cost_model import (
     AstNode,
     CostEstimate,
     EntrySize,
+    GoPath,
     add,
     fixed,
     mul,
@@ -31,7 +33,15 @@ from wasmsched.api.cel.cost_model import (
 
 __all__ = ["CallCoster"]
 
-_SORTABLE = ("bool", "bytes", "double", "duration", "int", "string", "timestamp", "uint")
+# ext/lists.go comparableTypes: list_<type name>_sort and list_<type name>_sortByAssociatedKeys.
+_SORTS = {
+    f"list_{element}_{how}": (element, by_keys)
+    for element in (
+        *("bool", "bytes", "double", "int", "string", "uint"),
+        *("google.protobuf.Duration", "google.protobuf.Timestamp"),
+    )
+    for how, by_keys in (("sort", 0), ("sortByAssociatedKeys", 1))
+}
 
 
 def _as_uint(node: AstNode, default: int) -> int:
@@ -53,6 +63,14 @@ def _replacements(length: int, cut: int, same_length: bool) -> tuple[int, int]:
     if same_length:
         return 0, length
     return min(math.ceil(float(length) / float(cut)), MAX), 0
+
+
+def _items(target: AstNode) -> GoPath:
+    """library/cost.go ``listElementNode``: a fresh copy of the list's path, plus ``@items``."""
+    if not target.path:
+        return NIL_PATH
+    names = target.path.names()
+    return GoPath([*names, "@items"], len(names) + 1)
 
 
 def _computed_or_unknown(node: AstNode) -> CostEstimate:
@@ -116,12 +134,14 @@ class CallCoster:
         elif overload == "list_distinct" and target is not None and not args:
             whole = node_size(target)
             size, factor = whole.multiply(whole), 2.0
-        elif overload.startswith("list_") and overload.endswith("_sort") and target is not None:
-            if args or overload[5:-5] not in _SORTABLE:
+        elif target is not None and overload in _SORTS:
+            # estimateListSort (the list itself) and estimateListSortBy (its sort keys).
+            element, by_keys = _SORTS[overload]
+            if len(args) != by_keys:
                 return None
-            whole = node_size(target)
+            whole = node_size(args[0] if by_keys else target)
             size = whole.multiply(whole)
-            factor = 2.0 + (STRING_TRAVERSAL if overload[5:-5] in ("string", "bytes") else 0.0)
+            factor = 2.0 + (STRING_TRAVERSAL if element in ("string", "bytes") else 0.0)
         if size is None:
             return None
         cost = size.by_factor(factor).add(ONE).add(fixed(LIST_CREATE_BASE_COST))
@@ -140,8 +160,7 @@ class CallCoster:
             if params:
                 elem_type = params[0]
                 if elem_type.kind in ("string", "bytes"):
-                    elem_path = (*target.path, "@items") if target.path else ()
-                    elem_size = size(AstNode(elem_path, elem_type, None, None))
+                    elem_size = size(AstNode(_items(target), elem_type, None, None))
                     element = element.add(elem_size.by_factor(STRING_TRAVERSAL))
                 return size(target).multiply(element), None
             if function == "includes":
@@ -199,8 +218,7 @@ class CallCoster:
         total = ZERO
         params = target.type.params if target.type.kind == "list" else ()
         if params:
-            elem_path = (*target.path, "@items") if target.path else ()
-            total = count.multiply(node_size(AstNode(elem_path, params[0], None, None)))
+            total = count.multiply(node_size(AstNode(_items(target), params[0], None, None)))
         if args:
             separators = CostEstimate(max(count.min - 1, 0), max(count.max - 1, 0))
             total = total.add(node_size(args[0]).multiply(separators))

@@ -20,6 +20,7 @@ __all__ = [
     "LIST_CREATE_BASE_COST",
     "MAP_CREATE_BASE_COST",
     "MAX",
+    "NIL_PATH",
     "ONE",
     "REGEX_LENGTH",
     "SELECT_AND_IDENT_COST",
@@ -30,6 +31,7 @@ __all__ = [
     "AstNode",
     "CostEstimate",
     "EntrySize",
+    "GoPath",
     "add",
     "device_size",
     "fixed",
@@ -112,8 +114,56 @@ _DEVICE_DECL = _Decl(
 )
 
 
-def device_size(path: tuple[str, ...]) -> tuple[int, int] | None:
+class GoPath:
+    """A field path as cel-go keeps it: a Go ``[]string`` with a length and a capacity.
+
+    cost.go builds paths with ``append(c.getPath(operand), name)``, and ``getPath`` returns
+    the operand's slice itself: when that slice has spare capacity, the append writes into
+    the array it shares, and an earlier path built on the same operand reads the newer name.
+    This decides the estimate: in ``m.all(k, v, k + "x")`` over a map, ``pushIterValue``
+    overwrites the ``@keys`` that ``pushIterKey`` appended, so kube estimates ``k`` as an
+    attribute value (64 characters) rather than a name (32). Capacities grow as Go's
+    ``append`` grows a ``[]string`` (runtime/slice.go ``nextslicecap``): 1, 2, 4, 8, ...
+    """
+
+    __slots__ = ("_array", "_length")
+
+    def __init__(self, array: list[str], length: int) -> None:
+        self._array = array
+        self._length = length
+
+    @staticmethod
+    def of(name: str) -> GoPath:
+        """``[]string{name}``."""
+        return GoPath([name], 1)
+
+    def append(self, name: str) -> GoPath:
+        """Go's ``append(path, name)``: in place when there is room, else into a new array."""
+        length, array = self._length, self._array
+        if length < len(array):
+            array[length] = name
+            return GoPath(array, length + 1)
+        capacity = 2 * len(array) if array else 1
+        grown = array[:length] + [name] + [""] * (capacity - length - 1)
+        return GoPath(grown, length + 1)
+
+    def names(self) -> tuple[str, ...]:
+        """The path as it reads now."""
+        return tuple(self._array[: self._length])
+
+    def __bool__(self) -> bool:
+        return self._length > 0
+
+
+NIL_PATH = GoPath([], 0)
+
+
+def device_size(path: GoPath) -> tuple[int, int] | None:
     """compile.go ``sizeEstimator.EstimateSize``: the size bound of a path from ``device``."""
+    return _device_size(path.names())
+
+
+def _device_size(path: tuple[str, ...]) -> tuple[int, int] | None:
     if not path or path[0] != "device":
         return None
     node = _DEVICE_DECL
@@ -207,7 +257,7 @@ class EntrySize:
 class AstNode:
     """cost.go ``AstNode``: what an estimator sees of an argument or target."""
 
-    path: tuple[str, ...]
+    path: GoPath
     type: CelType
     expr: Expr | None
     computed: CostEstimate | None
