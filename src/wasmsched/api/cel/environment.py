@@ -20,6 +20,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from wasmsched.api.cel.checked import decode_checked
+from wasmsched.api.cel.cost import estimate_cost
 from wasmsched.api.cel.errors import CELError
 from wasmsched.api.cel.library import function_declarations
 from wasmsched.api.cel.source import read_source
@@ -36,7 +38,8 @@ __all__ = [
 
 # The Kubernetes release whose DRA CEL environment this is; part of every cache key.
 ENVIRONMENT_VERSION = "resource.k8s.io/v1@1.37.2"
-# resourceapi.CELSelectorExpressionMaxLength (bytes) and CELSelectorExpressionMaxCost.
+# resourceapi.CELSelectorExpressionMaxLength (bytes) and CELSelectorExpressionMaxCost: the
+# limit on the estimated cost at validation (:mod:`.cost`), and on the actual cost at run time.
 MAX_EXPRESSION_LENGTH = 10 * 1024
 COST_LIMIT = 1_000_000
 
@@ -75,9 +78,14 @@ def new_activation(variables: Any) -> Any:
 
 
 class Compiled:
-    """A checked program, and what its text says about ``device``."""
+    """A checked program, what its text says about ``device``, and kube's cost estimate.
 
-    __slots__ = ("attribute_domains", "capacity_domains", "program")
+    :attr:`max_cost` is ``CompilationResult.MaxCost``: the worst-case cost kube-apiserver
+    compares with :data:`COST_LIMIT` when it validates the object holding the selector.
+    Only validation reads it, so it is estimated on first use, once.
+    """
+
+    __slots__ = ("_max_cost", "attribute_domains", "capacity_domains", "program")
 
     def __init__(
         self,
@@ -88,6 +96,14 @@ class Compiled:
         self.program = program
         self.attribute_domains = attribute_domains
         self.capacity_domains = capacity_domains
+        self._max_cost: int | None = None
+
+    @property
+    def max_cost(self) -> int:
+        """kube's estimated worst-case cost of the expression (:mod:`.cost`)."""
+        if self._max_cost is None:
+            self._max_cost = estimate_cost(decode_checked(self.program.serialize())).max
+        return self._max_cost
 
 
 _SCALARS = {

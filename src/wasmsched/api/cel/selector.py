@@ -32,6 +32,15 @@ _NO_SUCH_KEY_HINT = (
 )
 # cel-cpp's runtime texts that cel-go words differently.
 _GO_WORDING = (("divide by zero", "division by zero"),)
+# cel-cpp stops an evaluation once its comprehensions have run 10,000 iterations in all
+# (RuntimeOptions.comprehension_max_iterations; cel-expr-python 0.1.3 offers no way to
+# raise it). kube has no such limit, only the cost limit: say whose limit it is.
+_ITERATION_BUDGET = "Iteration budget exceeded"
+_ITERATION_BUDGET_PROBLEM = (
+    "Iteration budget exceeded: wasmsched's CEL library (cel-expr-python) stops an "
+    "evaluation after 10000 comprehension iterations in all; kube-scheduler has no such "
+    'limit (docs/dra.md, "Not modelled yet")'
+)
 _NO_OVERLOAD = re.compile(r"No matching overloads found : (.*)", re.DOTALL)
 _KUBERNETES_FUNCTIONS = frozenset(KUBERNETES_FUNCTIONS)
 _MEMBER_CALL = re.compile(r"\(([^()]*)\)\.([A-Za-z_][A-Za-z0-9_.]*)\((.*)\)", re.DOTALL)
@@ -68,6 +77,8 @@ def _runtime_problem(message: str) -> str:
     overload = _NO_OVERLOAD.fullmatch(message)
     if overload is not None:
         return _no_such_overload(overload.group(1))
+    if message == _ITERATION_BUDGET:
+        return _ITERATION_BUDGET_PROBLEM
     for cpp, go in _GO_WORDING:
         message = message.replace(cpp, go)
     return message
@@ -108,6 +119,11 @@ class DeviceSelector:
         self.expression = expression
         self._compiled = compiled
         self._eval = compiled.program.eval
+
+    @property
+    def max_cost(self) -> int:
+        """kube's estimated worst-case cost (``CompilationResult.MaxCost``), for validation."""
+        return self._compiled.max_cost
 
     def matches(self, device: DeviceInput) -> bool:
         """``DeviceMatches``: whether ``device`` satisfies the selector; CELError on failure."""

@@ -40,6 +40,9 @@ class FieldErrors:
             Problem(path, f"Unsupported value: {quote(value)}: supported values: {values}")
         )
 
+    def forbidden(self, path: str, detail: str) -> None:
+        self.items.append(Problem(path, f"Forbidden: {detail}"))
+
     def duplicate(self, path: str, value: Any) -> None:
         self.items.append(Problem(path, f"Duplicate value: {quote(value)}"))
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from wasmsched.api.cel import CELError, SelectorCache
+from wasmsched.api.cel import COST_LIMIT, CELError, SelectorCache
 from wasmsched.api.selectors import is_dns_subdomain
 from wasmsched.api.validation.problems import FieldErrors, Problem
 from wasmsched.api.validation.rules import LABEL_MSG, SUBDOMAIN_MSG
@@ -103,9 +103,13 @@ def _selectors(errs: _Errors, path: str, selectors: Any) -> None:
             errs.required(where)
             continue
         try:
-            SELECTORS.get(expression)
+            selector = SELECTORS.get(expression)
         except CELError as err:
             errs.invalid(where, expression, err.problem)
+            continue
+        # validation.go validateCELExpression: the estimated worst case against the limit.
+        if selector.max_cost > COST_LIMIT:
+            errs.forbidden(where, "too complex, exceeds cost limit")
 
 
 def _tolerations(errs: _Errors, path: str, tolerations: Any) -> None:
