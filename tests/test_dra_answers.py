@@ -24,6 +24,7 @@ from wasmsched.api.manifests import ClusterObjects, load_manifests
 from wasmsched.config import default_config
 from wasmsched.plugins.dynamic_resources import plugin as dra_plugin
 from wasmsched.plugins.dynamic_resources.allocator import Allocator
+from wasmsched.plugins.dynamic_resources.allocator import _Run as allocator_run
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.sim.simulation import Simulation
@@ -174,3 +175,46 @@ def test_an_explained_cycle_asks_the_allocator_on_every_node(
     assert [o.result for o in result.outcomes] == ["Scheduled"] * 8
     assert len(calls) == 8 * 4
     assert all(c.devices for o in result.pods for c in o.outcome.cycles)
+
+
+def _openb_claim_writes(scale: float, tmp_path: Path) -> list[Any]:
+    """Every claim write of the openb-shaped dense trace under --gpu-model dra (GPU shares
+    of many sizes, each size a template of its own, taking turns)."""
+    from test_replay_dra import _bench_replay, replay
+
+    bench = _bench_replay()
+    nodes, pods = bench.write_trace(tmp_path, "dense", 1, bench.DAY, 48 * 3600.0, 0.33, scale)
+    run, log, _ = replay(nodes, pods)
+    try:
+        run.run()
+    finally:
+        run.sim.close()
+    return log.writes
+
+
+def test_answers_with_shares_are_kept_per_template_and_renamed_per_claim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers that hold shares of a device name them after the claim (share IDs), and a
+    trace's pods come from many templates in turn: an answer is kept per node for each
+    template, and given to the next claim of that template with the share IDs the
+    allocator would have made for it. Every claim write (devices, shares and their IDs)
+    equals a run that asks the allocator on every node, with far fewer allocations."""
+    runs: list[int] = []
+    run = allocator_run.run
+
+    def counted(self: Any) -> Any:
+        runs.append(1)
+        return run(self)
+
+    monkeypatch.setattr(allocator_run, "run", counted)
+    kept = _openb_claim_writes(0.02, tmp_path / "kept")
+    kept_runs = len(runs)
+    runs.clear()
+    with monkeypatch.context() as m:
+        m.setattr(dra_plugin, "allocator_inputs", lambda *args: None)
+        fresh = _openb_claim_writes(0.02, tmp_path / "fresh")
+    assert kept == fresh
+    shares = {r["shareID"] for w in kept if w.results for r in w.results if "shareID" in r}
+    assert len(shares) > 50
+    assert kept_runs * 4 < len(runs)

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from hashlib import sha1
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.cel import CELError, DeviceSelector, SelectorCache
@@ -63,6 +64,22 @@ Manifest = Mapping[str, Any]
 FIRST_AVAILABLE_MAX_SIZE = 8
 
 _SHARE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wasmsched.invalid/dra-share")
+_SHARE_PREFIX = _SHARE_NAMESPACE.bytes
+
+
+def share_id(claim: str, request: str, device: str, number: int) -> str:
+    """A consumable-capacity share's ID: the claim's key, the request's full name, the
+    device and the share's number within one Allocate call (kube: a uuid4, GenerateShareID
+    in consumable_capacity.go)."""
+    # uuid.uuid5's value, spelled out: a kept answer is renamed for every pod on every
+    # node it is kept for (answers.py), and the UUID object was most of that.
+    digest = bytearray(
+        sha1(_SHARE_PREFIX + f"{claim}/{request}/{device}/{number}".encode()).digest()[:16]
+    )
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class FailedOnNode(Exception):
@@ -130,6 +147,14 @@ class Allocator:
         pools were in the way."""
         return _Run(self, node, claims).run()
 
+    def allocate_numbering_shares(
+        self, node: Node, claims: Sequence[Manifest]
+    ) -> tuple[list[dict[str, Any]] | None, dict[str, int]]:
+        """allocate, and the number of each share ID it made (share_id's ``number``), so
+        that an answer kept for other claims of the same specs can be given their IDs."""
+        run = _Run(self, node, claims)
+        return run.run(), run.share_numbers
+
 
 class _Run:
     """allocator_incubating.go: allocator, the state of one Allocate call."""
@@ -152,6 +177,7 @@ class _Run:
         self.results: list[list[dict[str, Any]]] = [[] for _ in claims]
         self.result_devices: list[list[tuple[Device, Slice]]] = [[] for _ in claims]
         self.shares = 0
+        self.share_numbers: dict[str, int] = {}
 
     # --- setup -------------------------------------------------------------------------------
 
@@ -529,13 +555,8 @@ class _Run:
                     r.capacity_requests, device, self.features.fractional_capacity_range
                 )
                 self.shares += 1
-                share = str(
-                    uuid.uuid5(
-                        _SHARE_NAMESPACE,
-                        f"{claim_key(self.claims[ci])}/{r.full_name}/"
-                        f"{device_id_text(device_id)}/{self.shares}",
-                    )
-                )
+                share = share_id(self.keys[ci], r.full_name, device_id_text(device_id), self.shares)
+                self.share_numbers[share] = self.shares
                 existed = device_id in self.allocating_capacity
                 held = self.allocating_capacity.setdefault(device_id, {})
                 for name, value in consumed.items():

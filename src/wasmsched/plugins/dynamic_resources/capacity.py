@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from wasmsched.plugins.dynamic_resources.claims import as_list, as_mapping
@@ -28,10 +29,13 @@ def is_binary(text: Any) -> bool:
     return isinstance(text, str) and text.endswith(_BINARY_SUFFIXES)
 
 
+@lru_cache(maxsize=4096)
 def format_quantity(value: Fraction, binary: bool = False) -> str:
     """Quantity.String() of ``value`` in the format of the quantity it came from: BinarySI
     as the largest power of 1024 that divides it (whole values of at least 1024), else
-    DecimalSI with the largest power of 1000 that leaves a whole mantissa."""
+    DecimalSI with the largest power of 1000 that leaves a whole mantissa. Kept per value:
+    Filter formats every share it tries on every node, and a trace's shares take few
+    values."""
     if binary and value.denominator == 1 and abs(value) >= 1024:
         amount, exponent = value.numerator, 0
         while exponent < 6 and amount % 1024 == 0:
