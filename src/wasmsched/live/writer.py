@@ -19,7 +19,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import Event, ObjectReference
@@ -32,6 +32,8 @@ from wasmsched.live.claims import (
     PodClaimWrites,
     claim_change,
     claim_key,
+    create_claim,
+    delete_claim,
     newer,
     write_claim,
 )
@@ -273,6 +275,12 @@ class LiveWriter:
         self._answers: dict[str, dict[str, Any]] = {}
         # The claim writes each pod's binding is to wait for (by pod uid).
         self._pod_claim_writes: dict[str, PodClaimWrites] = {}
+        # Claims created under a name the server generates (DynamicResources' special
+        # claim for extended resources): the scheduler's name for one (``namespace/name``)
+        # -> the server's latest version of it (None while the POST is on its way, or
+        # after it failed); and the pod each was made for.
+        self._created: dict[str, dict[str, Any] | None] = {}
+        self._created_for: dict[str, str] = {}
         # Events go through their own client (rate limit) when given one.
         self.event_client = event_client or api
         self.dispatcher = dispatcher
@@ -306,8 +314,16 @@ class LiveWriter:
         if result.fenced:
             self._dropped(term, "binding")
         if result.ok:
+            self._bound(pod.uid)
             return None
         return Status(Code.ERROR, result.message)
+
+    def _bound(self, pod_uid: str) -> None:
+        """The pod is bound: the claim created for it stays, under the server's name."""
+        with self._answers_lock:
+            key = self._created_for.pop(pod_uid, None)
+            if key is not None:
+                self._created.pop(key, None)
 
     def _bind_async(self, pod: Pod, node_name: str) -> None:
         """Posts the binding on the pod's worker; the answer goes to ``bind_results``."""
@@ -329,6 +345,8 @@ class LiveWriter:
                 result = post_binding(self.api, pod, node_name, self._guard(term))
                 if result.fenced:
                     self._dropped(term, "binding")
+            if result.ok:
+                self._bound(pod.uid)
             deliver(result)
 
         self.dispatcher.submit(pod.uid, job)
@@ -351,7 +369,12 @@ class LiveWriter:
         if cache is None:
             return Status(Code.ERROR, "wasmsched: no ResourceClaim informer to write claims with")
         key = claim_key(claim)
-        current = cache.get(key) or claim
+        with self._answers_lock:
+            created = key in self._created
+            made = self._created.get(key)
+        if not created and _to_create(claim) and cache.get(key) is None:
+            return self._create_claim(key, claim)
+        current = cache.get(key) or made or claim
         change = claim_change(current, claim)
         term = self.term()
         if change.deallocate:
@@ -396,11 +419,27 @@ class LiveWriter:
         key = change.key
         with self._answers_lock:
             latest = self._answers.get(key)
+            created = key in self._created
+            made = self._created.get(key)
         if latest is not None and newer(latest, start):
             start = latest
         answer: dict[str, Any] | None = None
         try:
-            answer, error = self._write_claim(term, change, start, claim)
+            if not created:
+                answer, error = self._write_claim(term, change, start, claim)
+            elif made is None:
+                error = f"{change.describe()}: the claim was not created"
+            else:
+                # The claim under the name the server gave it, from its newest version.
+                meta = made.get("metadata") or {}
+                if latest is None or newer(made, latest):
+                    start = made
+                change = replace(change, name=str(meta.get("name")), uid=str(meta.get("uid")))
+                answer, error = self._write_claim(term, change, start, claim)
+                if answer is not None:
+                    with self._answers_lock:
+                        if key in self._created:
+                            self._created[key] = answer
         except Exception as err:
             # Whatever went wrong, the claim's cache entry and the pod's binding go on.
             log.exception("claim write failed claim=%s", key)
@@ -434,20 +473,172 @@ class LiveWriter:
         answer.setdefault("apiVersion", "resource.k8s.io/v1")
         return answer, ""
 
+    def _create_claim(self, key: str, claim: Mapping[str, Any]) -> Status | None:
+        """PreBind's creation of the special claim for a pod's extended resources
+        (createExtendedResourceClaimInAPI): POSTed on the claim's worker, before the
+        writes that follow it under the same name; the server names it from its
+        generateName, and those writes (and the pod's extendedResourceClaimStatus) go to
+        that name. The scheduler sees the claim under its own name meanwhile."""
+        cache = self.claims
+        assert cache is not None
+        term = self.term()
+        owner = _controller_uid(claim)
+        with self._answers_lock:
+            self._created[key] = None
+            if owner:
+                self._created_for[owner] = key
+        cache.begin(claim)
+
+        def create() -> tuple[ClaimWritten, str]:
+            answers: list[dict[str, Any]] = []
+            error = self._send(
+                term, "claim", lambda guard: answers.append(create_claim(self.api, claim, guard))
+            )
+            answer = answers[0] if answers else None
+            if error:
+                log.info("claim not created claim=%s error=%r", key, error)
+            if answer is not None:
+                answer.setdefault("kind", "ResourceClaim")
+                answer.setdefault("apiVersion", "resource.k8s.io/v1")
+                with self._answers_lock:
+                    if key in self._created:
+                        self._created[key] = answer
+            return ClaimWritten(key, answer), error
+
+        if self._claim_results is None:
+            result, error = create()
+            cache.end(result.key, result.answer)
+            return Status(Code.ERROR, error) if error else None
+        self._submit_for_pod(key, owner, create, self._claim_results)
+        return None
+
+    def _submit_for_pod(
+        self,
+        key: str,
+        pod_uid: str,
+        write: Callable[[], tuple[ClaimWritten | None, str]],
+        deliver: Callable[[ClaimWritten], None] | None,
+    ) -> None:
+        """``write`` on the claim's worker, its outcome delivered; the pod's binding waits
+        for it (and fails with its error)."""
+        writes = self._pod_claim_writes.setdefault(pod_uid, PodClaimWrites()) if pod_uid else None
+        if writes is not None:
+            writes.add()
+
+        def job() -> None:
+            result, error = None, "claim write failed"
+            try:
+                result, error = write()
+            finally:
+                if result is not None and deliver is not None:
+                    deliver(result)
+                if writes is not None:
+                    writes.ended(error)
+
+        self.dispatcher.submit(key, job)
+
     def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """Not written yet in the live mode (a stale extended-resource claim stays)."""
-        return self.write_resource_claim(claim)
+        """deleteClaim: a special claim PreBind created in this attempt (Unreserve) on its
+        worker after its writes, under the server's name (nothing when it was not
+        created; kube logs a failure there); another (PostFilter's stale claim) at once,
+        a failure being PostFilter's error."""
+        cache = self.claims
+        if cache is None:
+            return Status(Code.ERROR, "wasmsched: no ResourceClaim informer to write claims with")
+        key = claim_key(claim)
+        meta = claim.get("metadata") or {}
+        term = self.term()
+        with self._answers_lock:
+            created = key in self._created
+        if not created:
+            error = self._delete_claim(
+                term,
+                str(meta.get("namespace") or "default"),
+                str(meta.get("name")),
+                cache.server(key),
+            )
+            return Status(Code.ERROR, error) if error else None
+
+        def job() -> None:
+            with self._answers_lock:
+                made = self._created.pop(key, None)
+                owner = _controller_uid(claim)
+                if self._created_for.get(owner) == key:
+                    del self._created_for[owner]
+            if made is None:
+                return  # never created
+            made_meta = made.get("metadata") or {}
+            ns, name = str(made_meta.get("namespace")), str(made_meta.get("name"))
+            error = self._delete_claim(term, ns, name, made)
+            if error:
+                log.warning("claim not deleted claim=%s/%s error=%r", ns, name, error)
+
+        self.dispatcher.submit(key, job)
+        return None
+
+    def _delete_claim(
+        self, term: int, namespace: str, name: str, latest: Mapping[str, Any] | None
+    ) -> str:
+        """live/claims.py: delete_claim; why it failed ("" when it did not)."""
+        return self._send(
+            term, "claim", lambda guard: delete_claim(self.api, namespace, name, latest, guard)
+        )
+
+    def _send(self, term: int, what: str, call: Callable[[Callable[[], bool]], object]) -> str:
+        """``call`` with the term's guard (fencing): why it was not made ("" when it was)."""
+        if not self._may_send(term, what):
+            return f"not the leader: {what} not written"
+        try:
+            call(self._guard(term))
+        except FencedError:
+            self._dropped(term, what)
+            return f"not the leader: {what} not written"
+        except (ApiError, ClaimWriteError) as err:
+            return str(err)
+        return ""
 
     def set_extended_resource_claim_status(
         self, pod: Pod, status: Mapping[str, Any]
     ) -> Status | None:
-        """Not written yet in the live mode: DynamicResources' PreBind of a pod with
-        extended resources backed by DRA fails at its claim first (write_resource_claim)."""
-        return Status(
-            Code.ERROR,
-            f"wasmsched: the live mode does not write extendedResourceClaimStatus yet "
-            f"(pod {pod.namespace}/{pod.name})",
-        )
+        """patchPodExtendedResourceClaimStatus: the pod's status names its special claim
+        (by the server's name) and maps its containers' requests; on the claim's worker
+        after the claim's writes, the pod's binding waiting for it."""
+        key = f"{pod.namespace}/{status.get('resourceClaimName')}"
+        term = self.term()
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+
+        def patch() -> str:
+            with self._answers_lock:
+                created = key in self._created
+                made = self._created.get(key)
+            if created and made is None:
+                return "the claim was not created"
+            named = {**status}
+            if made is not None:
+                named["resourceClaimName"] = (made.get("metadata") or {}).get("name")
+            body = {"status": {"extendedResourceClaimStatus": named}}
+            return self._send(
+                term,
+                "status",
+                lambda guard: self.api.request(
+                    "PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH, guard=guard
+                ),
+            )
+
+        if self._claim_results is None:
+            error = patch()
+            return Status(Code.ERROR, error) if error else None
+
+        def write() -> tuple[ClaimWritten | None, str]:
+            error = patch()
+            if error:
+                error = (
+                    f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {error}"
+                )
+            return None, error
+
+        self._submit_for_pod(key, pod.uid, write, None)
+        return None
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""
@@ -630,6 +821,21 @@ class LiveWriter:
             self._dropped(term, "event")
         except ApiError as err:
             log.debug("event not written reason=%s error=%r", event.reason, str(err))
+
+
+def _to_create(claim: Mapping[str, Any]) -> bool:
+    """A claim the server has not seen: named by the scheduler only, to be named by the
+    server from its generateName (extendeddynamicresources.go: the special claim)."""
+    meta = claim.get("metadata") or {}
+    return bool(meta.get("generateName")) and not meta.get("resourceVersion")
+
+
+def _controller_uid(claim: Mapping[str, Any]) -> str:
+    """The uid of the claim's controlling owner (the pod it was made for)."""
+    for ref in (claim.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return str(ref.get("uid") or "")
+    return ""
 
 
 def _reference(ref: ObjectReference) -> dict[str, Any]:
