@@ -37,6 +37,7 @@ from wasmsched.plugins.dynamic_resources.claims import (
 )
 from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
+    DeviceClasses,
     Manifest,
     allocation_of,
     allocator_inputs,
@@ -137,6 +138,7 @@ class DynamicResources:
             self._slices.pools_for, self._allocator_features.partitionable_devices
         )
         self._selectors = SelectorCache()
+        self._classes = DeviceClasses()
         self._skip = Status(Code.SKIP)
 
     # --- the DRA manager ----------------------------------------------------------------------
@@ -216,8 +218,8 @@ class DynamicResources:
         if extended is not None:
             infos.append(extended)
         to_allocate = 0
-        class_list = self.handle.objects(DEVICE_CLASS_KIND)
-        classes = {str(meta_of(c).get("name")): c for c in class_list}
+        device_classes = self._classes.refresh(self.handle.objects(DEVICE_CLASS_KIND))
+        classes = device_classes.by_name
         for info in infos:
             allocation = allocation_of(info.claim)
             if allocation is not None:
@@ -257,7 +259,7 @@ class DynamicResources:
         s.extended = extended
         s.allocating = [info.claim for _, info in s.to_allocate()]
         if s.allocator is not None:
-            s.inputs = allocator_inputs(s.allocating, class_list, self._slices.generation)
+            s.inputs = allocator_inputs(s.allocating, device_classes, self._slices.generation)
             s.pool_versions = self._claims.pool_versions()
         s.prioritized = any(
             as_mapping(r).get("firstAvailable") for info in infos for r in requests_of(info.claim)
