@@ -4,6 +4,7 @@ on conflicts, and Unreserve takes the pod out again when the binding fails."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -394,3 +395,70 @@ def test_a_failed_extended_claim_write_fails_the_binding(
     assert_extended_claim_for(srv, "train-x")
     # No binding was posted for the attempt whose write failed.
     assert [b["code"] for b in srv.bindings] == [201]
+
+
+def report_device(srv: ApiServerDouble, condition: str) -> None:
+    """The driver: gpu-0's ``condition`` True in claim-a's status.devices."""
+    c = claim(srv, "claim-a")
+    c["status"]["devices"] = [
+        {
+            "driver": "gpu.example.com",
+            "pool": "node-1",
+            "device": "gpu-0",
+            "conditions": [
+                {
+                    "type": condition,
+                    "status": "True",
+                    "reason": "Driver",
+                    "message": "reported",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+    ]
+    srv.update(c)
+
+
+def binding_conditions_cluster(srv: ApiServerDouble) -> None:
+    """gpu_cluster whose GPU has binding conditions; train-a with claim-a."""
+    srv.create(node("node-0"))
+    srv.create(node("node-1"))
+    srv.create(device_class())
+    gpus = resource_slice("node-1")
+    gpus["spec"]["devices"][0]["bindingConditions"] = ["attached"]
+    gpus["spec"]["devices"][0]["bindingFailureConditions"] = ["broken"]
+    srv.create(gpus)
+    srv.create(resource_claim("claim-a"))
+    srv.create(claiming_pod("train-a", claim="claim-a"))
+
+
+def allocated_not_bound(srv: ApiServerDouble) -> bool:
+    reserved = claim(srv, "claim-a").get("status", {}).get("reservedFor")
+    return bool(reserved) and "train-a" not in placements(srv)
+
+
+def test_prebind_waits_for_the_devices_binding_conditions(srv: ApiServerDouble) -> None:
+    binding_conditions_cluster(srv)
+    with running(srv, dra_config()):
+        wait(lambda: allocated_not_bound(srv), what="claim-a allocated, train-a waiting")
+        time.sleep(1.0)
+        assert "train-a" not in placements(srv)  # waiting for the driver
+        report_device(srv, "attached")
+        wait(lambda: placements(srv).get("train-a") == "node-1", 8.0, "train-a bound")
+    allocation = claim(srv, "claim-a")["status"]["allocation"]
+    assert allocation["devices"]["results"][0]["bindingConditions"] == ["attached"]
+    reasons = [e.get("reason") for e in srv.events]
+    assert "BindingConditionsPending" in reasons
+
+
+def test_a_binding_failure_condition_fails_the_binding(srv: ApiServerDouble) -> None:
+    binding_conditions_cluster(srv)
+    with running(srv, dra_config()):
+        wait(lambda: allocated_not_bound(srv), what="claim-a allocated, train-a waiting")
+        report_device(srv, "broken")
+        wait(
+            lambda: any("device binding failed" in (e.get("note") or "") for e in srv.events),
+            8.0,
+            "the binding failure",
+        )
+    assert srv.bindings == []

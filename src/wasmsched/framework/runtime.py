@@ -24,6 +24,7 @@ from wasmsched.framework.records import (
     BindingPending,
     CycleRecord,
     PluginObserver,
+    PreBindWaiting,
 )
 from wasmsched.framework.records import (
     verdict as _verdict,
@@ -44,6 +45,7 @@ __all__ = [
     "Framework",
     "FrameworkError",
     "PluginObserver",
+    "PreBindWaiting",
 ]
 
 log = logging.getLogger("wasmsched.framework")
@@ -507,13 +509,22 @@ class Framework:
 
     # --- binding cycle ----------------------------------------------------------------
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """k8s RunPreBindPlugins: the first failure wins."""
-        for plugin in self._run(state)[7]:
+    def run_pre_bind_plugins(
+        self, state: CycleState, pod: Pod, node_name: str, start: int = 0
+    ) -> Status | None:
+        """k8s RunPreBindPlugins: the first failure wins. From the ``start``-th plugin; a
+        plugin's ``PreBindWaiting`` is returned as it is (the
+        binding cycle goes on from the next one, ``resume_at``, once the wait ends)."""
+        plugins = self._run(state)[7]
+        for index in range(start, len(plugins)):
+            plugin = plugins[index]
             try:
                 status = plugin.pre_bind(state, pod, node_name)
             except Exception as err:
                 status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            if isinstance(status, PreBindWaiting):
+                status.resume_at = index + 1
+                return _with_plugin(status, plugin.name)
             if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
                 if status.is_rejected():
                     return _with_plugin(status, plugin.name)
