@@ -8,6 +8,7 @@ kube-controller-manager); until then the pod waits at PreEnqueue.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -198,6 +199,63 @@ def test_creates_the_claim_for_extended_resources_as_its_service_account(
                 }
             ],
         }
+        assert_clean(sched)
+        assert sched.stop() == 0
+    finally:
+        cluster.reset()
+
+
+BC_DRIVER = "bc.example.com"
+
+
+def test_waits_for_binding_conditions_the_driver_reports(cluster: Cluster) -> None:
+    # node-3's one device has the binding condition "attached": the pod is bound only once
+    # the "driver" (the test, as admin) reports it True in the claim's status.devices.
+    cluster.reset()
+    try:
+        cluster.add_node(node("node-3", cpu="2"))
+        cluster.create(device_class(BC_DRIVER, BC_DRIVER))
+        gpus = resource_slice("node-3", driver=BC_DRIVER)
+        gpus["spec"]["devices"][0]["bindingConditions"] = ["attached"]
+        gpus["spec"]["devices"][0]["bindingFailureConditions"] = ["broken"]
+        cluster.create(gpus)
+        bc_claim = resource_claim("claim-bc")
+        bc_claim["spec"]["devices"]["requests"] = [device_request(BC_DRIVER)]
+        cluster.create(bc_claim)
+        cluster.create(pod("train-bc", claim="claim-bc"))
+        sched = cluster.scheduler(CONFIG, *NO_ELECTION)
+
+        def reserved() -> bool:
+            return bool(get_claim(cluster, "claim-bc").get("status", {}).get("reservedFor"))
+
+        wait(reserved, 30, "claim-bc allocated and reserved")
+        time.sleep(2.0)
+        assert "train-bc" not in cluster.placements()
+        written = get_claim(cluster, "claim-bc")
+        (result,) = written["status"]["allocation"]["devices"]["results"]
+        assert (result["bindingConditions"], result["bindingFailureConditions"]) == (
+            ["attached"],
+            ["broken"],
+        )
+        written["status"]["devices"] = [
+            {
+                "driver": BC_DRIVER,
+                "pool": "node-3",
+                "device": "gpu-0",
+                "conditions": [
+                    {
+                        "type": "attached",
+                        "status": "True",
+                        "reason": "Attached",
+                        "message": "the driver attached it",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                ],
+            }
+        ]
+        cluster.request("PUT", f"{CLAIMS}/claim-bc/status", written)
+        wait(lambda: "train-bc" in cluster.placements(), 30, "train-bc bound")
+        assert cluster.placements()["train-bc"] == "node-3"
         assert_clean(sched)
         assert sched.stop() == 0
     finally:

@@ -79,6 +79,32 @@ def _with_plugin(status: Status, plugin: str) -> Status:
     return status
 
 
+def _run_pre_binds(
+    plugins: Sequence[Any], start: int, state: CycleState, pod: Pod, node_name: str
+) -> Status | None:
+    """k8s RunPreBindPlugins over ``plugins[start:]``: the first failure wins; a
+    ``PreBindWaiting`` is returned as it is, ``resume_at`` the plugin after it (the
+    binding cycle goes on from there once the wait ends)."""
+    for index in range(start, len(plugins)):
+        plugin = plugins[index]
+        try:
+            status = plugin.pre_bind(state, pod, node_name)
+        except Exception as err:
+            status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+        if isinstance(status, PreBindWaiting):
+            status.resume_at = index + 1
+            return _with_plugin(status, plugin.name)
+        if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
+            # Rejected as it is; any other failure an Error naming the plugin.
+            failure = (
+                status
+                if status.is_rejected()
+                else Status(Code.ERROR, f"running PreBind plugin {plugin.name!r}: {status.message}")
+            )
+            return _with_plugin(failure, plugin.name)
+    return None
+
+
 class Framework:
     """One profile's plugins, ordered per extension point, and the runners for each.
 
@@ -512,27 +538,8 @@ class Framework:
     def run_pre_bind_plugins(
         self, state: CycleState, pod: Pod, node_name: str, start: int = 0
     ) -> Status | None:
-        """k8s RunPreBindPlugins: the first failure wins. From the ``start``-th plugin; a
-        plugin's ``PreBindWaiting`` is returned as it is (the
-        binding cycle goes on from the next one, ``resume_at``, once the wait ends)."""
-        plugins = self._run(state)[7]
-        for index in range(start, len(plugins)):
-            plugin = plugins[index]
-            try:
-                status = plugin.pre_bind(state, pod, node_name)
-            except Exception as err:
-                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-            if isinstance(status, PreBindWaiting):
-                status.resume_at = index + 1
-                return _with_plugin(status, plugin.name)
-            if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
-                if status.is_rejected():
-                    return _with_plugin(status, plugin.name)
-                return _with_plugin(
-                    Status(Code.ERROR, f"running PreBind plugin {plugin.name!r}: {status.message}"),
-                    plugin.name,
-                )
-        return None
+        """k8s RunPreBindPlugins from the ``start``-th plugin (``_run_pre_binds``)."""
+        return _run_pre_binds(self._run(state)[7], start, state, pod, node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first plugin that does not Skip decides; all Skip -> Skip.

@@ -18,12 +18,9 @@ import numpy as np
 from wasmsched.api.cel import SelectorCache
 from wasmsched.api.dra import ALLOCATION_FINALIZER
 from wasmsched.api.selectors import NodeSelector
-from wasmsched.config.loader import parse_duration
-from wasmsched.errors import InputError
 from wasmsched.framework import interfaces as fi
 from wasmsched.framework.columns import IntArray, NodeRows, default_normalize_columns
-from wasmsched.framework.interfaces import MAX_NODE_SCORE, Event
-from wasmsched.framework.records import PreBindWaiting
+from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     ClusterEventWithHint,
@@ -36,12 +33,10 @@ from wasmsched.plugins.dynamic_resources.allocator import (
 )
 from wasmsched.plugins.dynamic_resources.answers import NodeAnswers
 from wasmsched.plugins.dynamic_resources.binding import (
-    BINDING_POLL_INTERVAL,
     DEFAULT_BINDING_TIMEOUT,
-    TIMEOUT_MESSAGE,
-    claim_readiness,
-    claim_timed_out,
-    has_binding_conditions,
+    binding_failed,
+    binding_timeout,
+    wait_for_devices,
 )
 from wasmsched.plugins.dynamic_resources.claims import (
     RESOURCE_CLAIM as CLAIM_KIND,
@@ -239,7 +234,9 @@ class DynamicResources:
                 selector = allocation.get("nodeSelector")
                 if selector is not None:
                     info.available_on = NodeSelector.from_dict(selector)
-                if self._binding_status and self._binding_failed(info.claim):
+                if self._binding_status and binding_failed(
+                    info.claim, self._binding_timeout, self.handle.now()
+                ):
                     s.not_ready.add(index)
                 continue
             to_allocate += 1
@@ -589,68 +586,11 @@ class DynamicResources:
                 status = patch_extended_status(self.handle, pod, updated, mappings)
                 if status is not None:
                     return status
-        if not self._binding_status or not has_binding_conditions(i.claim for i in s.claims):
+        if not self._binding_status:
             return None
-        # The devices wait for their drivers (binding conditions): polled at once, then
-        # every 5 s by the binding cycle until bindingTimeout.
-        self.handle.record_event(
-            Event.about_pod(
-                self.handle.now(),
-                pod,
-                "Normal",
-                "BindingConditionsPending",
-                "Scheduling",
-                f"waiting for binding conditions for device on node {node_name}",
-                "wasmsched",
-            )
+        return wait_for_devices(
+            self.handle, pod, node_name, s, self._claims_now, self._binding_timeout
         )
-        done, status = self._ready_for_binding(s)
-        if done:
-            return status
-        return PreBindWaiting(
-            lambda: self._ready_for_binding(s),
-            BINDING_POLL_INTERVAL,
-            self._binding_timeout,
-            TIMEOUT_MESSAGE,
-        )
-
-    def _ready_for_binding(self, s: StateData) -> tuple[bool, Status | None]:
-        """isPodReadyForBinding over the claims as the scheduler knows them now: (decided,
-        PreBind's answer). Not decided while a device's binding conditions are not all
-        True; an Error once one of its binding failure conditions is True, or once a
-        claim was allocated more than bindingTimeout ago."""
-        now = self.handle.now()
-        for info in s.claims:
-            meta = meta_of(info.claim)
-            try:
-                claim = self._claims_now().get(
-                    str(meta.get("namespace") or "default"), str(meta.get("name"))
-                )
-            except ClaimError as err:
-                if info is not s.extended or not s.extended_created():
-                    return True, Status(Code.ERROR, str(err))
-                # The live mode shows a claim it created under the server's name once
-                # its writes ended: the version PreBind wrote stands in.
-                claim = info.claim
-            info.claim = claim
-            ready, failed = claim_readiness(claim)
-            if failed is not None:
-                return True, Status(Code.ERROR, failed)
-            if not ready:
-                if claim_timed_out(claim, self._binding_timeout, now):
-                    name = meta_of(claim).get("name")
-                    return True, Status(Code.ERROR, f"device binding timeout: claim={name}")
-                return False, None
-        return True, None
-
-    def _binding_failed(self, claim: Manifest) -> bool:
-        """Filter's check of an allocated claim (dynamicresources.go: Filter): not ready
-        for binding, and a binding failure condition True or bindingTimeout passed since
-        its allocation."""
-        ready, failed = claim_readiness(claim)
-        if failed is not None:
-            return True
-        return not ready and claim_timed_out(claim, self._binding_timeout, self.handle.now())
 
     # --- events -----------------------------------------------------------------------------
 
@@ -661,21 +601,8 @@ class DynamicResources:
 
 def new(args: dict[str, Any], handle: Handle) -> DynamicResources:
     """The registry factory (dynamicresources.go: New), with DynamicResourcesArgs'
-    ``bindingTimeout`` (a Go duration of at least 1s; default 10m, validation_pluginargs.go:
-    ValidateDynamicResourcesArgs)."""
-    raw = (args or {}).get("bindingTimeout")
-    if raw is None:
-        return DynamicResources(handle)
-    binding = handle.features
-    if not (binding.dra_device_binding_conditions and binding.dra_resource_claim_device_status):
-        raise InputError(
-            "args.bindingTimeout: Forbidden: DRADeviceBindingConditions or "
-            "DRAResourceClaimDeviceStatus feature gate is disabled"
-        )
-    seconds = parse_duration(raw) if isinstance(raw, str) else None
-    if seconds is None or seconds < 1:
-        raise InputError(f"args.bindingTimeout: Invalid value: {raw!r}: must be at least 1 second")
-    return DynamicResources(handle, seconds)
+    ``bindingTimeout`` (binding.py: binding_timeout)."""
+    return DynamicResources(handle, binding_timeout(args, handle.features))
 
 
 if TYPE_CHECKING:
