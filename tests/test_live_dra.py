@@ -389,10 +389,21 @@ def test_a_failed_extended_claim_write_fails_the_binding(
     # Nominated to node-1 already: the only status PATCH is extendedResourceClaimStatus's.
     srv.create({**extended_pod("train-x"), "status": {"nominatedNodeName": "node-1"}})
     srv.faults.fail_next(method, path, status=500)
-    with running(srv, dra_config()):
+    with running(srv, dra_config()) as runner:
         wait(lambda: placements(srv).get("train-x") == "node-1", what="train-x bound")
         wait(lambda: len(special_claims(srv)) == 1, what="a claim created and not deleted")
+        creates = {
+            status: runner.metrics.registry.get_sample_value(
+                "dynamic_resource_allocation_resourceclaim_creates_total",
+                {"status": status, "admin_access": "false", "owner_api_group": "",
+                 "owner_api_kind": "Pod"},
+            )
+            for status in ("success", "failure")
+        }  # fmt: skip
     assert_extended_claim_for(srv, "train-x")
+    # The failed POST is counted as kube-scheduler counts it.
+    failed = 1.0 if method == "POST" else None
+    assert creates == {"success": 1.0 if failed else 2.0, "failure": failed}
     # No binding was posted for the attempt whose write failed.
     assert [b["code"] for b in srv.bindings] == [201]
 

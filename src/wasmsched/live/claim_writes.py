@@ -61,6 +61,7 @@ class ClaimWrites:
         may_send: Callable[[int, str], bool],
         guard: Callable[[int], Callable[[], bool]],
         dropped: Callable[[int, str], None],
+        on_created: Callable[[bool], None] = lambda created: None,
     ) -> None:
         self.api = api
         self.dispatcher = dispatcher
@@ -72,6 +73,8 @@ class ClaimWrites:
         self._may_send = may_send
         self._guard = guard
         self._dropped = dropped
+        # Told whether each claim creation sent succeeded (ResourceClaimCreate metric).
+        self._on_created = on_created
         # Per claim: its writes queued, and the answer of the last one for the next.
         self._answers_lock = threading.Lock()
         self._claim_jobs: dict[str, int] = {}
@@ -231,11 +234,18 @@ class ClaimWrites:
                 self._created_for[owner] = key
         cache.begin(claim)
 
+        def post(guard: Callable[[], bool], answers: list[dict[str, Any]]) -> None:
+            # Counted once sent (a fenced write is not): ResourceClaimCreate.
+            try:
+                answers.append(create_claim(self.api, claim, guard))
+            except ClaimWriteError:
+                self._on_created(False)
+                raise
+            self._on_created(True)
+
         def create() -> tuple[ClaimWritten, str]:
             answers: list[dict[str, Any]] = []
-            error = self._send(
-                term, "claim", lambda guard: answers.append(create_claim(self.api, claim, guard))
-            )
+            error = self._send(term, "claim", lambda guard: post(guard, answers))
             answer = answers[0] if answers else None
             if error:
                 log.info("claim not created claim=%s error=%r", key, error)

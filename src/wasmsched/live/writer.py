@@ -248,6 +248,7 @@ class LiveWriter:
         event_client: ApiClient | None = None,
         claims: ClaimCache | None = None,
         claim_results: Callable[[ClaimWritten], None] | None = None,
+        on_claim_created: Callable[[bool], None] = lambda created: None,
     ) -> None:
         self.api = api
         # The claims the scheduler sees (the runner's ResourceClaim informer), and where
@@ -274,6 +275,7 @@ class LiveWriter:
             may_send=self._may_send,
             guard=self._guard,
             dropped=self._dropped,
+            on_created=on_claim_created,
         )
         # The capability DefaultBinder looks for; absent without a place for the answers.
         self.bind_async: Callable[[Pod, str], None] | None = (
