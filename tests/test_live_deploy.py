@@ -136,16 +136,28 @@ def test_rbac_grants_exactly_the_verbs_used(srv: ApiServerDouble) -> None:
     finally:
         r.stop()
     # DynamicResources' claim writes: a conflict (the claim read again), a failed binding
-    # (Unreserve's patch), then the allocation.
-    srv.create(device_class())
-    srv.create(resource_slice("node-0"))
+    # (Unreserve's patch), then the allocation; for a pod's extended resource backed by
+    # the class, the special claim created, deleted after a failed binding, created again.
+    gpus = device_class()
+    gpus["spec"]["extendedResourceName"] = "example.com/gpu"
+    srv.create(gpus)
+    srv.create(resource_slice("node-0", devices=2))
     srv.create(resource_claim("claim-0"))
     srv.create(claiming_pod("train-0", claim="claim-0", cpu="0"))
+    extended = pod("train-x", cpu="0")
+    resources = extended["spec"]["containers"][0]["resources"]
+    resources["requests"]["example.com/gpu"] = "1"
+    resources["limits"] = {"example.com/gpu": "1"}
+    srv.create(extended)
     srv.faults.fail_next("PUT", r"/resourceclaims/claim-0/status$", status=409)
     srv.faults.fail_next("POST", r"/pods/train-0/binding$", status=500)
+    srv.faults.fail_next("POST", r"/pods/train-x/binding$", status=500)
     dra = make_runner(srv, dra_config()).start()
     try:
-        wait(lambda: placements(srv).get("train-0") == "node-0", what="the claim's pod bound")
+        wait(
+            lambda: placements(srv).get("train-0") == placements(srv).get("train-x") == "node-0",
+            what="the claims' pods bound",
+        )
     finally:
         dra.stop()
     snapshot(api_for(srv))  # `wasmsched snapshot` as this account

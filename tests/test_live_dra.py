@@ -4,6 +4,7 @@ on conflicts, and Unreserve takes the pod out again when the binding fails."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +24,11 @@ from live_support import (
     running,
     wait,
 )
-from wasmsched.api.dra import ALLOCATION_FINALIZER
+from wasmsched.api.dra import (
+    ALLOCATION_FINALIZER,
+    created_extended_resource_claim,
+    extended_resource_claim,
+)
 from wasmsched.api.objects import Pod
 from wasmsched.live.claims import ClaimCache, ClaimWritten, claim_change
 from wasmsched.live.writer import Dispatcher, LiveWriter
@@ -262,3 +267,209 @@ def test_a_synchronous_binding_waits_for_the_pods_claim_writes(srv: ApiServerDou
         "/api/v1/namespaces/default/pods/train-a/binding",
     ]
     assert [r.answer is not None for r in results] == [True]
+
+
+EXTENDED = "example.com/gpu"
+
+
+def extended_cluster(srv: ApiServerDouble) -> None:
+    """gpu_cluster with the GPU class backing the extended resource example.com/gpu,
+    which no node advertises."""
+    srv.create(node("node-0"))
+    srv.create(node("node-1"))
+    gpus = device_class()
+    gpus["spec"]["extendedResourceName"] = EXTENDED
+    srv.create(gpus)
+    srv.create(resource_slice("node-1"))
+
+
+def extended_pod(name: str) -> dict[str, Any]:
+    """A pod asking for one example.com/gpu (no claim of its own)."""
+    out = pod(name)
+    resources = out["spec"]["containers"][0]["resources"]
+    resources["requests"][EXTENDED] = "1"
+    resources["limits"] = {EXTENDED: "1"}
+    return out
+
+
+def special_claims(srv: ApiServerDouble) -> list[dict[str, Any]]:
+    return [c for c in srv.list("ResourceClaim") if c["metadata"].get("generateName")]
+
+
+def assert_extended_claim_for(srv: ApiServerDouble, pod_name: str) -> dict[str, Any]:
+    """The pod's one special claim, created by PreBind as kube-scheduler creates it and
+    allocated for the pod, which names it in its status."""
+    bound = srv.get("Pod", "default", pod_name)
+    assert bound is not None and bound["spec"]["nodeName"] == "node-1"
+    (made,) = special_claims(srv)
+    meta = made["metadata"]
+    assert meta["generateName"] == f"{pod_name}-extended-resources-"
+    assert meta["name"].startswith(meta["generateName"])
+    assert meta["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    (owner,) = meta["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "Pod",
+        pod_name,
+        bound["metadata"]["uid"],
+        True,
+    )
+    assert ALLOCATION_FINALIZER in meta["finalizers"]
+    (result,) = made["status"]["allocation"]["devices"]["results"]
+    # The request is named by the resource's place among the container's (cpu, gpu, memory).
+    assert (result["request"], result["pool"], result["device"]) == (
+        "container-0-request-1",
+        "node-1",
+        "gpu-0",
+    )
+    assert made["status"]["reservedFor"] == [
+        {"resource": "pods", "name": pod_name, "uid": bound["metadata"]["uid"]}
+    ]
+    assert bound["status"]["extendedResourceClaimStatus"] == {
+        "resourceClaimName": meta["name"],
+        "requestMappings": [
+            {"containerName": "c", "resourceName": EXTENDED, "requestName": "container-0-request-1"}
+        ],
+    }
+    return made
+
+
+def test_prebind_creates_the_claim_for_extended_resources(srv: ApiServerDouble) -> None:
+    extended_cluster(srv)
+    srv.create(extended_pod("train-x"))
+    with running(srv, dra_config()):
+        wait(lambda: placements(srv).get("train-x") == "node-1", what="train-x bound")
+    made = assert_extended_claim_for(srv, "train-x")
+    # Created with a name the server generated (not the one wasmsched's simulation
+    # derives), then written, then the pod's status names it, then the binding.
+    in_memory = extended_resource_claim(Pod(srv.get("Pod", "default", "train-x") or {}))
+    assert (
+        made["metadata"]["name"] != created_extended_resource_claim(in_memory)["metadata"]["name"]
+    )
+    writes = [(m, t.split("?")[0]) for m, t, _ in srv.requests if m in ("PUT", "POST", "PATCH")]
+    path = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    name = made["metadata"]["name"]
+    pod_status = ("PATCH", "/api/v1/namespaces/default/pods/train-x/status")
+    writes.remove(pod_status)  # the first: nominatedNodeName, on the pod's own worker
+    assert writes[:5] == [
+        ("POST", path),
+        ("PUT", f"{path}/{name}"),
+        ("PUT", f"{path}/{name}/status"),
+        pod_status,
+        ("POST", "/api/v1/namespaces/default/pods/train-x/binding"),
+    ]
+
+
+def test_a_failed_binding_deletes_the_created_claim_and_the_retry_makes_another(
+    srv: ApiServerDouble,
+) -> None:
+    extended_cluster(srv)
+    srv.create(extended_pod("train-x"))
+    srv.faults.fail_next("POST", r"/pods/train-x/binding$", status=500)
+    with running(srv, dra_config()):
+        wait(lambda: placements(srv).get("train-x") == "node-1", what="train-x bound")
+        wait(lambda: len(special_claims(srv)) == 1, what="the first claim deleted")
+    assert_extended_claim_for(srv, "train-x")
+    posts = [t for m, t, _ in srv.requests if m == "POST" and t.endswith("/resourceclaims")]
+    deletes = [t for m, t, _ in srv.requests if m == "DELETE" and "/resourceclaims/" in t]
+    assert (len(posts), len(deletes)) == (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", r"/resourceclaims$"),
+        ("PUT", CLAIM_STATUS),
+        ("PATCH", r"/pods/train-x/status$"),
+    ],
+)
+def test_a_failed_extended_claim_write_fails_the_binding(
+    srv: ApiServerDouble, method: str, path: str
+) -> None:
+    extended_cluster(srv)
+    # Nominated to node-1 already: the only status PATCH is extendedResourceClaimStatus's.
+    srv.create({**extended_pod("train-x"), "status": {"nominatedNodeName": "node-1"}})
+    srv.faults.fail_next(method, path, status=500)
+    with running(srv, dra_config()) as runner:
+        wait(lambda: placements(srv).get("train-x") == "node-1", what="train-x bound")
+        wait(lambda: len(special_claims(srv)) == 1, what="a claim created and not deleted")
+        creates = {
+            status: runner.metrics.registry.get_sample_value(
+                "dynamic_resource_allocation_resourceclaim_creates_total",
+                {"status": status, "admin_access": "false", "owner_api_group": "",
+                 "owner_api_kind": "Pod"},
+            )
+            for status in ("success", "failure")
+        }  # fmt: skip
+    assert_extended_claim_for(srv, "train-x")
+    # The failed POST is counted as kube-scheduler counts it.
+    failed = 1.0 if method == "POST" else None
+    assert creates == {"success": 1.0 if failed else 2.0, "failure": failed}
+    # No binding was posted for the attempt whose write failed.
+    assert [b["code"] for b in srv.bindings] == [201]
+
+
+def report_device(srv: ApiServerDouble, condition: str) -> None:
+    """The driver: gpu-0's ``condition`` True in claim-a's status.devices."""
+    c = claim(srv, "claim-a")
+    c["status"]["devices"] = [
+        {
+            "driver": "gpu.example.com",
+            "pool": "node-1",
+            "device": "gpu-0",
+            "conditions": [
+                {
+                    "type": condition,
+                    "status": "True",
+                    "reason": "Driver",
+                    "message": "reported",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+    ]
+    srv.update(c)
+
+
+def binding_conditions_cluster(srv: ApiServerDouble) -> None:
+    """gpu_cluster whose GPU has binding conditions; train-a with claim-a."""
+    srv.create(node("node-0"))
+    srv.create(node("node-1"))
+    srv.create(device_class())
+    gpus = resource_slice("node-1")
+    gpus["spec"]["devices"][0]["bindingConditions"] = ["attached"]
+    gpus["spec"]["devices"][0]["bindingFailureConditions"] = ["broken"]
+    srv.create(gpus)
+    srv.create(resource_claim("claim-a"))
+    srv.create(claiming_pod("train-a", claim="claim-a"))
+
+
+def allocated_not_bound(srv: ApiServerDouble) -> bool:
+    reserved = claim(srv, "claim-a").get("status", {}).get("reservedFor")
+    return bool(reserved) and "train-a" not in placements(srv)
+
+
+def test_prebind_waits_for_the_devices_binding_conditions(srv: ApiServerDouble) -> None:
+    binding_conditions_cluster(srv)
+    with running(srv, dra_config()):
+        wait(lambda: allocated_not_bound(srv), what="claim-a allocated, train-a waiting")
+        time.sleep(1.0)
+        assert "train-a" not in placements(srv)  # waiting for the driver
+        report_device(srv, "attached")
+        wait(lambda: placements(srv).get("train-a") == "node-1", 8.0, "train-a bound")
+    allocation = claim(srv, "claim-a")["status"]["allocation"]
+    assert allocation["devices"]["results"][0]["bindingConditions"] == ["attached"]
+    reasons = [e.get("reason") for e in srv.events]
+    assert "BindingConditionsPending" in reasons
+
+
+def test_a_binding_failure_condition_fails_the_binding(srv: ApiServerDouble) -> None:
+    binding_conditions_cluster(srv)
+    with running(srv, dra_config()):
+        wait(lambda: allocated_not_bound(srv), what="claim-a allocated, train-a waiting")
+        report_device(srv, "broken")
+        wait(
+            lambda: any("device binding failed" in (e.get("note") or "") for e in srv.events),
+            8.0,
+            "the binding failure",
+        )
+    assert srv.bindings == []

@@ -297,3 +297,39 @@ def test_replay_cli_with_dra_refuses_bad_input_in_one_line(
 def test_importer_refuses_an_unknown_gpu_model(tmp_path: Path) -> None:
     with pytest.raises(TraceError, match="--gpu-model: expected extended or dra, got 'mig'"):
         read_alibaba_gpu(*write(tmp_path), gpu_model="mig")  # type: ignore[arg-type]
+
+
+def test_replay_json_gives_each_pod_its_devices_and_the_devices_per_class(
+    tmp_path: Path,
+) -> None:
+    """Each bound pod's entry names the devices (and shares) its claim held; the document
+    has simulate's ``devices`` (allocation per class over time) after the series."""
+    nodes = "sn,cpu_milli,memory_mib,gpu,model\nn,64000,262144,2,T4\n"
+    pods = "\n".join(
+        [
+            HEADER,
+            "s-0,1000,1024,1,600,,BE,Running,0,100,0",
+            "w-0,1000,1024,2,1000,,LS,Running,1,,1",
+            "c-0,1000,1024,0,0,,LS,Running,2,,2",
+        ]
+    )
+    run, _, _ = replay(*write(tmp_path, nodes, pods + "\n"))
+    result = run.run().to_json()
+    assert list(result) == ["pods", "series", "devices", "summary"]
+    rows = {p["name"]: p for p in result["pods"]}
+    (share,) = rows["s-0"]["devices"]
+    claim = share["claim"]
+    assert claim.startswith("s-0-")
+    assert {k: v for k, v in share.items() if k != "claim"} == {
+        "request": "gpu",
+        "driver": "gpu.alibaba.com",
+        "pool": "n",
+        "device": "gpu-0",
+        "shareID": share["shareID"],
+        "consumedCapacity": {"milli": "600"},
+    }
+    assert [d["device"] for d in rows["w-0"]["devices"]] == ["gpu-0", "gpu-1"]
+    assert "devices" not in rows["c-0"]  # no GPU: no claim
+    (gpus,) = result["devices"]["classes"]
+    assert (gpus["name"], gpus["devices"]) == ("gpu.alibaba.com", 2)
+    assert max(sum(s["allocated"].values()) for s in result["devices"]["series"]) == 2

@@ -483,3 +483,60 @@ def test_claims_without_uids_are_held_apart_while_in_flight() -> None:
         allocation = state.read(STATE_KEY).claims[0].allocation
         chosen.append(allocation["devices"]["results"][0]["device"])
     assert chosen == ["gpu-0", "gpu-1"]
+
+
+def test_pre_filter_makes_the_classes_once_per_list_of_classes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PreFilter reads the classes by name and as JSON for every pod with a claim to
+    allocate: they are made again only when the handle hands out a new list."""
+    import json
+
+    import yaml
+    from conftest import make_node_info
+
+    import wasmsched.plugins.dynamic_resources.claims as claims_module
+
+    docs = list(yaml.safe_load_all(DRA_CLUSTER))
+    class_list = [d for d in docs if d["kind"] == "DeviceClass"]
+    claim = {
+        "kind": "ResourceClaim",
+        "metadata": {"name": "ca", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+    }
+    objects = {
+        "DeviceClass": class_list,
+        "ResourceSlice": [d for d in docs if d["kind"] == "ResourceSlice"],
+        "ResourceClaim": [claim],
+    }
+    dumped: list[Any] = []
+    real_dumps = json.dumps
+
+    def dumps(obj: Any, **kw: Any) -> str:
+        dumped.append(obj)
+        return real_dumps(obj, **kw)
+
+    monkeypatch.setattr(claims_module.json, "dumps", dumps)
+    pl = plugin(objects=objects)
+    n1 = make_node_info(Node(next(d for d in docs if d["metadata"]["name"] == "n1")))
+    seen = []
+    for name in ("a", "b", "c"):
+        pod = Pod(
+            {
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+                "spec": {
+                    "containers": [{"name": "c", "image": "i"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "ca"}],
+                },
+            }
+        )
+        if name == "c":
+            objects["DeviceClass"] = list(class_list)  # a new list: made again
+        state = CycleState()
+        assert pl.pre_filter(state, pod, [n1]) == (None, None)
+        s = state.read(STATE_KEY)
+        seen.append((s.allocator.classes, s.inputs[1]))
+    assert seen[0][0] is seen[1][0] and seen[0][1] is seen[1][1]
+    assert seen[2][0] is not seen[1][0] and seen[2][0] == seen[1][0]
+    assert sum(1 for obj in dumped if obj == class_list) == 2

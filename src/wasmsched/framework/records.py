@@ -30,6 +30,35 @@ class BindingPending(Status):
         super().__init__(Code.SUCCESS, message)
 
 
+class PreBindWaiting(Status):
+    """What a PreBind plugin returns when it has to wait for the cluster (DynamicResources
+    for its devices' binding conditions: dynamicresources.go, PreBind's
+    wait.PollUntilContextTimeout, whose first poll the plugin made itself).
+
+    The binding cycle asks ``poll()`` every ``interval`` seconds of the scheduler's clock
+    while less than ``timeout`` seconds have passed: ``(False, _)`` waits on, ``(True,
+    status)`` is the plugin's answer (None: go on with the next PreBind plugin). At
+    ``timeout`` the wait fails with ``timeout_message`` (the context's deadline comes
+    before a poll due at the same instant). The pod stays assumed meanwhile.
+    """
+
+    __slots__ = ("interval", "poll", "resume_at", "timeout", "timeout_message")
+
+    def __init__(
+        self,
+        poll: Callable[[], tuple[bool, Status | None]],
+        interval: float,
+        timeout: float,
+        timeout_message: str,
+    ) -> None:
+        super().__init__(Code.SUCCESS, "waiting in PreBind")
+        self.poll = poll
+        self.interval = interval
+        self.timeout = timeout
+        self.timeout_message = timeout_message
+        self.resume_at = 0  # the PreBind plugin after it (set by run_pre_bind_plugins)
+
+
 def verdict(status: Status | None) -> str:
     """A plugin's result as explain shows it: "passed", or the code name and message."""
     if status is None or status.code == Code.SUCCESS:

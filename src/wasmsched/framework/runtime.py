@@ -24,6 +24,7 @@ from wasmsched.framework.records import (
     BindingPending,
     CycleRecord,
     PluginObserver,
+    PreBindWaiting,
 )
 from wasmsched.framework.records import (
     verdict as _verdict,
@@ -44,6 +45,7 @@ __all__ = [
     "Framework",
     "FrameworkError",
     "PluginObserver",
+    "PreBindWaiting",
 ]
 
 log = logging.getLogger("wasmsched.framework")
@@ -75,6 +77,32 @@ class FrameworkError(WasmschedError):
 def _with_plugin(status: Status, plugin: str) -> Status:
     status.plugin = plugin
     return status
+
+
+def _run_pre_binds(
+    plugins: Sequence[Any], start: int, state: CycleState, pod: Pod, node_name: str
+) -> Status | None:
+    """k8s RunPreBindPlugins over ``plugins[start:]``: the first failure wins; a
+    ``PreBindWaiting`` is returned as it is, ``resume_at`` the plugin after it (the
+    binding cycle goes on from there once the wait ends)."""
+    for index in range(start, len(plugins)):
+        plugin = plugins[index]
+        try:
+            status = plugin.pre_bind(state, pod, node_name)
+        except Exception as err:
+            status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+        if isinstance(status, PreBindWaiting):
+            status.resume_at = index + 1
+            return _with_plugin(status, plugin.name)
+        if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
+            # Rejected as it is; any other failure an Error naming the plugin.
+            failure = (
+                status
+                if status.is_rejected()
+                else Status(Code.ERROR, f"running PreBind plugin {plugin.name!r}: {status.message}")
+            )
+            return _with_plugin(failure, plugin.name)
+    return None
 
 
 class Framework:
@@ -507,21 +535,11 @@ class Framework:
 
     # --- binding cycle ----------------------------------------------------------------
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """k8s RunPreBindPlugins: the first failure wins."""
-        for plugin in self._run(state)[7]:
-            try:
-                status = plugin.pre_bind(state, pod, node_name)
-            except Exception as err:
-                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-            if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
-                if status.is_rejected():
-                    return _with_plugin(status, plugin.name)
-                return _with_plugin(
-                    Status(Code.ERROR, f"running PreBind plugin {plugin.name!r}: {status.message}"),
-                    plugin.name,
-                )
-        return None
+    def run_pre_bind_plugins(
+        self, state: CycleState, pod: Pod, node_name: str, start: int = 0
+    ) -> Status | None:
+        """k8s RunPreBindPlugins from the ``start``-th plugin (``_run_pre_binds``)."""
+        return _run_pre_binds(self._run(state)[7], start, state, pod, node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first plugin that does not Skip decides; all Skip -> Skip.

@@ -219,6 +219,78 @@ def _bind_once(
     return api.request("PUT", f"{path}/status", body=claim, guard=guard)
 
 
+def create_claim(
+    api: ApiClient, claim: Manifest, guard: Callable[[], bool] | None = None
+) -> dict[str, Any]:
+    """createExtendedResourceClaimInAPI (extendeddynamicresources.go): the special claim
+    created without name, uid and status, the server naming it from its generateName;
+    the server's answer. ClaimWriteError with kube's wording when it is not created
+    (klog.KObj of the claim without a name: ``<namespace>/``)."""
+    meta = {k: v for k, v in (claim.get("metadata") or {}).items() if k not in _NOT_CREATED}
+    body = {key: value for key, value in claim.items() if key != "status"}
+    body["metadata"] = meta
+    namespace = str(meta.get("namespace") or "default")
+    try:
+        return api.request("POST", _claims_path(namespace), body=body, guard=guard)
+    except FencedError:
+        raise
+    except ApiError as err:
+        raise ClaimWriteError(f"create claim for extended resources {namespace}/: {err}") from None
+
+
+# What createExtendedResourceClaimInAPI clears, and what the server sets on creation.
+_NOT_CREATED = frozenset({"name", "uid", "resourceVersion", "creationTimestamp"})
+
+
+def _claims_path(namespace: str) -> str:
+    return RESOURCE_CLAIMS.object_path(namespace, "").rstrip("/")
+
+
+def delete_claim(
+    api: ApiClient,
+    namespace: str,
+    name: str,
+    latest: Manifest | None,
+    guard: Callable[[], bool] | None = None,
+) -> None:
+    """deleteClaim (extendeddynamicresources.go): the delete-protection finalizer taken
+    out by an update (from ``latest``, the newest version known; read again on a
+    conflict, and first when there is none: kube starts from the claim PreBind wrote),
+    then the claim deleted, a claim gone by then being no error. ClaimWriteError with
+    kube's wording otherwise."""
+    path = RESOURCE_CLAIMS.object_path(namespace, name)
+    claim = None if latest is None else _copy(latest)
+    for attempt in range(RETRY_STEPS):
+        if claim is None or attempt:
+            if attempt:
+                time.sleep(RETRY_DELAY * (1 + RETRY_JITTER * random.random()))
+            try:
+                claim = api.request("GET", path)
+            except FencedError:
+                raise
+            except ApiError as err:
+                raise ClaimWriteError(f"get resourceclaim {namespace}/{name}: {err}") from None
+        meta = claim.setdefault("metadata", {})
+        meta["finalizers"] = [
+            f for f in meta.get("finalizers") or () if f != ALLOCATION_FINALIZER
+        ] or None
+        try:
+            api.request("PUT", path, body=claim, guard=guard)
+            break
+        except FencedError:
+            raise
+        except ApiError as err:
+            if not err.conflict or attempt == RETRY_STEPS - 1:
+                raise ClaimWriteError(f"update resourceclaim {namespace}/{name}: {err}") from None
+    try:
+        api.request("DELETE", path, guard=guard)
+    except FencedError:
+        raise
+    except ApiError as err:
+        if not err.not_found:
+            raise ClaimWriteError(f"delete resourceclaim {namespace}/{name}: {err}") from None
+
+
 def _copy(claim: Manifest) -> dict[str, Any]:
     """A copy deep enough to change metadata.finalizers and status."""
     out = dict(claim)
@@ -328,7 +400,12 @@ class ClaimCache:
         self._show(key, claim)
 
     def end(self, key: str, answer: Manifest | None) -> None:
-        """A write ended: ``answer`` is the server's version after it (None: it failed)."""
+        """A write ended: ``answer`` is the server's version after it (None: it failed).
+        An answer under another name is a claim the server named (created from its
+        generateName): it is seen under that name, and ``key`` goes once its writes end."""
+        if answer is not None and claim_key(answer) != key:
+            self.written(answer)
+            answer = None
         if answer is not None and newer(answer, self._server.get(key)):
             self._server[key] = answer
         left = self._pending.get(key, 0) - 1
@@ -363,6 +440,8 @@ __all__ = [
     "PodClaimWrites",
     "claim_change",
     "claim_key",
+    "create_claim",
+    "delete_claim",
     "newer",
     "write_claim",
 ]

@@ -105,6 +105,16 @@ class SchedulerMetrics:
             ["kind"],
             registry=r,
         )
+        # k8s.io/dynamic-resource-allocation/resourceclaim/metrics: ResourceClaimCreate,
+        # counted by DynamicResources' PreBind (createExtendedResourceClaimInAPI).
+        self.resourceclaim_creates = Counter(
+            "dynamic_resource_allocation_resourceclaim_creates_total",
+            "Number of ResourceClaims creation requests, categorized by creation status, "
+            "admin access, and owning API group and kind (either Pod or "
+            "scheduling.k8s.io/PodGroup)",
+            ["status", "admin_access", "owner_api_group", "owner_api_kind"],
+            registry=r,
+        )
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result, profile).inc()

@@ -143,6 +143,7 @@ class LiveRunner:
             event_client=api.with_own_rate_limit(),
             claims=self.claims,
             claim_results=self.inbox.put,
+            on_claim_created=self._on_claim_created,
         )
         self.scheduler = LiveScheduler(
             config,
@@ -209,6 +210,11 @@ class LiveRunner:
                 self.options.event_queue_length,
             )
             self._drops_logged = total
+
+    def _on_claim_created(self, created: bool) -> None:
+        # The special claim for extended resources: no admin access, owned by a Pod.
+        status = "success" if created else "failure"
+        self.metrics.resourceclaim_creates.labels(status, "false", "", "Pod").inc()
 
     def _on_fenced(self, what: str) -> None:
         self.metrics.fenced_writes.labels(what).inc()

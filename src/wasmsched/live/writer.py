@@ -24,17 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.framework.status import Code, Status
-from wasmsched.live.claims import (
-    ClaimCache,
-    ClaimChange,
-    ClaimWriteError,
-    ClaimWritten,
-    PodClaimWrites,
-    claim_change,
-    claim_key,
-    newer,
-    write_claim,
-)
+from wasmsched.live.claim_writes import CLAIM_WRITES_TIMEOUT, DYNAMIC_RESOURCES, ClaimWrites
+from wasmsched.live.claims import ClaimCache, ClaimWritten
 from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError, FencedError
 
 if TYPE_CHECKING:
@@ -48,10 +39,6 @@ NOTE_LENGTH_LIMIT = 1024
 EVENT_QUEUE_LENGTH = 1000
 DEFAULT_API_WORKERS = 64
 DEFAULT_EVENT_WORKERS = 16
-# How long a binding waits for its pod's claim writes (each at most 5 attempts of two
-# calls within the client's timeout).
-CLAIM_WRITES_TIMEOUT = 120.0
-DYNAMIC_RESOURCES = "DynamicResources"
 
 
 def now_rfc3339(micro: bool = False) -> str:
@@ -261,18 +248,12 @@ class LiveWriter:
         event_client: ApiClient | None = None,
         claims: ClaimCache | None = None,
         claim_results: Callable[[ClaimWritten], None] | None = None,
+        on_claim_created: Callable[[bool], None] = lambda created: None,
     ) -> None:
         self.api = api
         # The claims the scheduler sees (the runner's ResourceClaim informer), and where
         # the outcome of a claim write goes (the runner's inbox, then ``claims.end``).
         self.claims = claims
-        self._claim_results = claim_results
-        # Per claim: its writes queued, and the answer of the last one for the next.
-        self._answers_lock = threading.Lock()
-        self._claim_jobs: dict[str, int] = {}
-        self._answers: dict[str, dict[str, Any]] = {}
-        # The claim writes each pod's binding is to wait for (by pod uid).
-        self._pod_claim_writes: dict[str, PodClaimWrites] = {}
         # Events go through their own client (rate limit) when given one.
         self.event_client = event_client or api
         self.dispatcher = dispatcher
@@ -285,6 +266,17 @@ class LiveWriter:
         self.fenced = 0
         self._events_api = "events.k8s.io/v1"
         self._bind_results = bind_results
+        self._claim_writes = ClaimWrites(
+            api,
+            dispatcher,
+            claims,
+            claim_results,
+            term=term,
+            may_send=self._may_send,
+            guard=self._guard,
+            dropped=self._dropped,
+            on_created=on_claim_created,
+        )
         # The capability DefaultBinder looks for; absent without a place for the answers.
         self.bind_async: Callable[[Pod, str], None] | None = (
             self._bind_async if bind_results is not None else None
@@ -296,7 +288,7 @@ class LiveWriter:
         """The synchronous binding: without ``bind_results``, or for other Bind plugins
         (after the pod's claim writes, waited for here)."""
         term = self.term()
-        claim_writes = self._pod_claim_writes.pop(pod.uid, None)
+        claim_writes = self._claim_writes.pod_writes(pod.uid)
         error = claim_writes.wait(CLAIM_WRITES_TIMEOUT) if claim_writes is not None else ""
         if error:
             return Status(Code.ERROR, f"running PreBind plugin {DYNAMIC_RESOURCES!r}: {error}")
@@ -306,6 +298,7 @@ class LiveWriter:
         if result.fenced:
             self._dropped(term, "binding")
         if result.ok:
+            self._claim_writes.bound(pod.uid)
             return None
         return Status(Code.ERROR, result.message)
 
@@ -314,7 +307,7 @@ class LiveWriter:
         deliver = self._bind_results
         assert deliver is not None
         term = self.term()
-        claim_writes = self._pod_claim_writes.pop(pod.uid, None)
+        claim_writes = self._claim_writes.pod_writes(pod.uid)
 
         def job() -> None:
             error = claim_writes.wait(CLAIM_WRITES_TIMEOUT) if claim_writes is not None else ""
@@ -329,6 +322,8 @@ class LiveWriter:
                 result = post_binding(self.api, pod, node_name, self._guard(term))
                 if result.fenced:
                     self._dropped(term, "binding")
+            if result.ok:
+                self._claim_writes.bound(pod.uid)
             deliver(result)
 
         self.dispatcher.submit(pod.uid, job)
@@ -337,117 +332,18 @@ class LiveWriter:
         return None  # the watch shows the extender's binding
 
     def write_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """DynamicResources' claim writes: the change from the claim as the scheduler sees
-        it (``claims``) to ``claim`` (live/claims.py: claim_change).
-
-        PostFilter's deallocation is made at once (kube makes it in the scheduling cycle).
-        PreBind's allocation and reservation, and Unreserve's removal, go to the claim's
-        worker (a claim's writes in order) and the scheduler sees the new version meanwhile
-        (``ClaimCache.begin``); with asynchronous binding the pod's binding waits for its
-        claim writes on its own worker, and is not posted when one failed (kube's binding
-        cycle: PreBind before Bind). The outcome goes to ``claim_results``.
-        """
-        cache = self.claims
-        if cache is None:
-            return Status(Code.ERROR, "wasmsched: no ResourceClaim informer to write claims with")
-        key = claim_key(claim)
-        current = cache.get(key) or claim
-        change = claim_change(current, claim)
-        term = self.term()
-        if change.deallocate:
-            answer, error = self._write_claim(term, change, current, claim)
-            if answer is not None:
-                cache.written(answer)
-            return Status(Code.ERROR, error) if error else None
-        if not (change.reserve or change.unreserve):
-            return None
-        start = cache.server(key) or current
-        cache.begin(claim)
-        for uid in change.unreserve:
-            self._pod_claim_writes.pop(uid, None)
-        with self._answers_lock:
-            self._claim_jobs[key] = self._claim_jobs.get(key, 0) + 1
-        if self._claim_results is None:
-            # Synchronous binding: the claim is written before bind() is called.
-            result, error = self._claim_job(term, change, start, claim)
-            cache.end(result.key, result.answer)
-            return Status(Code.ERROR, error) if error else None
-        deliver = self._claim_results
-        writes: PodClaimWrites | None = None
-        if change.reserve:
-            uid = str(change.reserve[0].get("uid"))
-            writes = self._pod_claim_writes.setdefault(uid, PodClaimWrites())
-            writes.add()
-
-        def job() -> None:
-            result, error = self._claim_job(term, change, start, claim)
-            deliver(result)
-            if writes is not None:
-                writes.ended(error)
-
-        self.dispatcher.submit(key, job)
-        return None
-
-    def _claim_job(
-        self, term: int, change: ClaimChange, start: Mapping[str, Any], claim: Mapping[str, Any]
-    ) -> tuple[ClaimWritten, str]:
-        """One queued write of a claim, from the newest version known: ``start`` or the
-        answer to the write queued before it."""
-        key = change.key
-        with self._answers_lock:
-            latest = self._answers.get(key)
-        if latest is not None and newer(latest, start):
-            start = latest
-        answer: dict[str, Any] | None = None
-        try:
-            answer, error = self._write_claim(term, change, start, claim)
-        except Exception as err:
-            # Whatever went wrong, the claim's cache entry and the pod's binding go on.
-            log.exception("claim write failed claim=%s", key)
-            error = f"{change.describe()}: {type(err).__name__}: {err}"
-        with self._answers_lock:
-            left = self._claim_jobs[key] - 1
-            if left:
-                self._claim_jobs[key] = left
-                if answer is not None:
-                    self._answers[key] = answer
-            else:
-                del self._claim_jobs[key]
-                self._answers.pop(key, None)
-        return ClaimWritten(key, answer), error
-
-    def _write_claim(
-        self, term: int, change: ClaimChange, current: Mapping[str, Any], claim: Mapping[str, Any]
-    ) -> tuple[dict[str, Any] | None, str]:
-        """One claim write (live/claims.py: write_claim): the answer, or why there is none."""
-        if not self._may_send(term, "claim"):
-            return None, "not the leader: claim not written"
-        try:
-            answer = write_claim(self.api, change, current, claim, self._guard(term))
-        except FencedError:
-            self._dropped(term, "claim")
-            return None, "not the leader: claim not written"
-        except ClaimWriteError as err:
-            log.info("claim not written claim=%s error=%r", change.key, str(err))
-            return None, str(err)
-        answer.setdefault("kind", "ResourceClaim")
-        answer.setdefault("apiVersion", "resource.k8s.io/v1")
-        return answer, ""
+        """DynamicResources' claim writes (live/claim_writes.py)."""
+        return self._claim_writes.write_resource_claim(claim)
 
     def delete_resource_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """Not written yet in the live mode (a stale extended-resource claim stays)."""
-        return self.write_resource_claim(claim)
+        """DynamicResources' deletion of a special claim (live/claim_writes.py)."""
+        return self._claim_writes.delete_resource_claim(claim)
 
     def set_extended_resource_claim_status(
         self, pod: Pod, status: Mapping[str, Any]
     ) -> Status | None:
-        """Not written yet in the live mode: DynamicResources' PreBind of a pod with
-        extended resources backed by DRA fails at its claim first (write_resource_claim)."""
-        return Status(
-            Code.ERROR,
-            f"wasmsched: the live mode does not write extendedResourceClaimStatus yet "
-            f"(pod {pod.namespace}/{pod.name})",
-        )
+        """The pod's extendedResourceClaimStatus (live/claim_writes.py)."""
+        return self._claim_writes.set_extended_resource_claim_status(pod, status)
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Preempts a victim: DisruptionTarget condition, delete, Preempted event."""

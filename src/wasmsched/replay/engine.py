@@ -33,6 +33,7 @@ from wasmsched.replay.trace import (
     TraceEvent,
     sort_events,
 )
+from wasmsched.sim.devices import pod_devices
 from wasmsched.sim.simulation import Simulation
 from wasmsched.sim.workloads import WorkloadControllers
 
@@ -60,6 +61,8 @@ class ReplayPod:
     duration: float | None = None
     delete_at: float | None = None
     preempted_by: str | None = None
+    # The devices its claims held when it was bound (sim/devices.py: pod_devices).
+    devices: list[dict[str, Any]] | None = None
 
     @property
     def wait_seconds(self) -> float | None:
@@ -81,6 +84,8 @@ class ReplayPod:
         }
         if self.preempted_by:
             data["preemptedBy"] = self.preempted_by
+        if self.devices:
+            data["devices"] = self.devices
         return data
 
 
@@ -91,13 +96,16 @@ class ReplayResult:
     pods: list[ReplayPod]
     series: list[dict[str, Any]]
     summary: dict[str, Any] = field(default_factory=dict)
+    # With DeviceClasses in the cluster: devices allocated per class over the replay, as
+    # simulate's ``devices`` (sim/devices.py: DeviceUsage.to_dict).
+    devices: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "pods": [p.to_dict() for p in self.pods],
-            "series": self.series,
-            "summary": self.summary,
-        }
+        out: dict[str, Any] = {"pods": [p.to_dict() for p in self.pods], "series": self.series}
+        if self.devices is not None:
+            out["devices"] = self.devices
+        out["summary"] = self.summary
+        return out
 
 
 class Replay:
@@ -217,6 +225,8 @@ class Replay:
             return
         now = self._now()
         rp.scheduled_at, rp.node, rp.result, rp.message = now, pod.node_name, RUNNING, ""
+        if pod.resource_claims or "extendedResourceClaimStatus" in pod.status:
+            rp.devices = pod_devices(pod, self.store.resource_claims)
         self._counts["pending"] -= 1
         self._counts["running"] += 1
         self.metrics.pod_changed(pod, +1)
@@ -358,7 +368,10 @@ class Replay:
         self._sample()
         wall = time.perf_counter() - started
         return ReplayResult(
-            self._order, self.series, self._summary(result.simulated_seconds, wall, result)
+            self._order,
+            self.series,
+            self._summary(result.simulated_seconds, wall, result),
+            result.devices,
         )
 
     def _summary(self, simulated: float, wall: float, result: Any) -> dict[str, Any]:

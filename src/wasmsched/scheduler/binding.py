@@ -8,7 +8,10 @@ failure handler (failure.py), as a failed scheduling cycle does.
 
 A Bind plugin may answer ``BindingPending``: the binding goes on elsewhere (the live
 mode's API call on a worker) and ``complete_binding`` finishes the cycle when its answer
-arrives, on the scheduling thread, while the pod stays assumed in the cache.
+arrives, on the scheduling thread, while the pod stays assumed in the cache. A PreBind
+plugin may answer ``PreBindWaiting`` (DynamicResources, for devices' binding
+conditions): the cycle polls it on the scheduler's clock, timers between cycles, and
+goes on once it decides, while the pod stays assumed.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from wasmsched.framework import types as ev
 from wasmsched.framework.extender import ExtenderError
-from wasmsched.framework.records import BindingPending
+from wasmsched.framework.records import BindingPending, PreBindWaiting
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.waiting_pods import WaitingPod
 from wasmsched.scheduler.failure import SchedulingFailure, handle_scheduling_failure, rejection
@@ -34,8 +37,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class BindingInFlight:
-    """A binding cycle parked while a Bind plugin's asynchronous binding runs."""
+class _BindingCycle:
+    """A binding cycle's inputs, kept while a PreBind plugin waits."""
 
     fwk: Framework
     state: CycleState
@@ -44,6 +47,25 @@ class BindingInFlight:
     host: str
     outcome: PodOutcome
     pods_to_activate: dict[str, Pod]
+
+    def parts(
+        self,
+    ) -> tuple[Framework, CycleState, QueuedPodInfo, Pod, str, PodOutcome, dict[str, Pod]]:
+        return (
+            self.fwk,
+            self.state,
+            self.info,
+            self.assumed,
+            self.host,
+            self.outcome,
+            self.pods_to_activate,
+        )
+
+
+@dataclass(slots=True)
+class BindingInFlight(_BindingCycle):
+    """A binding cycle parked while a Bind plugin's asynchronous binding runs."""
+
     plugin: str
     started: float
 
@@ -54,6 +76,8 @@ class BindingCycles:
     def __init__(self, sched: Scheduler) -> None:
         self._sched = sched
         self.in_flight: dict[str, BindingInFlight] = {}
+        # Pods whose PreBind plugin waits (PreBindWaiting): uid -> (plugin, node).
+        self.waiting_in_pre_bind: dict[str, tuple[str, str]] = {}
         self._nominate_for_expectation = sched.config.features.nominated_node_name_for_expectation
 
     def start(
@@ -117,7 +141,16 @@ class BindingCycles:
             failure = rejection(host, wp.status)
             self.binding_failure(fwk, state, info, assumed, host, failure, outcome)
             return
-        status = fwk.run_pre_bind_plugins(state, assumed, host)
+        cycle = _BindingCycle(fwk, state, info, assumed, host, outcome, pods_to_activate)
+        self._after_pre_bind(cycle, fwk.run_pre_bind_plugins(state, assumed, host))
+
+    def _after_pre_bind(self, cycle: _BindingCycle, status: Status | None) -> None:
+        """The binding cycle from PreBind's answer on: a PreBind plugin's wait, or the
+        extenders' and Bind plugins' binding."""
+        if isinstance(status, PreBindWaiting):
+            self._wait_in_pre_bind(cycle, status)
+            return
+        fwk, state, info, assumed, host, outcome, pods_to_activate = cycle.parts()
         if status is None:
             bound, status = self._extenders_bind(assumed, host)
             if not bound:
@@ -144,6 +177,42 @@ class BindingCycles:
             )
             return
         self.bound(fwk, state, assumed, host, outcome, pods_to_activate)
+
+    def _wait_in_pre_bind(self, cycle: _BindingCycle, waiting: PreBindWaiting) -> None:
+        """A PreBind plugin waits (PreBindWaiting): its poll every ``interval`` on the
+        scheduler's clock until it decides or ``timeout`` is reached, then the binding
+        cycle goes on from the next PreBind plugin (or fails) before the next cycle."""
+        sched = self._sched
+        plugin = waiting.plugin or ""
+        started = sched.now()
+        deadline = started + waiting.timeout
+        uid = cycle.assumed.uid
+        self.waiting_in_pre_bind[uid] = (plugin, cycle.host)
+
+        def go_on(status: Status | None) -> None:
+            self.waiting_in_pre_bind.pop(uid, None)
+            if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
+                status = Status(Code.ERROR, f"running PreBind plugin {plugin!r}: {status.message}")
+                status.plugin = plugin
+            else:
+                status = cycle.fwk.run_pre_bind_plugins(
+                    cycle.state, cycle.assumed, cycle.host, waiting.resume_at
+                )
+            self._after_pre_bind(cycle, status)
+
+        def poll(when: float) -> None:
+            if when >= deadline:
+                sched.run_soon(lambda: go_on(Status(Code.ERROR, waiting.timeout_message)))
+                return
+            done, status = waiting.poll()
+            if done:
+                sched.run_soon(lambda: go_on(status))
+                return
+            following = when + waiting.interval
+            sched.add_timer(min(following, deadline), lambda: poll(min(following, deadline)))
+
+        first = started + waiting.interval
+        sched.add_timer(min(first, deadline), lambda: poll(min(first, deadline)))
 
     def complete_binding(
         self,

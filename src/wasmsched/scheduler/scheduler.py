@@ -383,7 +383,12 @@ class Scheduler:
 
     def has_work_that_could_change(self) -> bool:
         """False when every pending pod was last tried against the current cluster state."""
-        if self.queue.active_len() or self._ready_bindings or len(self.waiting_pods):
+        if (
+            self.queue.active_len()
+            or self._ready_bindings
+            or len(self.waiting_pods)
+            or self.binding.waiting_in_pre_bind
+        ):
             return True
         for info in self.queue.pending():
             if info.gated:

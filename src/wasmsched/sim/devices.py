@@ -1,4 +1,5 @@
-"""Devices allocated per DeviceClass over a run, for the report's device view.
+"""Devices allocated per DeviceClass over a run, for the report's device view; and the
+devices a pod's claims hold (``pod_devices``, replay's per-pod ``devices``).
 
 A watcher of the store's ResourceClaim writes (``ClusterStore.subscribe(on_claim=...)``),
 made only for a cluster with DeviceClasses. Each allocated result counts for the class of
@@ -14,14 +15,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.cel import CELError, SelectorCache
 from wasmsched.api.quantity import QuantityError, parse_quantity
 from wasmsched.plugins.dynamic_resources.capacity import readable_quantity
 from wasmsched.plugins.dynamic_resources.slices import Device
 
-__all__ = ["DeviceUsage"]
+if TYPE_CHECKING:
+    from wasmsched.api.objects import Pod
+
+__all__ = ["DeviceUsage", "pod_devices"]
 
 Manifest = Mapping[str, Any]
 # (class, "driver/pool/device", {capacity name: consumed}) per allocated result.
@@ -235,3 +239,37 @@ def _results(claim: Manifest) -> list[_Held]:
                 continue
         held.append((class_name, device, consumed))
     return held
+
+
+# The fields of an allocated result that say which device (or share of one) it holds.
+_RESULT_FIELDS = ("request", "driver", "pool", "device", "shareID", "consumedCapacity")
+
+
+def pod_devices(pod: Pod, claims: Mapping[str, Manifest]) -> list[dict[str, Any]]:
+    """The devices allocated to the pod's claims (``claims`` by ``namespace/name``): its
+    ``spec.resourceClaims`` in order, then the claim for its extended resources; per
+    allocated result, the claim's name and the result's request, driver, pool and device
+    (with its share ID and consumed capacity when it has them)."""
+    names: list[str] = []
+    for entry in pod.resource_claims:
+        if entry.claim_name is not None:
+            names.append(entry.claim_name)
+        elif entry.template_name is not None:
+            made = pod.resource_claim_statuses.get(entry.name)
+            if made:
+                names.append(made)
+    extended = _mapping(pod.status.get("extendedResourceClaimStatus")).get("resourceClaimName")
+    if extended:
+        names.append(str(extended))
+    out: list[dict[str, Any]] = []
+    for name in names:
+        claim = claims.get(f"{pod.namespace}/{name}")
+        if claim is None:
+            continue
+        allocation = _mapping(_mapping(claim.get("status")).get("allocation"))
+        for raw in _list(_mapping(allocation.get("devices")).get("results")):
+            result = _mapping(raw)
+            held: dict[str, Any] = {"claim": name}
+            held.update((k, result[k]) for k in _RESULT_FIELDS if k in result)
+            out.append(held)
+    return out

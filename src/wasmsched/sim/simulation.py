@@ -239,6 +239,13 @@ class Simulation:
                     f"still waiting at Permit ({', '.join(wp.pending_plugins())}) on "
                     f"{wp.node_name} when the simulation stopped"
                 )
+        for uid, (plugin, host) in sched.binding.waiting_in_pre_bind.items():
+            outcome = sched.outcomes.get(uid)
+            if outcome is not None:
+                outcome.result = UNSCHEDULABLE
+                outcome.message = (
+                    f"still waiting at PreBind ({plugin}) on {host} when the simulation stopped"
+                )
         if progress is not None:
             progress(sched.scheduled_pods, total)
         wall = time.perf_counter() - started

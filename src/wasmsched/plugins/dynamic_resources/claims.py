@@ -216,17 +216,43 @@ def delete_claim(handle: Handle, claim: Manifest) -> Status | None:
     return handle.delete_resource_claim(claim)
 
 
+class DeviceClasses:
+    """The handle's DeviceClasses by name, and as JSON (what Filter's answers kept across
+    cycles depend on), made again only when the handle hands out a new list (it does
+    when a class changes): PreFilter reads them for every pod."""
+
+    __slots__ = ("_source", "by_name", "json")
+
+    def __init__(self) -> None:
+        self._source: Sequence[Manifest] | None = None
+        self.by_name: dict[str, Manifest] = {}
+        self.json: str | None = None
+
+    def refresh(self, class_list: Sequence[Manifest]) -> DeviceClasses:
+        """Itself, made from ``class_list`` when it is not the list seen last."""
+        if class_list is not self._source:
+            self._source = class_list
+            self.by_name = {str(meta_of(c).get("name")): c for c in class_list}
+            try:
+                self.json = json.dumps(list(class_list), sort_keys=True)
+            except (TypeError, ValueError):
+                self.json = None
+        return self
+
+
 def allocator_inputs(
-    claims: Sequence[Manifest], classes: Sequence[Manifest], slices_generation: int
+    claims: Sequence[Manifest], classes: DeviceClasses, slices_generation: int
 ) -> tuple[Any, ...] | None:
     """What an allocation depends on besides the node and the devices held: the claims'
     specs (their names only word errors and share IDs), the classes and the slices. None
-    when a spec does not serialize."""
+    when a spec or a class does not serialize."""
+    if classes.json is None:
+        return None
     try:
         specs = tuple(json.dumps(c.get("spec"), sort_keys=True) for c in claims)
-        return (specs, json.dumps(list(classes), sort_keys=True), slices_generation)
     except (TypeError, ValueError):
         return None
+    return (specs, classes.json, slices_generation)
 
 
 def node_claim_inputs(claim: Manifest) -> str | None:

@@ -294,7 +294,7 @@ def create_extended_claim(
     if status is not None and not status.is_success():
         return Status(
             Code.ERROR,
-            f"create claim for extended resources {pod.namespace}/"
-            f"{EXTENDED_CLAIM_IN_MEMORY_NAME}: {status.message}",
+            # klog.KObj of the claim, its name cleared for the API server to generate.
+            f"create claim for extended resources {pod.namespace}/: {status.message}",
         )
     return claim

@@ -32,11 +32,18 @@ from wasmsched.plugins.dynamic_resources.allocator import (
     Features,
 )
 from wasmsched.plugins.dynamic_resources.answers import NodeAnswers
+from wasmsched.plugins.dynamic_resources.binding import (
+    DEFAULT_BINDING_TIMEOUT,
+    binding_failed,
+    binding_timeout,
+    wait_for_devices,
+)
 from wasmsched.plugins.dynamic_resources.claims import (
     RESOURCE_CLAIM as CLAIM_KIND,
 )
 from wasmsched.plugins.dynamic_resources.claims import (
     ClaimError,
+    DeviceClasses,
     Manifest,
     allocation_of,
     allocator_inputs,
@@ -104,8 +111,10 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, binding_timeout: float = DEFAULT_BINDING_TIMEOUT) -> None:
         self.handle = handle
+        # DynamicResourcesArgs.bindingTimeout: how long PreBind waits for binding conditions.
+        self._binding_timeout = binding_timeout
         features = handle.features
         self._enabled = features.dynamic_resource_allocation
         self._prioritized_list = features.dra_prioritized_list
@@ -137,6 +146,7 @@ class DynamicResources:
             self._slices.pools_for, self._allocator_features.partitionable_devices
         )
         self._selectors = SelectorCache()
+        self._classes = DeviceClasses()
         self._skip = Status(Code.SKIP)
 
     # --- the DRA manager ----------------------------------------------------------------------
@@ -216,14 +226,18 @@ class DynamicResources:
         if extended is not None:
             infos.append(extended)
         to_allocate = 0
-        class_list = self.handle.objects(DEVICE_CLASS_KIND)
-        classes = {str(meta_of(c).get("name")): c for c in class_list}
-        for info in infos:
+        device_classes = self._classes.refresh(self.handle.objects(DEVICE_CLASS_KIND))
+        classes = device_classes.by_name
+        for index, info in enumerate(infos):
             allocation = allocation_of(info.claim)
             if allocation is not None:
                 selector = allocation.get("nodeSelector")
                 if selector is not None:
                     info.available_on = NodeSelector.from_dict(selector)
+                if self._binding_status and binding_failed(
+                    info.claim, self._binding_timeout, self.handle.now()
+                ):
+                    s.not_ready.add(index)
                 continue
             to_allocate += 1
             uid = claim_uid(info.claim)
@@ -257,7 +271,7 @@ class DynamicResources:
         s.extended = extended
         s.allocating = [info.claim for _, info in s.to_allocate()]
         if s.allocator is not None:
-            s.inputs = allocator_inputs(s.allocating, class_list, self._slices.generation)
+            s.inputs = allocator_inputs(s.allocating, device_classes, self._slices.generation)
             s.pool_versions = self._claims.pool_versions()
         s.prioritized = any(
             as_mapping(r).get("firstAvailable") for info in infos for r in requests_of(info.claim)
@@ -292,6 +306,10 @@ class DynamicResources:
             if info.available_on is not None
             and not info.available_on.matches(node.labels, node.name)
         ]
+        if s.not_ready:
+            # Allocated, its binding failed or timed out (the same on every node):
+            # PostFilter may deallocate it so that other devices are tried.
+            unavailable = sorted({*unavailable, *s.not_ready})
         allocations: list[dict[str, Any]] | None = []
         failed: Status | None = None
         if s.allocator is not None:
@@ -568,7 +586,11 @@ class DynamicResources:
                 status = patch_extended_status(self.handle, pod, updated, mappings)
                 if status is not None:
                     return status
-        return None
+        if not self._binding_status:
+            return None
+        return wait_for_devices(
+            self.handle, pod, node_name, s, self._claims_now, self._binding_timeout
+        )
 
     # --- events -----------------------------------------------------------------------------
 
@@ -578,8 +600,9 @@ class DynamicResources:
 
 
 def new(args: dict[str, Any], handle: Handle) -> DynamicResources:
-    """The registry factory (dynamicresources.go: New)."""
-    return DynamicResources(handle)
+    """The registry factory (dynamicresources.go: New), with DynamicResourcesArgs'
+    ``bindingTimeout`` (binding.py: binding_timeout)."""
+    return DynamicResources(handle, binding_timeout(args, handle.features))
 
 
 if TYPE_CHECKING:

@@ -45,7 +45,8 @@ class StateData:
     special claim for its extended resources backed by DRA (``pod_scalars``: its scalar
     requests); ``node_allocations``: Filter's allocations per node (the claims to allocate,
     in order), ``node_extended`` the special claim made per node with the request mappings;
-    ``unavailable``: the indices of allocated claims some node could not use.
+    ``unavailable``: the indices of allocated claims some node could not use, ``not_ready``
+    those whose binding failed or timed out (binding.py).
     ``allocating`` is what Filter hands the allocator on every node (the claims to allocate
     as PreFilter found them; the special claim is replaced by the node's), ``prioritized``
     whether any claim has a ``firstAvailable`` request (without one, computeScore is 0 on
@@ -62,6 +63,7 @@ class StateData:
         "inputs",
         "node_allocations",
         "node_extended",
+        "not_ready",
         "pod_scalars",
         "pool_versions",
         "prioritized",
@@ -82,6 +84,8 @@ class StateData:
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}
         self.node_extended: dict[str, tuple[Manifest, list[dict[str, str]]]] = {}
         self.unavailable: set[int] = set()
+        # Allocated claims whose binding failed or timed out (Filter: unavailable anywhere).
+        self.not_ready: set[int] = set()
         self.pod_scalars: Mapping[str, int] = {}
 
     def no_user_claim(self) -> bool:
