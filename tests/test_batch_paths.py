@@ -684,3 +684,62 @@ def test_columnar_filter_keeps_nominated_pods_on_their_nodes(n: int) -> None:
     assert counted < (len(looked_up) - counted) / 5
     placed = {name: node for name, _, node, _ in columnar[0]}
     assert all(placed[f"high-{i}"] for i in range(8))
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_sampled_cycles_take_the_columnar_forms_and_count_each_node(seed: int) -> None:
+    # A cycle sampled for plugin metrics keeps the vectorized Filter and Score forms, and
+    # reports each of their calls as kube-scheduler's runFilterPlugin/runScorePlugin would:
+    # one observation per node by its status, as many as the per-node path makes (fewer
+    # than 100 nodes: every node is filtered on both paths).
+    from wasmsched.plugins.node_resources_fit import NodeResourcesFit as Fit
+
+    node_docs, pod_docs = random_cluster(seed)
+    node_docs = node_docs[:90]
+    names = {d["metadata"]["name"] for d in node_docs}
+    pod_docs = [p for p in pod_docs if p["spec"].get("nodeName") in names | {None}]
+    per_node_filter: list[int] = []
+    original = Fit.filter
+
+    def spy(self: Fit, *args: Any) -> Any:
+        per_node_filter.append(1)
+        return original(self, *args)
+
+    def observed(batch: bool) -> tuple[Any, dict[tuple[str, str, str], int]]:
+        calls: dict[tuple[str, str, str], int] = {}
+
+        def observer(point: str, plugin: str, code: str, seconds: float) -> None:
+            assert seconds >= 0
+            calls[point, plugin, code] = calls.get((point, plugin, code), 0) + 1
+
+        class ObserveAll:
+            def attempt_started(self, fwk: Any, info: Any) -> Any:
+                return observer
+
+            def attempt_ended(self, fwk: Any, pod: Any, outcome: Any) -> None:
+                return None
+
+        cluster = ClusterObjects(
+            nodes=[Node(d) for d in node_docs], pods=[Pod(d) for d in pod_docs], others=[]
+        )
+        Framework.use_batch = batch
+        try:
+            sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+            assert sim.scheduler is not None
+            sim.scheduler.attempts = ObserveAll()
+            result = sim.run()
+            sim.close()
+        finally:
+            Framework.use_batch = True
+        return [(o.pod.name, o.result, o.node, o.message) for o in result.outcomes], calls
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Fit, "filter", spy)
+        columnar, columnar_calls = observed(True)
+        assert per_node_filter == []  # the vectorized form answered every node
+        per_node, per_node_calls = observed(False)
+    assert per_node_filter
+    assert columnar == per_node
+    assert columnar_calls == per_node_calls
+    assert ("Filter", "NodeResourcesFit", "Unschedulable") in columnar_calls
+    assert ("ScoreExtensionNormalize", "TaintToleration", "Success") in columnar_calls

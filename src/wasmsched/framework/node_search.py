@@ -13,16 +13,19 @@ exists; a plugin may add a vectorized form over node rows (framework/columns:
 ``filter_columns``, ``score_columns``) that answers, row by row, exactly what its per-node
 form would, or None, and then the per-node form answers. The vectorized forms run plugin
 by plugin over a chunk of nodes. A cycle runs node by node, as kube-scheduler does, when it
-is explained or observed (both read every per-node call), when a Filter plugin has no
+is explained (the record reads every per-node call), when a Filter plugin has no
 vectorized form, or without usable columns; the nodes where nominated pods must be added go
 node by node within a chunk. Either way one loop keeps the feasible nodes, stops the search
-and records the rejections.
+and records the rejections. A cycle sampled for plugin metrics (``state.observer``) keeps
+the vectorized forms: each call is reported as the per-node calls it stands for
+(framework/observed: observe_calls).
 """
 
 from __future__ import annotations
 
 import logging
 import operator
+import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,12 +44,14 @@ from wasmsched.framework.nominated import (
     counted_nominated_pods,
     run_filter_plugins_with_nominated_pods,
 )
+from wasmsched.framework.observed import code_of, observe_calls
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import NodeInfo, Snapshot
+    from wasmsched.framework.records import PluginObserver
     from wasmsched.framework.runtime import Framework
 
 __all__ = [
@@ -434,6 +439,7 @@ def _run_filter_plugins_on_rows(
     no row after an error is shown to the later plugins."""
     skip = state.skip_filter_plugins
     forms = fwk.filter_columns
+    observer = state.observer
     failed = np.zeros(len(rows), np.int64)
     found: list[Status] = []
     alive: np.ndarray[Any, np.dtype[np.intp]] | None = None  # None: every row
@@ -443,6 +449,7 @@ def _run_filter_plugins_on_rows(
         subset = rows if alive is None else rows.take(alive)
         if not len(subset):
             break
+        start = time.perf_counter() if observer is not None else 0.0
         answer = None
         try:
             answer = forms[name](state, pod, subset)
@@ -451,6 +458,8 @@ def _run_filter_plugins_on_rows(
         if answer is None:
             answer = _filter_by_node(filter_fn, state, pod, subset.infos())
         codes, table = answer
+        if observer is not None:
+            _observe_filter(observer, name, codes, table, time.perf_counter() - start)
         if not table:
             continue
         rejected = np.flatnonzero(codes)
@@ -466,6 +475,28 @@ def _run_filter_plugins_on_rows(
             first_error = int(where[np.flatnonzero(np.isin(codes[rejected], errors))[0]])
             alive = alive[alive < first_error]
     return failed, found
+
+
+def _observe_filter(
+    observer: PluginObserver,
+    plugin: str,
+    codes: IntArray,
+    table: Sequence[Status],
+    seconds: float,
+) -> None:
+    """A plugin's Filter over rows, observed as kube-scheduler's runFilterPlugin observes
+    each node's call: one observation per row it was asked, by that row's status, up to
+    its first error (no later row is called: ``_filter_by_node``)."""
+    if not table:
+        observe_calls(observer, "Filter", plugin, (("Success", len(codes)),), seconds)
+        return
+    errors = [k for k, status in enumerate(table, 1) if not status.is_rejected()]
+    if errors:
+        codes = codes[: int(np.flatnonzero(np.isin(codes, errors))[0]) + 1]
+    counts = np.bincount(codes, minlength=len(table) + 1).tolist()
+    labels = [("Success", counts[0])]
+    labels += [(code_of(status), n) for status, n in zip(table, counts[1:], strict=True)]
+    observe_calls(observer, "Filter", plugin, labels, seconds)
 
 
 def _filter_by_node(
@@ -546,6 +577,7 @@ def run_score_plugins(
     skip = state.skip_score_plugins
     totals = np.zeros(len(nodes), np.int64)
     rec = state.recorder
+    observer = state.observer
     forms = fwk.score_columns
     for name, score_fn, weight, extensions in fwk.score_calls_of(state):
         if skip and name in skip:
@@ -553,10 +585,17 @@ def run_score_plugins(
         values: Any = None
         form = forms.get(name) if rows is not None else None
         if form is not None and rows is not None:
+            start = time.perf_counter() if observer is not None else 0.0
             try:
                 values = form(state, pod, rows)
             except Exception:
                 values = None  # the per-node form reports the error
+            if observer is not None and values is not None:
+                # runScorePlugin's observation of each node (a failure: of that call alone).
+                counts = [("Success", len(nodes))]
+                if isinstance(values, Status):
+                    counts = [(code_of(values), 1)]
+                observe_calls(observer, "Score", name, counts, time.perf_counter() - start)
         if isinstance(values, Status):
             return totals, _error(f"running Score plugin {name!r}: {values.message}", name)
         if values is None:
@@ -567,7 +606,7 @@ def run_score_plugins(
         if raw_scores is not None:
             raw_scores[name] = [int(v) for v in values]
         if extensions is not None:
-            values, status = _normalize(extensions, state, pod, nodes, rows, values)
+            values, status = _normalize(extensions, state, pod, nodes, rows, values, name)
             if status is not None:
                 return totals, _error(
                     f"running Normalize on Score plugin {name!r}: {status.message}", name
@@ -615,11 +654,15 @@ def _normalize(
     nodes: Sequence[NodeInfo],
     rows: NodeRows | None,
     values: Any,
+    plugin: str,
 ) -> tuple[Any, Status | None]:
     """NormalizeScore by the plugin's vectorized form when it has one and the scores are an
     array (``normalize_rows`` of the cycle, which may answer None, or ``normalize_columns``
-    of the values), else over NodeScores."""
+    of the values), else over NodeScores (timed by the cycle's observed stand-in). An
+    observed cycle reports the vectorized form as runScoreExtension's one call."""
     if isinstance(values, np.ndarray) and rows is not None:
+        observer = state.observer
+        start = time.perf_counter() if observer is not None else 0.0
         by_rows = getattr(extensions, "normalize_rows", None)
         if by_rows is not None:
             try:
@@ -627,13 +670,17 @@ def _normalize(
             except Exception:
                 normalized = None  # the per-node form reports the error
             if normalized is not None:
+                _observe_normalize(observer, plugin, "Success", start)
                 return normalized, None
         by_values = getattr(extensions, "normalize_columns", None)
         if by_values is not None:
             try:
-                return by_values(values), None
+                normalized = by_values(values)
             except Exception as err:
+                _observe_normalize(observer, plugin, "Error", start)
                 return values, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            _observe_normalize(observer, plugin, "Success", start)
+            return normalized, None
     raw = values.tolist() if isinstance(values, np.ndarray) else values
     scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw, strict=True)]
     try:
@@ -643,6 +690,13 @@ def _normalize(
     if status is not None and status.code != Code.SUCCESS:
         return values, status
     return [s.score for s in scores], None
+
+
+def _observe_normalize(
+    observer: PluginObserver | None, plugin: str, code: str, start: float
+) -> None:
+    if observer is not None:
+        observer("ScoreExtensionNormalize", plugin, code, time.perf_counter() - start)
 
 
 def _out_of_range(name: str, values: list[int]) -> Status:
@@ -668,16 +722,10 @@ def rows_of(
     fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo], snapshot: Snapshot
 ) -> NodeRows | None:
     """The nodes' rows in the snapshot's columns, or None when the cycle takes the per-node
-    forms alone (vectorized forms switched off, an observed or explained cycle, no usable
-    columns) or the nodes are not the snapshot's own NodeInfos."""
+    forms alone (vectorized forms switched off, an explained cycle, no usable columns) or
+    the nodes are not the snapshot's own NodeInfos."""
     columns = snapshot.columns
-    if (
-        columns is None
-        or not columns.usable
-        or not fwk.use_batch
-        or state.observer is not None
-        or state.recorder is not None
-    ):
+    if columns is None or not columns.usable or not fwk.use_batch or state.recorder is not None:
         return None
     if isinstance(nodes, NodeList):
         return NodeRows(columns, nodes.rows)

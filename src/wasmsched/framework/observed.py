@@ -5,23 +5,53 @@ runtime/framework.go: runFilterPlugin and the others check ``state.ShouldRecordP
 here a sampled cycle's CycleState carries the observer and the runners switch to stand-ins
 that Framework builds once per observer (framework/runtime: Framework._run_tuples), so
 unsampled cycles pay nothing.
+
+kube-scheduler observes Filter and Score once per plugin per node (runFilterPlugin,
+runScorePlugin). A plugin's vectorized form answers for many nodes in one call
+(framework/node_search); ``observe_calls`` reports that call as the per-node calls it
+stands for: one observation per node with that node's status, each lasting an equal share
+of the call.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from wasmsched.framework.records import BindingPending, PluginObserver
 from wasmsched.framework.status import Status, code_name
 
-__all__ = ["ObservedPlugin", "code_of"]
+__all__ = ["ObservedPlugin", "code_of", "observe_calls"]
 
 
 def code_of(status: Status | None) -> str:
     """The observer's status label: a code name, Success for None."""
     return "Success" if status is None else code_name(status.code)
+
+
+def observe_calls(
+    observer: PluginObserver,
+    point: str,
+    plugin: str,
+    counts: Iterable[tuple[str, int]],
+    seconds: float,
+) -> None:
+    """Reports one call that stands for many per-node calls: ``counts`` gives how many
+    ended with each status label; each lasted ``seconds`` over their number. An observer
+    with ``calls`` (records.PluginCallCounter) takes each label's calls at once."""
+    counts = [(code, n) for code, n in counts if n]
+    total = sum(n for _, n in counts)
+    if not total:
+        return
+    each = seconds / total
+    many = getattr(observer, "calls", None)
+    for code, n in counts:
+        if many is not None:
+            many(point, plugin, code, each, n)
+        else:
+            for _ in range(n):
+                observer(point, plugin, code, each)
 
 
 def _same(r: Any) -> Any:
