@@ -24,6 +24,7 @@ from typing import Any
 
 from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
+from wasmsched.api.pod_versions import only_bound_or_status
 from wasmsched.api.quantity import (
     FieldError,
     expect_bool,
@@ -204,29 +205,6 @@ _STALE_ON_STATUS = frozenset(
     {"status", "nominated_node_name", "phase", "is_terminal", "resource_claim_statuses"}
 )
 _STALE_ON_UPDATE = _STALE_ON_BIND | _STALE_ON_STATUS | {"metadata", "labels"}
-_META_BOOKKEEPING = frozenset({"resourceVersion", "managedFields"})
-_META_BINDING = _META_BOOKKEEPING | {"labels"}
-# The labels a binding may add or change: kube-apiserver's PodTopologyLabels admission
-# (plugin/pkg/admission/podtopologylabels: defaultConfig, on by default from 1.35) copies
-# the node's zone and region labels onto the pod being bound.
-_BINDING_LABELS = frozenset({"topology.kubernetes.io/zone", "topology.kubernetes.io/region"})
-_SPEC_BINDING = frozenset({"nodeName"})
-
-
-def _same_labels(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """The pods' metadata have the same labels but for those a binding sets."""
-    old_labels, new_labels = old.get("labels") or {}, new.get("labels") or {}
-    return isinstance(new_labels, Mapping) and _same_except(old_labels, new_labels, _BINDING_LABELS)
-
-
-def _same_except(old: Any, new: Mapping[str, Any], ignored: frozenset[str]) -> bool:
-    """``old`` is a mapping with the same entries as ``new`` but for the ``ignored`` keys."""
-    if not isinstance(old, Mapping):
-        return False
-    for key, value in new.items():
-        if key not in ignored and (key not in old or old[key] != value):
-            return False
-    return all(key in new or key in ignored for key in old)
 
 
 class Pod(_Object):
@@ -548,16 +526,7 @@ class Pod(_Object):
         parsed when only its binding (spec.nodeName and the topology labels it copies from
         the node), its status and its resourceVersion and managedFields differ, as in an
         informer's update after a binding or a status patch; parsed anew otherwise."""
-        old_meta = self.manifest.get("metadata")
-        new_meta, new_spec = manifest.get("metadata"), manifest.get("spec")
-        if (
-            isinstance(new_meta, Mapping)
-            and isinstance(new_spec, Mapping)
-            and isinstance(old_meta, Mapping)
-            and _same_except(old_meta, new_meta, _META_BINDING)
-            and _same_labels(old_meta, new_meta)
-            and _same_except(self.manifest.get("spec"), new_spec, _SPEC_BINDING)
-        ):
+        if only_bound_or_status(self.manifest, manifest):
             new: Pod = self._derive(manifest, _STALE_ON_UPDATE)
             return new
         return Pod(manifest)

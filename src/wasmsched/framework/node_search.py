@@ -16,9 +16,7 @@ by plugin over a chunk of nodes. A cycle runs node by node, as kube-scheduler do
 is explained (the record reads every per-node call), when a Filter plugin has no
 vectorized form, or without usable columns; the nodes where nominated pods must be added go
 node by node within a chunk. Either way one loop keeps the feasible nodes, stops the search
-and records the rejections. A cycle sampled for plugin metrics (``state.observer``) keeps
-the vectorized forms: each call is reported as the per-node calls it stands for
-(framework/observed: observe_calls).
+and records the rejections. Cycles sampled for plugin metrics keep them (framework/observed).
 """
 
 from __future__ import annotations
@@ -44,14 +42,13 @@ from wasmsched.framework.nominated import (
     counted_nominated_pods,
     run_filter_plugins_with_nominated_pods,
 )
-from wasmsched.framework.observed import code_of, observe_calls
+from wasmsched.framework.observed import observe_filter, observe_normalize, observe_score
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.node_info import NodeInfo, Snapshot
-    from wasmsched.framework.records import PluginObserver
     from wasmsched.framework.runtime import Framework
 
 __all__ = [
@@ -439,7 +436,6 @@ def _run_filter_plugins_on_rows(
     no row after an error is shown to the later plugins."""
     skip = state.skip_filter_plugins
     forms = fwk.filter_columns
-    observer = state.observer
     failed = np.zeros(len(rows), np.int64)
     found: list[Status] = []
     alive: np.ndarray[Any, np.dtype[np.intp]] | None = None  # None: every row
@@ -449,7 +445,7 @@ def _run_filter_plugins_on_rows(
         subset = rows if alive is None else rows.take(alive)
         if not len(subset):
             break
-        start = time.perf_counter() if observer is not None else 0.0
+        start = time.perf_counter()
         answer = None
         try:
             answer = forms[name](state, pod, subset)
@@ -458,8 +454,8 @@ def _run_filter_plugins_on_rows(
         if answer is None:
             answer = _filter_by_node(filter_fn, state, pod, subset.infos())
         codes, table = answer
-        if observer is not None:
-            _observe_filter(observer, name, codes, table, time.perf_counter() - start)
+        if state.observer is not None:
+            observe_filter(state.observer, name, codes, table, start)
         if not table:
             continue
         rejected = np.flatnonzero(codes)
@@ -475,28 +471,6 @@ def _run_filter_plugins_on_rows(
             first_error = int(where[np.flatnonzero(np.isin(codes[rejected], errors))[0]])
             alive = alive[alive < first_error]
     return failed, found
-
-
-def _observe_filter(
-    observer: PluginObserver,
-    plugin: str,
-    codes: IntArray,
-    table: Sequence[Status],
-    seconds: float,
-) -> None:
-    """A plugin's Filter over rows, observed as kube-scheduler's runFilterPlugin observes
-    each node's call: one observation per row it was asked, by that row's status, up to
-    its first error (no later row is called: ``_filter_by_node``)."""
-    if not table:
-        observe_calls(observer, "Filter", plugin, (("Success", len(codes)),), seconds)
-        return
-    errors = [k for k, status in enumerate(table, 1) if not status.is_rejected()]
-    if errors:
-        codes = codes[: int(np.flatnonzero(np.isin(codes, errors))[0]) + 1]
-    counts = np.bincount(codes, minlength=len(table) + 1).tolist()
-    labels = [("Success", counts[0])]
-    labels += [(code_of(status), n) for status, n in zip(table, counts[1:], strict=True)]
-    observe_calls(observer, "Filter", plugin, labels, seconds)
 
 
 def _filter_by_node(
@@ -577,7 +551,6 @@ def run_score_plugins(
     skip = state.skip_score_plugins
     totals = np.zeros(len(nodes), np.int64)
     rec = state.recorder
-    observer = state.observer
     forms = fwk.score_columns
     for name, score_fn, weight, extensions in fwk.score_calls_of(state):
         if skip and name in skip:
@@ -585,17 +558,12 @@ def run_score_plugins(
         values: Any = None
         form = forms.get(name) if rows is not None else None
         if form is not None and rows is not None:
-            start = time.perf_counter() if observer is not None else 0.0
+            start = time.perf_counter()
             try:
                 values = form(state, pod, rows)
             except Exception:
                 values = None  # the per-node form reports the error
-            if observer is not None and values is not None:
-                # runScorePlugin's observation of each node (a failure: of that call alone).
-                counts = [("Success", len(nodes))]
-                if isinstance(values, Status):
-                    counts = [(code_of(values), 1)]
-                observe_calls(observer, "Score", name, counts, time.perf_counter() - start)
+            observe_score(state.observer, name, values, len(nodes), start)
         if isinstance(values, Status):
             return totals, _error(f"running Score plugin {name!r}: {values.message}", name)
         if values is None:
@@ -658,11 +626,9 @@ def _normalize(
 ) -> tuple[Any, Status | None]:
     """NormalizeScore by the plugin's vectorized form when it has one and the scores are an
     array (``normalize_rows`` of the cycle, which may answer None, or ``normalize_columns``
-    of the values), else over NodeScores (timed by the cycle's observed stand-in). An
-    observed cycle reports the vectorized form as runScoreExtension's one call."""
+    of the values), else over NodeScores; a sampled cycle observes either as one call."""
     if isinstance(values, np.ndarray) and rows is not None:
-        observer = state.observer
-        start = time.perf_counter() if observer is not None else 0.0
+        start = time.perf_counter()
         by_rows = getattr(extensions, "normalize_rows", None)
         if by_rows is not None:
             try:
@@ -670,17 +636,17 @@ def _normalize(
             except Exception:
                 normalized = None  # the per-node form reports the error
             if normalized is not None:
-                _observe_normalize(observer, plugin, "Success", start)
+                observe_normalize(state.observer, plugin, None, start)
                 return normalized, None
         by_values = getattr(extensions, "normalize_columns", None)
         if by_values is not None:
+            status = None
             try:
-                normalized = by_values(values)
+                values = by_values(values)
             except Exception as err:
-                _observe_normalize(observer, plugin, "Error", start)
-                return values, Status(Code.ERROR, f"{type(err).__name__}: {err}")
-            _observe_normalize(observer, plugin, "Success", start)
-            return normalized, None
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            observe_normalize(state.observer, plugin, status, start)
+            return values, status
     raw = values.tolist() if isinstance(values, np.ndarray) else values
     scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw, strict=True)]
     try:
@@ -690,13 +656,6 @@ def _normalize(
     if status is not None and status.code != Code.SUCCESS:
         return values, status
     return [s.score for s in scores], None
-
-
-def _observe_normalize(
-    observer: PluginObserver | None, plugin: str, code: str, start: float
-) -> None:
-    if observer is not None:
-        observer("ScoreExtensionNormalize", plugin, code, time.perf_counter() - start)
 
 
 def _out_of_range(name: str, values: list[int]) -> Status:
