@@ -239,16 +239,23 @@ def _scheduler_config(path: Path, kubeconfig: Path, qps: float, burst: int) -> P
     return path
 
 
-def _scheduler_argv(which: str, version: str, config: Path, trace: Path | None = None) -> list[str]:
+def _scheduler_argv(
+    which: str,
+    version: str,
+    config: Path,
+    trace: Path | None = None,
+    profile: str | None = None,
+) -> list[str]:
     if which == "kube-scheduler":
         # No serving port: nothing reads its /metrics here.
         return [str(KUBE_SCHEDULERS[version]), f"--config={config}", "--secure-port=0"]
-    # --trace-pods: the same command under live_trace.py, which times each pod's stages.
-    python = (
-        [sys.executable, "-m", "wasmsched"]
-        if trace is None
-        else [sys.executable, str(ROOT / "benchmarks" / "live_trace.py"), str(trace)]
-    )
+    # --trace-pods: the same command under live_trace.py, which times each pod's stages;
+    # --profile-threads: under live_profile.py, which profiles each thread's CPU.
+    python = [sys.executable, "-m", "wasmsched"]
+    if trace is not None:
+        python = [sys.executable, str(ROOT / "benchmarks" / "live_trace.py"), str(trace)]
+    elif profile is not None:
+        python = [sys.executable, str(ROOT / "benchmarks" / "live_profile.py"), profile]
     return [*python, "run", "--config", str(config),
             "--no-leader-elect", "--port", "0"]  # fmt: skip
 
@@ -365,6 +372,7 @@ def run_real(
     version: str = "1.33",
     src: Path = ROOT / "src",
     trace: Path | None = None,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     """``which`` (kube-scheduler or wasmsched) against a fresh real kube-apiserver of
     ``version`` with etcd (tests/kube_apiserver.py), as the cluster admin, with the same
@@ -403,7 +411,8 @@ def run_real(
         )
         env = {**os.environ, "PYTHONPATH": str(src)}
         trace = trace if which == "wasmsched" else None
-        argv = _scheduler_argv(which, version, config, trace)
+        profiled = f"{profile}-{qps:g}" if profile is not None and which == "wasmsched" else None
+        argv = _scheduler_argv(which, version, config, trace, profiled)
         proc = Process(which, argv, cluster.work / "s.log", env)
         started = time.monotonic()
         proc.start()
@@ -451,6 +460,7 @@ def run_side_by_side(
     src: Path,
     trace: Path | None = None,
     want_kube: bool = True,
+    profile: Path | None = None,
 ) -> list[dict[str, Any]]:
     """kube-scheduler, then wasmsched (imported from ``src``), at each (qps, burst);
     wasmsched's ratio to kube's."""
@@ -461,7 +471,15 @@ def run_side_by_side(
             kube = run_real("kube-scheduler", nodes, pods, qps=qps, burst=burst, version=version)
             print(json.dumps(kube), flush=True)
         ours = run_real(
-            "wasmsched", nodes, pods, qps=qps, burst=burst, version=version, src=src, trace=trace
+            "wasmsched",
+            nodes,
+            pods,
+            qps=qps,
+            burst=burst,
+            version=version,
+            src=src,
+            trace=trace,
+            profile=profile,
         )
         if "skipped" not in kube and "skipped" not in ours:
             ours["vs_kube_scheduler"] = round(
@@ -497,6 +515,13 @@ def main() -> None:
         metavar="FILE",
         help="debug run: wasmsched under live_trace.py, each stage's latency (written to FILE)",
     )
+    parser.add_argument(
+        "--profile-threads",
+        type=Path,
+        metavar="PREFIX",
+        help="debug run: wasmsched under live_profile.py, each thread's CPU profile "
+        "(PREFIX-<qps>.txt and .prof files)",
+    )
     parser.add_argument("--no-kube", action="store_true", help="wasmsched alone")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -510,6 +535,7 @@ def main() -> None:
         args.wasmsched_src,
         args.trace_pods,
         not args.no_kube,
+        args.profile_threads,
     )
     if args.real_only:
         return

@@ -554,7 +554,6 @@ def test_columns_follow_the_cache_incrementally(seed: int) -> None:
     # Pods assumed, forgotten, bound, removed and nodes updated between snapshots: every
     # column (extended resources included) equals columns built afresh from the NodeInfos.
     from wasmsched.cluster.cache import Cache
-    from wasmsched.framework.columns import NodeColumns
 
     rng = random.Random(seed)
     node_docs, pod_docs = random_cluster(seed)
@@ -591,16 +590,93 @@ def test_columns_follow_the_cache_incrementally(seed: int) -> None:
             cache.update_node(Node(doc))  # the same zone: the rows are re-read in place
         snap = cache.snapshot()
         assert snap.columns is columns  # not rebuilt: the node set did not change
-        fresh = NodeColumns(snap.node_infos)
-        for name in COLUMN_FIELDS:
-            assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
-        # Rows share a taint (host port) class exactly when they have equal taints (ports).
-        for classes in ("taint_classes", "port_classes"):
-            kept, new = getattr(columns, classes).ids, getattr(fresh, classes).ids
-            assert np.array_equal(kept == 0, new == 0), classes
-            assert np.array_equal(kept[:, None] == kept, new[:, None] == new), classes
-        for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
-            assert np.array_equal(got, want)
+        assert_fresh(columns, snap.node_infos)
+
+
+def assert_fresh(columns: Any, node_infos: list[Any]) -> None:
+    """Every column (extended resources included) equals columns built afresh."""
+    from wasmsched.framework.columns import NodeColumns
+
+    fresh = NodeColumns(node_infos)
+    assert list(columns.infos) == list(fresh.infos)
+    assert columns.row_of == fresh.row_of and columns.usable == fresh.usable
+    for name in COLUMN_FIELDS:
+        assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
+    # Rows share a taint (host port) class exactly when they have equal taints (ports).
+    for classes in ("taint_classes", "port_classes"):
+        kept, new = getattr(columns, classes).ids, getattr(fresh, classes).ids
+        assert np.array_equal(kept == 0, new == 0), classes
+        assert np.array_equal(kept[:, None] == kept, new[:, None] == new), classes
+    for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
+        assert np.array_equal(got, want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_columns_of_a_new_node_set_carry_the_last_ones_rows(seed: int) -> None:
+    # Nodes added, removed, re-added and moved to another zone between snapshots, pods
+    # placed and removed meanwhile: the new node set's columns equal columns built afresh,
+    # and only the nodes the last columns did not hold are read.
+    from wasmsched.cluster.cache import Cache
+    from wasmsched.framework import columns as columns_module
+
+    rng = random.Random(seed)
+    node_docs, pod_docs = random_cluster(seed)
+    for doc in node_docs:
+        doc["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(ZONES)
+    cache = Cache()
+    present = node_docs[:30]
+    for doc in present:
+        cache.add_node(Node(doc))
+    cache.snapshot().columns.scalar(GPU)  # type: ignore[union-attr]
+    spare = node_docs[30:60]
+    placed: list[Pod] = []
+    read: list[str] = []
+    original = columns_module._row_values
+
+    def spy(ni: Any) -> Any:
+        read.append(ni.name)
+        return original(ni)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(columns_module, "_row_values", spy)
+        for step in range(40):
+            added: set[str] = set()
+            for _ in range(rng.randint(1, 3)):
+                action = rng.random()
+                if action < 0.3 and spare:
+                    doc = spare.pop(rng.randrange(len(spare)))
+                    cache.add_node(Node(doc))
+                    present.append(doc)
+                    added.add(doc["metadata"]["name"])
+                elif action < 0.5 and len(present) > 1:
+                    doc = present.pop(rng.randrange(len(present)))
+                    cache.remove_node(doc["metadata"]["name"])
+                    added.discard(doc["metadata"]["name"])
+                    spare.append(doc)
+                elif action < 0.65:
+                    doc = dict(rng.choice(present))
+                    labels = {
+                        **doc["metadata"]["labels"],
+                        "topology.kubernetes.io/zone": rng.choice(ZONES),
+                    }
+                    doc["metadata"] = {**doc["metadata"], "labels": labels}
+                    taints = [{"key": "a", "value": "x", "effect": "NoSchedule"}]
+                    doc["spec"] = {**doc["spec"], "taints": taints if rng.random() < 0.5 else []}
+                    cache.update_node(Node(doc))
+                elif action < 0.85 or not placed:
+                    pod = Pod(pod_docs[step % len(pod_docs)])
+                    pod = Pod({**pod.manifest, "metadata": {"name": f"p{step}", "namespace": "d"}})
+                    target = rng.choice(present)["metadata"]["name"]
+                    placed.append(cache.assume_pod(pod, target))
+                else:
+                    cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+            read.clear()
+            snap = cache.snapshot()
+            assert snap.columns is not None
+            assert added <= set(read)
+            assert len(read) <= len(added) + 3  # the new nodes, and the rows changed since
+            assert_fresh(snap.columns, snap.node_infos)
 
 
 def test_plugins_offer_a_per_node_form_and_at_most_one_over_rows() -> None:
@@ -684,3 +760,62 @@ def test_columnar_filter_keeps_nominated_pods_on_their_nodes(n: int) -> None:
     assert counted < (len(looked_up) - counted) / 5
     placed = {name: node for name, _, node, _ in columnar[0]}
     assert all(placed[f"high-{i}"] for i in range(8))
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_sampled_cycles_take_the_columnar_forms_and_count_each_node(seed: int) -> None:
+    # A cycle sampled for plugin metrics keeps the vectorized Filter and Score forms, and
+    # reports each of their calls as kube-scheduler's runFilterPlugin/runScorePlugin would:
+    # one observation per node by its status, as many as the per-node path makes (fewer
+    # than 100 nodes: every node is filtered on both paths).
+    from wasmsched.plugins.node_resources_fit import NodeResourcesFit as Fit
+
+    node_docs, pod_docs = random_cluster(seed)
+    node_docs = node_docs[:90]
+    names = {d["metadata"]["name"] for d in node_docs}
+    pod_docs = [p for p in pod_docs if p["spec"].get("nodeName") in names | {None}]
+    per_node_filter: list[int] = []
+    original = Fit.filter
+
+    def spy(self: Fit, *args: Any) -> Any:
+        per_node_filter.append(1)
+        return original(self, *args)
+
+    def observed(batch: bool) -> tuple[Any, dict[tuple[str, str, str], int]]:
+        calls: dict[tuple[str, str, str], int] = {}
+
+        def observer(point: str, plugin: str, code: str, seconds: float) -> None:
+            assert seconds >= 0
+            calls[point, plugin, code] = calls.get((point, plugin, code), 0) + 1
+
+        class ObserveAll:
+            def attempt_started(self, fwk: Any, info: Any) -> Any:
+                return observer
+
+            def attempt_ended(self, fwk: Any, pod: Any, outcome: Any) -> None:
+                return None
+
+        cluster = ClusterObjects(
+            nodes=[Node(d) for d in node_docs], pods=[Pod(d) for d in pod_docs], others=[]
+        )
+        Framework.use_batch = batch
+        try:
+            sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+            assert sim.scheduler is not None
+            sim.scheduler.attempts = ObserveAll()
+            result = sim.run()
+            sim.close()
+        finally:
+            Framework.use_batch = True
+        return [(o.pod.name, o.result, o.node, o.message) for o in result.outcomes], calls
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Fit, "filter", spy)
+        columnar, columnar_calls = observed(True)
+        assert per_node_filter == []  # the vectorized form answered every node
+        per_node, per_node_calls = observed(False)
+    assert per_node_filter
+    assert columnar == per_node
+    assert columnar_calls == per_node_calls
+    assert ("Filter", "NodeResourcesFit", "Unschedulable") in columnar_calls
+    assert ("ScoreExtensionNormalize", "TaintToleration", "Success") in columnar_calls

@@ -237,3 +237,25 @@ def test_plugin_durations_expose_what_a_histogram_would() -> None:
         return sorted(line for line in text.decode().splitlines() if name in line)
 
     assert lines(metrics.exposition()) == lines(generate_latest(reference))
+
+
+def test_plugin_durations_take_a_vectorized_calls_nodes_at_once() -> None:
+    """A sampled cycle's vectorized Filter over n nodes stands for n calls: one queued
+    entry, exposed as n observations of the call's per-node share."""
+    from wasmsched.framework.observed import observe_calls
+    from wasmsched.live.ops import SchedulerMetrics
+    from wasmsched.live.scheduler import PluginCallObserver
+
+    metrics = SchedulerMetrics()
+    counts = [("Success", 300), ("Unschedulable", 100), ("Error", 0)]
+    observe_calls(PluginCallObserver(metrics), "Filter", "NodePorts", counts, seconds=0.004)
+    assert len(metrics.plugin_duration._queued) == 2  # one entry per status, not per node
+    text = metrics.exposition().decode()
+    name = "scheduler_plugin_execution_duration_seconds"
+    labels = {"plugin": "NodePorts", "extension_point": "Filter"}
+    assert sample(text, name + "_count", status="Success", **labels) == 300.0
+    assert sample(text, name + "_count", status="Unschedulable", **labels) == 100.0
+    assert sample(text, name + "_count", status="Error", **labels) is None
+    assert sample(text, name + "_sum", status="Success", **labels) == pytest.approx(0.003)
+    # 10 us each: the first bucket (le 1e-05) holds all of them.
+    assert sample(text, name + "_bucket", status="Unschedulable", le="1e-05", **labels) == 100.0

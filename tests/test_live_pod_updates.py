@@ -62,3 +62,28 @@ def test_any_other_change_parses_anew(change: Any) -> None:
     new = old.updated(manifest)
     assert new.requests is not old.requests
     assert parsed(new) == parsed(Pod(manifest))
+
+
+def test_a_binding_that_copies_the_nodes_topology_labels_keeps_the_parsed_spec() -> None:
+    # kube-apiserver 1.35+ (PodTopologyLabels admission) adds the node's zone and region
+    # labels to the pod it binds: the spec parsed before is kept, the labels are new.
+    old = Pod(stored())
+    old.validate()
+    manifest = bound(stored())
+    manifest["metadata"]["labels"]["topology.kubernetes.io/zone"] = "zone-0"
+    manifest["metadata"]["labels"]["topology.kubernetes.io/region"] = "region-0"
+    new = old.updated(manifest)
+    assert new.requests is old.requests and new.tolerations is old.tolerations
+    assert parsed(new) == parsed(Pod(manifest))
+    assert new.labels["topology.kubernetes.io/zone"] == "zone-0"
+    assert "topology.kubernetes.io/zone" not in old.labels
+    # No labels before: the same.
+    plain = stored()
+    del plain["metadata"]["labels"]
+    old = Pod(plain)
+    old.validate()
+    manifest = bound(plain)
+    manifest["metadata"]["labels"] = {"topology.kubernetes.io/zone": "zone-0"}
+    new = old.updated(manifest)
+    assert new.requests is old.requests
+    assert parsed(new) == parsed(Pod(manifest))

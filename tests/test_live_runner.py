@@ -325,3 +325,34 @@ def test_no_freeze_when_turned_off(srv: ApiServerDouble, gc_unfrozen: None) -> N
         wait(runner.ready.is_set, what="informers synced")
         assert runner.collector is None
         assert gc.get_freeze_count() == 0
+
+
+def test_new_pods_are_parsed_on_the_informer_thread(
+    srv: ApiServerDouble, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The scheduling thread only queues a new pod: the Pod informer's thread parsed and
+    # validated it; an invalid one is still ignored, with the same warning.
+    import threading
+
+    srv.create(node("n1"))
+    srv.create(pod("web-0"))
+    bad = pod("bad-0")
+    bad["spec"]["priority"] = "high"
+    srv.create(bad)
+    first: dict[str, str] = {}
+    original = Pod.validate
+
+    def spy(self: Pod) -> None:
+        first.setdefault(self.name, threading.current_thread().name)
+        original(self)
+
+    with pytest.MonkeyPatch.context() as mp, caplog.at_level("WARNING", "wasmsched.live"):
+        mp.setattr(Pod, "validate", spy)
+        with running(srv):
+            wait(lambda: placements(srv) == {"web-0": "n1"}, what="web-0 bound")
+            srv.create(pod("web-1"))
+            wait(lambda: len(placements(srv)) == 2, what="web-1 bound")
+    assert first == {"web-0": "informer-Pod", "bad-0": "informer-Pod", "web-1": "informer-Pod"}
+    warnings = [r.getMessage() for r in caplog.records if "invalid pod" in r.getMessage()]
+    assert len(warnings) == 1 and "pod=default/bad-0" in warnings[0]
+    assert "spec.priority" in warnings[0]

@@ -24,6 +24,7 @@ from typing import Any
 
 from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
+from wasmsched.api.pod_versions import only_bound_or_status
 from wasmsched.api.quantity import (
     FieldError,
     expect_bool,
@@ -203,19 +204,7 @@ _STALE_ON_BIND = frozenset({"spec", "node_name"})
 _STALE_ON_STATUS = frozenset(
     {"status", "nominated_node_name", "phase", "is_terminal", "resource_claim_statuses"}
 )
-_STALE_ON_UPDATE = _STALE_ON_BIND | _STALE_ON_STATUS | {"metadata"}
-_META_BOOKKEEPING = frozenset({"resourceVersion", "managedFields"})
-_SPEC_BINDING = frozenset({"nodeName"})
-
-
-def _same_except(old: Any, new: Mapping[str, Any], ignored: frozenset[str]) -> bool:
-    """``old`` is a mapping with the same entries as ``new`` but for the ``ignored`` keys."""
-    if not isinstance(old, Mapping):
-        return False
-    for key, value in new.items():
-        if key not in ignored and (key not in old or old[key] != value):
-            return False
-    return all(key in new or key in ignored for key in old)
+_STALE_ON_UPDATE = _STALE_ON_BIND | _STALE_ON_STATUS | {"metadata", "labels"}
 
 
 class Pod(_Object):
@@ -534,16 +523,10 @@ class Pod(_Object):
 
     def updated(self, manifest: Mapping[str, Any]) -> Pod:
         """The pod as ``manifest``, a newer version of it, shows it: keeping what this one
-        parsed when only its binding (spec.nodeName), its status and its resourceVersion
-        and managedFields differ, as in an informer's update after a binding or a status
-        patch; parsed anew otherwise."""
-        new_meta, new_spec = manifest.get("metadata"), manifest.get("spec")
-        if (
-            isinstance(new_meta, Mapping)
-            and isinstance(new_spec, Mapping)
-            and _same_except(self.manifest.get("metadata"), new_meta, _META_BOOKKEEPING)
-            and _same_except(self.manifest.get("spec"), new_spec, _SPEC_BINDING)
-        ):
+        parsed when only its binding (spec.nodeName and the topology labels it copies from
+        the node), its status and its resourceVersion and managedFields differ, as in an
+        informer's update after a binding or a status patch; parsed anew otherwise."""
+        if only_bound_or_status(self.manifest, manifest):
             new: Pod = self._derive(manifest, _STALE_ON_UPDATE)
             return new
         return Pod(manifest)

@@ -42,6 +42,8 @@ class Cache:
         # Pods whose node is not (yet) known: kept so that they count once it appears.
         self._orphans: dict[str, list[Pod]] = {}
         self._snapshot: Snapshot | None = None
+        # The last snapshot's columns: a new node set's columns are built from them.
+        self._columns: NodeColumns | None = None
         self._images_dirty = True
         self.generation = 0
         # NodeInfos changed since the last snapshot (their columnar rows are re-read) and
@@ -175,11 +177,16 @@ class Cache:
 
     def snapshot(self) -> Snapshot:
         """The cycle's view; rebuilt only when the node set changed, else its columnar rows
-        of the nodes changed since the last cycle are re-read (framework/columns)."""
+        of the nodes changed since the last cycle are re-read (framework/columns). A new
+        node set's columns carry the last ones' rows (those of nodes changed since re-read)
+        and read only the nodes added."""
         snap = self._snapshot
         if snap is None:
             snap = self._snapshot = Snapshot(self._node_tree_order(), self.generation)
-            snap.columns = NodeColumns(snap.node_infos)
+            previous = self._columns
+            snap.columns = self._columns = NodeColumns(snap.node_infos, previous)
+            if previous is not None and self._dirty:
+                snap.columns.update(self._dirty.values(), self._nodes_changed)
             self._affinity = {ni.name for ni in snap.node_infos if ni.pods_with_affinity}
             self._anti_affinity = {
                 ni.name for ni in snap.node_infos if ni.pods_with_required_anti_affinity

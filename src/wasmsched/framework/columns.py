@@ -4,7 +4,8 @@ Row ``i`` is the snapshot's ``node_infos[i]`` (node-tree order). The arrays hold
 default plugins read for every node (allocatable and requested per resource, pod counts,
 whether a node is cordoned, tainted, uses host ports); the cache updates the rows of the
 nodes a pod was assumed on, bound to, forgotten or deleted from, and of nodes updated, so
-nothing is rebuilt per cycle; a new node set builds new columns.
+nothing is rebuilt per cycle; a new node set (a node added or removed, or moved to another
+zone) builds new columns from the previous ones, reading only the nodes they did not hold.
 
 A plugin's columnar form answers exactly what its per-node form would for each row
 (pkg/scheduler/framework/runtime/framework.go: RunFilterPlugins, RunScorePlugins call
@@ -59,6 +60,17 @@ _FIELDS = (
     "non_zero_memory",
     "pod_count",
 )
+# Every per-row array of NodeColumns: the fields, what is free, and the node flags.
+_ROW_ARRAYS = (
+    *_FIELDS,
+    "free_cpu",
+    "free_memory",
+    "free_ephemeral",
+    "free_pods",
+    "unschedulable",
+    "tainted",
+    "uses_ports",
+)
 
 
 def _taint_key(ni: NodeInfo) -> Hashable | None:
@@ -97,6 +109,15 @@ class RowClasses:
         """Re-reads one row."""
         self.ids[row] = self._id_of(ni)
 
+    def carried(self, source: npt.NDArray[np.intp]) -> RowClasses:
+        """These classes for rows taken from ``source`` (rows of these), sharing the class
+        numbers; the rows read anew are set afterwards."""
+        new = RowClasses.__new__(RowClasses)
+        new._key = self._key
+        new._index = dict(self._index)
+        new.ids = self.ids[source]
+        return new
+
     def compact(self, infos: Iterable[NodeInfo]) -> None:
         """Starts the classes over when many are no longer any row's (values that changed)."""
         if len(self._index) > 2 * len(self.ids) + 64:
@@ -123,9 +144,14 @@ def _row_values(ni: NodeInfo) -> tuple[int, ...]:
 
 class NodeColumns:
     """The snapshot's nodes as arrays (see the module docstring); ``usable`` is False
-    when a quantity is too large for int64 arithmetic."""
+    when a quantity is too large for int64 arithmetic.
 
-    def __init__(self, node_infos: Sequence[NodeInfo]) -> None:
+    With ``previous`` (usable columns of an earlier node set), the rows of the NodeInfos it
+    holds are carried over and only the other nodes are read: the same columns as a full
+    build when ``previous`` is up to date for the nodes it holds (the cache re-reads the
+    nodes changed since with ``update``)."""
+
+    def __init__(self, node_infos: Sequence[NodeInfo], previous: NodeColumns | None = None) -> None:
         n = len(node_infos)
         self.size = n
         self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
@@ -135,6 +161,12 @@ class NodeColumns:
         self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
+        # Per-pod caches keyed by what the answer depends on (e.g. a nodeSelector's terms),
+        # dropped whenever a node's labels or taints may have changed.
+        self.node_cache: dict[Any, Any] = {}
+        if previous is not None and previous.usable and n:
+            self._carry(previous, node_infos)
+            return
         self.alloc_cpu, self.alloc_memory, self.alloc_ephemeral, self.alloc_pods = (
             np.zeros(n, np.int64) for _ in range(4)
         )
@@ -150,9 +182,6 @@ class NodeColumns:
         # Extended (scalar) resources: name -> (allocatable, requested), built when a plugin
         # first asks for the name, then kept up to date with the other rows.
         self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
-        # Per-pod caches keyed by what the answer depends on (e.g. a nodeSelector's terms),
-        # dropped whenever a node's labels or taints may have changed.
-        self.node_cache: dict[Any, Any] = {}
         values = [_row_values(ni) for ni in node_infos]
         if values:
             try:
@@ -179,6 +208,30 @@ class NodeColumns:
         self.taint_classes = RowClasses(node_infos, _taint_key)
         self.port_classes = RowClasses(node_infos, _ports_key)
 
+    def _carry(self, previous: NodeColumns, node_infos: Sequence[NodeInfo]) -> None:
+        """The rows of ``previous`` for the NodeInfos it holds, in the new order; the
+        other nodes read as ``update`` reads a row."""
+        held, infos = previous.row_of, previous.infos
+        source = np.zeros(len(node_infos), dtype=np.intp)
+        fresh: list[tuple[int, NodeInfo]] = []
+        for i, ni in enumerate(node_infos):
+            j = held.get(ni.name)
+            if j is not None and infos[j] is ni:
+                source[i] = j
+            else:
+                fresh.append((i, ni))
+        for name in _ROW_ARRAYS:
+            setattr(self, name, getattr(previous, name)[source])
+        self._scalars = {
+            name: (alloc[source], req[source]) for name, (alloc, req) in previous._scalars.items()
+        }
+        self.taint_classes = previous.taint_classes.carried(source)
+        self.port_classes = previous.port_classes.carried(source)
+        for i, ni in fresh:
+            self._read_row(i, ni, True)
+        self.taint_classes.compact(self.infos)
+        self.port_classes.compact(self.infos)
+
     def _check(self, table: IntArray) -> None:
         if table.size and (int(table.max()) >= SAFE_LIMIT or int(table.min()) <= -SAFE_LIMIT):
             self.usable = False
@@ -191,33 +244,37 @@ class NodeColumns:
             i = self.row_of.get(ni.name)
             if i is None or self.infos[i] is not ni:
                 continue
-            values = _row_values(ni)
-            if any(v >= SAFE_LIMIT or v <= -SAFE_LIMIT for v in values):
-                self.usable = False
-                continue
-            for name, v in zip(_FIELDS, values, strict=True):
-                getattr(self, name)[i] = v
-            self.free_cpu[i] = values[0] - values[4]
-            self.free_memory[i] = values[1] - values[5]
-            self.free_ephemeral[i] = values[2] - values[6]
-            self.free_pods[i] = values[3] - values[9]
-            node = ni.node
-            self.unschedulable[i] = bool(node.unschedulable)
-            self.tainted[i] = bool(node.taints)
-            self.uses_ports[i] = bool(ni.used_ports)
-            if node_changed:
-                self.taint_classes.set(i, ni)
-            self.port_classes.set(i, ni)
-            for name, (alloc, req) in self._scalars.items():
-                a = ni.allocatable.scalar.get(name, 0)
-                r = ni.requested.scalar.get(name, 0)
-                if max(abs(a), abs(r)) >= SAFE_LIMIT:
-                    self.usable = False
-                    continue
-                alloc[i] = a
-                req[i] = r
+            self._read_row(i, ni, node_changed)
         self.taint_classes.compact(self.infos)
         self.port_classes.compact(self.infos)
+
+    def _read_row(self, i: int, ni: NodeInfo, node_changed: bool) -> None:
+        """Reads row ``i`` from ``ni`` (its taint class too when the node changed)."""
+        values = _row_values(ni)
+        if any(v >= SAFE_LIMIT or v <= -SAFE_LIMIT for v in values):
+            self.usable = False
+            return
+        for name, v in zip(_FIELDS, values, strict=True):
+            getattr(self, name)[i] = v
+        self.free_cpu[i] = values[0] - values[4]
+        self.free_memory[i] = values[1] - values[5]
+        self.free_ephemeral[i] = values[2] - values[6]
+        self.free_pods[i] = values[3] - values[9]
+        node = ni.node
+        self.unschedulable[i] = bool(node.unschedulable)
+        self.tainted[i] = bool(node.taints)
+        self.uses_ports[i] = bool(ni.used_ports)
+        if node_changed:
+            self.taint_classes.set(i, ni)
+        self.port_classes.set(i, ni)
+        for name, (alloc, req) in self._scalars.items():
+            a = ni.allocatable.scalar.get(name, 0)
+            r = ni.requested.scalar.get(name, 0)
+            if max(abs(a), abs(r)) >= SAFE_LIMIT:
+                self.usable = False
+                continue
+            alloc[i] = a
+            req[i] = r
 
     def scalar(self, name: str) -> tuple[IntArray, IntArray]:
         """(allocatable, requested) of an extended resource for every row (0 if absent)."""

@@ -13,16 +13,17 @@ exists; a plugin may add a vectorized form over node rows (framework/columns:
 ``filter_columns``, ``score_columns``) that answers, row by row, exactly what its per-node
 form would, or None, and then the per-node form answers. The vectorized forms run plugin
 by plugin over a chunk of nodes. A cycle runs node by node, as kube-scheduler does, when it
-is explained or observed (both read every per-node call), when a Filter plugin has no
+is explained (the record reads every per-node call), when a Filter plugin has no
 vectorized form, or without usable columns; the nodes where nominated pods must be added go
 node by node within a chunk. Either way one loop keeps the feasible nodes, stops the search
-and records the rejections.
+and records the rejections. Cycles sampled for plugin metrics keep them (framework/observed).
 """
 
 from __future__ import annotations
 
 import logging
 import operator
+import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +42,7 @@ from wasmsched.framework.nominated import (
     counted_nominated_pods,
     run_filter_plugins_with_nominated_pods,
 )
+from wasmsched.framework.observed import observe_filter, observe_normalize, observe_score
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -443,6 +445,7 @@ def _run_filter_plugins_on_rows(
         subset = rows if alive is None else rows.take(alive)
         if not len(subset):
             break
+        start = time.perf_counter()
         answer = None
         try:
             answer = forms[name](state, pod, subset)
@@ -451,6 +454,8 @@ def _run_filter_plugins_on_rows(
         if answer is None:
             answer = _filter_by_node(filter_fn, state, pod, subset.infos())
         codes, table = answer
+        if state.observer is not None:
+            observe_filter(state.observer, name, codes, table, start)
         if not table:
             continue
         rejected = np.flatnonzero(codes)
@@ -553,10 +558,12 @@ def run_score_plugins(
         values: Any = None
         form = forms.get(name) if rows is not None else None
         if form is not None and rows is not None:
+            start = time.perf_counter()
             try:
                 values = form(state, pod, rows)
             except Exception:
                 values = None  # the per-node form reports the error
+            observe_score(state.observer, name, values, len(nodes), start)
         if isinstance(values, Status):
             return totals, _error(f"running Score plugin {name!r}: {values.message}", name)
         if values is None:
@@ -567,7 +574,7 @@ def run_score_plugins(
         if raw_scores is not None:
             raw_scores[name] = [int(v) for v in values]
         if extensions is not None:
-            values, status = _normalize(extensions, state, pod, nodes, rows, values)
+            values, status = _normalize(extensions, state, pod, nodes, rows, values, name)
             if status is not None:
                 return totals, _error(
                     f"running Normalize on Score plugin {name!r}: {status.message}", name
@@ -615,11 +622,13 @@ def _normalize(
     nodes: Sequence[NodeInfo],
     rows: NodeRows | None,
     values: Any,
+    plugin: str,
 ) -> tuple[Any, Status | None]:
     """NormalizeScore by the plugin's vectorized form when it has one and the scores are an
     array (``normalize_rows`` of the cycle, which may answer None, or ``normalize_columns``
-    of the values), else over NodeScores."""
+    of the values), else over NodeScores; a sampled cycle observes either as one call."""
     if isinstance(values, np.ndarray) and rows is not None:
+        start = time.perf_counter()
         by_rows = getattr(extensions, "normalize_rows", None)
         if by_rows is not None:
             try:
@@ -627,13 +636,17 @@ def _normalize(
             except Exception:
                 normalized = None  # the per-node form reports the error
             if normalized is not None:
+                observe_normalize(state.observer, plugin, None, start)
                 return normalized, None
         by_values = getattr(extensions, "normalize_columns", None)
         if by_values is not None:
+            status = None
             try:
-                return by_values(values), None
+                values = by_values(values)
             except Exception as err:
-                return values, Status(Code.ERROR, f"{type(err).__name__}: {err}")
+                status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
+            observe_normalize(state.observer, plugin, status, start)
+            return values, status
     raw = values.tolist() if isinstance(values, np.ndarray) else values
     scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw, strict=True)]
     try:
@@ -668,16 +681,10 @@ def rows_of(
     fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo], snapshot: Snapshot
 ) -> NodeRows | None:
     """The nodes' rows in the snapshot's columns, or None when the cycle takes the per-node
-    forms alone (vectorized forms switched off, an observed or explained cycle, no usable
-    columns) or the nodes are not the snapshot's own NodeInfos."""
+    forms alone (vectorized forms switched off, an explained cycle, no usable columns) or
+    the nodes are not the snapshot's own NodeInfos."""
     columns = snapshot.columns
-    if (
-        columns is None
-        or not columns.usable
-        or not fwk.use_batch
-        or state.observer is not None
-        or state.recorder is not None
-    ):
+    if columns is None or not columns.usable or not fwk.use_batch or state.recorder is not None:
         return None
     if isinstance(nodes, NodeList):
         return NodeRows(columns, nodes.rows)

@@ -8,13 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from wasmsched.framework.status import Code, Status, code_name
 
 # Called (extension point, plugin name, status code name, seconds) after each plugin call:
 # kube-scheduler's plugin_execution_duration_seconds labels.
 PluginObserver = Callable[[str, str, str, float], None]
+
+
+class PluginCallCounter(Protocol):
+    """A PluginObserver that also takes ``count`` calls of one label set at once, each
+    lasting ``seconds`` (framework/observed: observe_calls; a vectorized Filter or Score
+    call stands for one call per node). Observers without ``calls`` are called per call."""
+
+    def __call__(self, point: str, plugin: str, code: str, seconds: float) -> None: ...
+
+    def calls(self, point: str, plugin: str, code: str, seconds: float, count: int) -> None: ...
 
 
 class BindingPending(Status):
@@ -141,4 +151,4 @@ class CycleRecord:
         return out
 
 
-__all__ = ["BindingPending", "CycleRecord", "PluginObserver"]
+__all__ = ["BindingPending", "CycleRecord", "PluginCallCounter", "PluginObserver"]

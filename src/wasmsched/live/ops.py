@@ -120,9 +120,10 @@ class SchedulerMetrics:
         self.schedule_attempts.labels(result, profile).inc()
         self.attempt_duration.labels(result, profile).observe(seconds)
 
-    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        """One plugin call of a sampled cycle: queued, counted by ``flush_plugins``."""
-        self.plugin_duration.observe(plugin, point, status, seconds)
+    def plugin(self, plugin: str, point: str, status: str, seconds: float, count: int = 1) -> None:
+        """``count`` plugin calls of a sampled cycle, each lasting ``seconds``: queued,
+        counted by ``flush_plugins``."""
+        self.plugin_duration.observe(plugin, point, status, seconds, count)
 
     def flush_plugins(self) -> None:
         self.plugin_duration.flush()
@@ -152,27 +153,28 @@ class PluginDurations(Collector):
         self._bounds = list(buckets)
         self._labels = [floatToGoString(b) for b in self._bounds] + ["+Inf"]  # type: ignore[no-untyped-call]
         # deque: appends and pops are atomic, so observe() takes no lock.
-        self._queued: collections.deque[tuple[str, str, str, float]] = collections.deque()
+        self._queued: collections.deque[tuple[str, str, str, float, int]] = collections.deque()
         self._counts: dict[tuple[str, str, str], list[int]] = {}
         self._sums: dict[tuple[str, str, str], float] = {}
         self._lock = threading.Lock()
 
-    def observe(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self._queued.append((plugin, point, status, seconds))
+    def observe(self, plugin: str, point: str, status: str, seconds: float, count: int = 1) -> None:
+        """``count`` observations of ``seconds`` (a vectorized call's per-node share)."""
+        self._queued.append((plugin, point, status, seconds, count))
 
     def flush(self) -> None:
         """Counts what was queued."""
         queued, bounds, counts, sums = self._queued, self._bounds, self._counts, self._sums
         with self._lock:
             for _ in range(len(queued)):
-                plugin, point, status, seconds = queued.popleft()
+                plugin, point, status, seconds, count = queued.popleft()
                 key = (plugin, point, status)
                 row = counts.get(key)
                 if row is None:
                     row = counts[key] = [0] * (len(bounds) + 1)
                     sums[key] = 0.0
-                row[bisect.bisect_left(bounds, seconds)] += 1
-                sums[key] += seconds
+                row[bisect.bisect_left(bounds, seconds)] += count
+                sums[key] += seconds * count
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
         self.flush()

@@ -56,6 +56,22 @@ PLUGIN_METRICS_SAMPLE_PERCENT = 10
 _RESULTS = {SCHEDULED: ops.SCHEDULED, UNSCHEDULABLE: ops.UNSCHEDULABLE, ERROR: ops.ERROR}
 
 
+class PluginCallObserver:
+    """The plugin observer of sampled attempts (framework/records: PluginCallCounter): the
+    calls go to the metrics' queue, a vectorized call's per-node calls in one entry."""
+
+    __slots__ = ("_metrics",)
+
+    def __init__(self, metrics: ops.SchedulerMetrics) -> None:
+        self._metrics = metrics
+
+    def __call__(self, point: str, plugin: str, code: str, seconds: float) -> None:
+        self._metrics.plugin(plugin, point, code, seconds)
+
+    def calls(self, point: str, plugin: str, code: str, seconds: float, count: int) -> None:
+        self._metrics.plugin(plugin, point, code, seconds, count)
+
+
 class LiveScheduler:
     """A Scheduler (composed, not subclassed) with the live cluster's event rules, attempt
     metrics and asynchronous binding answers; it is the Scheduler's AttemptObserver."""
@@ -77,7 +93,7 @@ class LiveScheduler:
         self._metrics_rng = random.Random(seed ^ 0x5EED)
         # One observer object for every sampled attempt: the Framework keeps its timed
         # stand-ins for the last observer seen.
-        self._plugin_observer: PluginObserver = self._observe_plugin
+        self._plugin_observer: PluginObserver = PluginCallObserver(metrics)
         self.bind_conflicts = 0
         self.scheduler = Scheduler(config, registry, writer, now, seed, attempts=self)
         s = self.scheduler
@@ -180,9 +196,6 @@ class LiveScheduler:
                 outcome.message,
             )
 
-    def _observe_plugin(self, point: str, plugin: str, code: str, seconds: float) -> None:
-        self.metrics.plugin(plugin, point, code, seconds)
-
     # --- binding --------------------------------------------------------------------------
 
     def finish_binding(self, result: BindResult) -> None:
@@ -226,4 +239,10 @@ class LiveScheduler:
         }
 
 
-__all__ = ["ERROR", "PLUGIN_METRICS_SAMPLE_PERCENT", "SCHEDULED", "LiveScheduler"]
+__all__ = [
+    "ERROR",
+    "PLUGIN_METRICS_SAMPLE_PERCENT",
+    "SCHEDULED",
+    "LiveScheduler",
+    "PluginCallObserver",
+]
