@@ -12,9 +12,11 @@ from sched_support import node, pod
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
+from wasmsched.framework import diagnosis
 from wasmsched.framework.batching import OpportunisticBatch
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import ClusterEvent
+from wasmsched.plugins import node_declared_features
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
 from wasmsched.sim.simulation import Simulation
@@ -138,3 +140,45 @@ def test_gated_pods_are_not_looked_at_per_event(monkeypatch: pytest.MonkeyPatch)
     assert compared[0] < 60
     assert all(placed[f"free-{i}"] for i in range(10))
     assert not any(placed[f"gated-{i}"] for i in range(30))
+
+
+def test_a_placed_pod_is_not_signed_for_the_failure_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The failure memo's signature (JSON of the pod) is read only to recall a failure
+    # remembered for the cluster state, or to remember one: placed pods are never signed.
+    signed: list[str] = []
+    original = diagnosis._pod_signature
+
+    def spy(fwk: Framework, p: Pod) -> str | None:
+        signed.append(p.name)
+        return original(fwk, p)
+
+    monkeypatch.setattr(diagnosis, "_pod_signature", spy)
+    nodes = _nodes(4)
+    stuck = [pod(f"big-{i}", cpu="8") for i in range(3)]  # fit nowhere
+    small = [pod(f"small-{i}") for i in range(20)]
+    placed = _placements(nodes, [*small, *stuck])
+    assert all(placed[f"small-{i}"] for i in range(20))
+    assert not any(placed[f"big-{i}"] for i in range(3))
+    assert signed and all(name.startswith("big-") for name in signed)
+
+
+def test_node_features_are_inferred_once_per_distinct_pod_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # NodeDeclaredFeatures' PreFilter (1.35+) infers a pod's required features from what its
+    # containers say; pods that say the same thing require the same features.
+    inferred = [0]
+    counted = []
+    for name, infer, max_version in node_declared_features._FEATURES:
+
+        def spy(p: Any, _infer: Any = infer) -> bool:
+            inferred[0] += 1
+            return bool(_infer(p))
+
+        counted.append((name, spy, max_version))
+    monkeypatch.setattr(node_declared_features, "_FEATURES", tuple(counted))
+    nodes = _nodes(8)
+    placed = _placements(nodes, [pod(f"p-{i}") for i in range(30)])
+    assert all(placed.values())
+    # 30 pods x 9 features would be 270 inferences.
+    assert inferred[0] <= len(counted)
