@@ -12,7 +12,7 @@ from sched_support import node, pod
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
-from wasmsched.framework import diagnosis
+from wasmsched.framework import diagnosis, node_search
 from wasmsched.framework.batching import OpportunisticBatch
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import ClusterEvent
@@ -28,14 +28,14 @@ def _nodes(n: int) -> list[Node]:
     return [node(f"node-{i}") for i in range(n)]
 
 
-def _daemon_pod(i: int, target: str) -> Pod:
+def _daemon_pod(i: int, target: str, cpu: str = "100m") -> Pod:
     """A DaemonSet pod: required node affinity on metadata.name (the DaemonSet
     controller's pin), which NodeAffinity's PreFilter turns into one node name."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [target]}]}
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [term]
     }}}  # fmt: skip
-    return pod(f"ds-{i}", affinity=affinity)
+    return pod(f"ds-{i}", cpu=cpu, affinity=affinity)
 
 
 def _placements(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
@@ -182,3 +182,26 @@ def test_node_features_are_inferred_once_per_distinct_pod_shape(
     assert all(placed.values())
     # 30 pods x 9 features would be 270 inferences.
     assert inferred[0] <= len(counted)
+
+
+def test_a_search_without_rows_goes_node_by_node_without_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A DaemonSet pod's one named node has no rows: it is filtered in a plain loop, not
+    # through the chunks' arrays, with the placements of the per-node path.
+    chunked = [0]
+    original = node_search._filter_chunks
+
+    def spy(*args: Any) -> Any:
+        chunked[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(node_search, "_filter_chunks", spy)
+    nodes = _nodes(64)
+    pods = [_daemon_pod(i, f"node-{i % 8}", cpu="1") for i in range(40)]  # 4 fit a node
+    placed = _placements(nodes, pods)
+    assert chunked[0] == 0
+    monkeypatch.setattr(Framework, "use_batch", False)
+    monkeypatch.setattr(node_search, "_filter_chunks", original)
+    assert _placements(nodes, pods) == placed
+    assert sum(1 for n in placed.values() if n) == 32

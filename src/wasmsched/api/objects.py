@@ -151,9 +151,13 @@ class _Object:
 
     def _derive(self, manifest: Mapping[str, Any], stale: frozenset[str]) -> Any:
         """A new object of the same class on ``manifest``, keeping parsed values not in ``stale``."""
-        new = type(self)(manifest)
-        carried = {k: v for k, v in self.__dict__.items() if k not in stale and k != "manifest"}
-        new.__dict__.update(carried)
+        _check_manifest(manifest, self._kind)
+        new = object.__new__(type(self))
+        carried = self.__dict__.copy()  # the parsed values, then the stale ones dropped
+        for k in stale & carried.keys():
+            del carried[k]
+        carried["manifest"] = manifest
+        new.__dict__ = carried
         return new
 
     def _validate(self, names: tuple[str, ...]) -> None:
