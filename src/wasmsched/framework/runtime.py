@@ -48,6 +48,12 @@ __all__ = [
 
 log = logging.getLogger("wasmsched.framework")
 
+# The codes the runners compare with, read once (an IntEnum member is a class lookup).
+_SUCCESS = Code.SUCCESS
+_SKIP = Code.SKIP
+_UNSCHEDULABLE = Code.UNSCHEDULABLE
+_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
 
 # pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
 # post_bind: what the runners iterate.
@@ -137,6 +143,18 @@ class Framework:
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
         self.all_plugins: tuple[fi.Plugin, ...] = tuple(seen.values())
+        # The plugins' per-pod hooks, found once (forget_pod runs after every cycle).
+        self._forget_pod: tuple[Callable[[str], None], ...] = tuple(
+            forget
+            for p in self.all_plugins
+            if (forget := getattr(p, "forget_pod", None)) is not None
+        )
+        # RunPreBindPreFlights' (name, pre_bind_pre_flight) pairs (1.35+; scheduler/binding).
+        self.pre_bind_pre_flights: tuple[tuple[str, Callable[..., Status | None]], ...] = tuple(
+            (p.name, flight)
+            for p in self.pre_bind_plugins
+            if (flight := getattr(p, "pre_bind_pre_flight", None)) is not None
+        )
         # What the runners iterate: (name, bound filter) pairs and the like, so that the
         # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
         self._plain = self._run_tuples(None)
@@ -269,14 +287,16 @@ class Framework:
                 res, status = None, Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.pre_filter[plugin.name] = _verdict(status)
-            if status is not None and status.code == Code.SKIP:
+            code = _SUCCESS if status is None else status.code
+            if code == _SKIP:
                 skip.add(plugin.name)
                 continue
-            if status is not None and status.code != Code.SUCCESS:
+            if code != _SUCCESS:
+                assert status is not None
                 status.plugin = plugin.name
-                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                if code == _UNRESOLVABLE:
                     return None, status, {plugin.name}
-                if status.code == Code.UNSCHEDULABLE:
+                if code == _UNSCHEDULABLE:
                     # Preemption may still help: the other PreFilters must run too.
                     return_status = status
                     plugins_with_nodes.add(plugin.name)
@@ -560,10 +580,8 @@ class Framework:
 
     def forget_pod(self, uid: str) -> None:
         """Tells plugins that keep per-pod resources (wasm instances) that a pod's cycle ended."""
-        for plugin in self.all_plugins:
-            forget: Callable[[str], None] | None = getattr(plugin, "forget_pod", None)
-            if forget is not None:
-                forget(uid)
+        for forget in self._forget_pod:
+            forget(uid)
 
     def close(self) -> None:
         """Closes every plugin that has a ``close`` (wasm instances)."""
