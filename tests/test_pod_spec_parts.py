@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from wasmsched.api import resources, selectors
+from wasmsched.api import resources, selectors, taints
 from wasmsched.api.objects import ObjectError, Pod
-from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity
+from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity, PodTolerations
 
 
 @pytest.fixture(autouse=True)
 def _fresh_parts() -> Iterator[None]:
-    PodContainers.forget_all()
-    PodNodeAffinity.forget_all()
+    for part in (PodContainers, PodNodeAffinity, PodTolerations):
+        part.forget_all()
     yield
-    PodContainers.forget_all()
-    PodNodeAffinity.forget_all()
+    for part in (PodContainers, PodNodeAffinity, PodTolerations):
+        part.forget_all()
 
 
 def _manifest(name: str, target: str = "node-1", **spec: Any) -> dict[str, Any]:
@@ -80,6 +80,16 @@ def test_pods_of_one_template_parse_their_node_affinity_once(
     parsed = _count(monkeypatch, selectors.NodeSelector, "from_dict")
     pods = [_decoded(_manifest(f"p{i}")) for i in range(20)]
     assert {p.required_node_affinity.node_names for p in pods} == {frozenset({"node-1"})}
+    assert parsed[0] == 1
+
+
+def test_pods_of_one_template_parse_their_tolerations_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed = _count(monkeypatch, taints.Toleration, "from_dict")
+    toleration = {"key": "k", "operator": "Exists", "effect": "NoSchedule"}
+    pods = [_decoded(_manifest(f"p{i}", tolerations=[toleration])) for i in range(20)]
+    assert {p.tolerations for p in pods} == {(taints.Toleration("k", "Exists", "", "NoSchedule"),)}
     assert parsed[0] == 1
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
-from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity
+from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity, PodTolerations
 from wasmsched.api.quantity import (
     FieldError,
     expect_bool,
@@ -40,7 +40,7 @@ from wasmsched.api.quantity import (
 )
 from wasmsched.api.resources import Resource, node_allocatable
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
-from wasmsched.api.taints import Taint, Toleration, taints_from_list, tolerations_from_list
+from wasmsched.api.taints import Taint, Toleration, taints_from_list
 
 __all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod", "PodResourceClaim"]
 
@@ -346,7 +346,7 @@ class Pod(_Object):
     @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
         with _fields():
-            return tolerations_from_list(self.spec.get("tolerations"), "spec.tolerations")
+            return PodTolerations.of(self.spec).tolerations
 
     @cached_property
     def required_node_affinity(self) -> RequiredNodeAffinity:

@@ -30,8 +30,9 @@ from wasmsched.api.resources import (
     pod_requests,
 )
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
+from wasmsched.api.taints import Toleration, tolerations_from_list
 
-__all__ = ["PodContainers", "PodNodeAffinity", "SpecPart"]
+__all__ = ["PodContainers", "PodNodeAffinity", "PodTolerations", "SpecPart"]
 
 # Distinct parts kept per kind; past it the table starts over (a cluster has few templates).
 MAX_SHARED_PARTS = 4096
@@ -219,3 +220,13 @@ class PodNodeAffinity(SpecPart):
     @cached_property
     def preferred(self) -> PreferredSchedulingTerms:
         return PreferredSchedulingTerms.from_pod_spec(self.spec)
+
+
+class PodTolerations(SpecPart):
+    """spec.tolerations, parsed (paths relative to the pod)."""
+
+    FIELDS = ("tolerations",)
+
+    @cached_property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        return tolerations_from_list(self.spec.get("tolerations"), "spec.tolerations")

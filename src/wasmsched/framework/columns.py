@@ -59,6 +59,9 @@ _FIELDS = (
     "non_zero_memory",
     "pod_count",
 )
+# What is left per node (allocatable - requested; pods: allocatable - count), which Filter
+# compares with the pod's requests.
+_FREE = ("free_cpu", "free_memory", "free_ephemeral", "free_pods")
 
 
 def _taint_key(ni: NodeInfo) -> Hashable | None:
@@ -135,14 +138,20 @@ class NodeColumns:
         self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
+        # One table with a column per field, column-major so that each named array is a
+        # contiguous view of it, and a row is re-read in one assignment (``update``).
+        self._table: npt.NDArray[np.int64] = np.zeros(
+            (n, len(_FIELDS) + len(_FREE)), np.int64, order="F"
+        )
         self.alloc_cpu, self.alloc_memory, self.alloc_ephemeral, self.alloc_pods = (
-            np.zeros(n, np.int64) for _ in range(4)
+            self._table[:, j] for j in range(4)
         )
-        self.req_cpu, self.req_memory, self.req_ephemeral = (
-            np.zeros(n, np.int64) for _ in range(3)
-        )
+        self.req_cpu, self.req_memory, self.req_ephemeral = (self._table[:, j] for j in range(4, 7))
         self.non_zero_cpu, self.non_zero_memory, self.pod_count = (
-            np.zeros(n, np.int64) for _ in range(3)
+            self._table[:, j] for j in range(7, 10)
+        )
+        self.free_cpu, self.free_memory, self.free_ephemeral, self.free_pods = (
+            self._table[:, j] for j in range(10, 14)
         )
         self.unschedulable: BoolArray = np.zeros(n, np.bool_)
         self.tainted: BoolArray = np.zeros(n, np.bool_)
@@ -163,12 +172,10 @@ class NodeColumns:
                 self._check(table)
                 for j, name in enumerate(_FIELDS):
                     getattr(self, name)[:] = table[:, j]
-        # What is left per node (allocatable - requested; pods: allocatable - count), which
-        # Filter compares with the pod's requests.
-        self.free_cpu = self.alloc_cpu - self.req_cpu
-        self.free_memory = self.alloc_memory - self.req_memory
-        self.free_ephemeral = self.alloc_ephemeral - self.req_ephemeral
-        self.free_pods = self.alloc_pods - self.pod_count
+        self.free_cpu[:] = self.alloc_cpu - self.req_cpu
+        self.free_memory[:] = self.alloc_memory - self.req_memory
+        self.free_ephemeral[:] = self.alloc_ephemeral - self.req_ephemeral
+        self.free_pods[:] = self.alloc_pods - self.pod_count
         for i, ni in enumerate(node_infos):
             node = ni.node
             self.unschedulable[i] = bool(node.unschedulable)
@@ -192,15 +199,11 @@ class NodeColumns:
             if i is None or self.infos[i] is not ni:
                 continue
             values = _row_values(ni)
-            if any(v >= SAFE_LIMIT or v <= -SAFE_LIMIT for v in values):
+            if max(values) >= SAFE_LIMIT or min(values) <= -SAFE_LIMIT:
                 self.usable = False
                 continue
-            for name, v in zip(_FIELDS, values, strict=True):
-                getattr(self, name)[i] = v
-            self.free_cpu[i] = values[0] - values[4]
-            self.free_memory[i] = values[1] - values[5]
-            self.free_ephemeral[i] = values[2] - values[6]
-            self.free_pods[i] = values[3] - values[9]
+            free = (values[0] - values[4], values[1] - values[5], values[2] - values[6])
+            self._table[i] = (*values, *free, values[3] - values[9])
             node = ni.node
             self.unschedulable[i] = bool(node.unschedulable)
             self.tainted[i] = bool(node.taints)
