@@ -4,6 +4,7 @@ placements are those of the path it replaces."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from wasmsched.framework import diagnosis, node_search
 from wasmsched.framework.batching import OpportunisticBatch
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import ClusterEvent
-from wasmsched.plugins import node_declared_features
+from wasmsched.plugins import node_affinity, node_declared_features
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
 from wasmsched.sim.simulation import Simulation
@@ -205,3 +206,36 @@ def test_a_search_without_rows_goes_node_by_node_without_chunks(
     monkeypatch.setattr(node_search, "_filter_chunks", original)
     assert _placements(nodes, pods) == placed
     assert sum(1 for n in placed.values() if n) == 32
+
+
+def test_node_affinity_columns_are_keyed_by_the_parsed_terms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # NodeAffinity's vectorized Filter and Score keep each node's answer per distinct
+    # selector; the key is the parsed selector PreFilter and PreScore keep, which the pods
+    # of one template share, not a JSON of the pod's terms made again in every cycle.
+    encoded = [0]
+    original = node_affinity.json.dumps
+
+    def spy(*args: Any, **kwargs: Any) -> str:
+        if sys._getframe(1).f_globals["__name__"] == node_affinity.__name__:
+            encoded[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(node_affinity.json, "dumps", spy)
+    expression = {"key": "zone", "operator": "In", "values": ["a", "b"]}
+    required = {"nodeSelectorTerms": [{"matchExpressions": [expression]}]}
+    preferred = [{"weight": 5, "preference": {"matchExpressions": [expression]}}]
+    affinity = {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": required,
+        "preferredDuringSchedulingIgnoredDuringExecution": preferred,
+    }}  # fmt: skip
+    nodes = [node(f"node-{i}", labels={"zone": "abc"[i % 3]}) for i in range(12)]
+    pods = [pod(f"p-{i}", affinity=affinity) for i in range(30)]
+    placed = _placements(nodes, pods)
+    assert encoded[0] == 0
+    zone = {n.name: n.labels["zone"] for n in nodes}
+    assert {zone[n] for n in placed.values() if n} == {"a", "b"}
+    assert all(placed.values())
+    monkeypatch.setattr(Framework, "use_batch", False)
+    assert _placements(nodes, pods) == placed
