@@ -4,6 +4,7 @@ placements are those of the path it replaces."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -13,7 +14,7 @@ from sched_support import node, pod
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
-from wasmsched.framework import diagnosis, node_search
+from wasmsched.framework import batching, diagnosis, node_search
 from wasmsched.framework.batching import OpportunisticBatch
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import ClusterEvent
@@ -239,3 +240,28 @@ def test_node_affinity_columns_are_keyed_by_the_parsed_terms(
     assert all(placed.values())
     monkeypatch.setattr(Framework, "use_batch", False)
     assert _placements(nodes, pods) == placed
+
+
+def test_a_node_affinity_is_signed_once_per_distinct_content(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Opportunistic batching (1.35+) signs every pod that has several feasible nodes;
+    # NodeAffinity's fragment (canonical JSON of each term) is made once per distinct
+    # node affinity, not once per pod.
+    made = [0]
+    original = batching._term
+
+    def spy(term: Any) -> Any:
+        made[0] += 1
+        return original(term)
+
+    monkeypatch.setattr(batching, "_term", spy)
+    monkeypatch.setattr(batching, "_NODE_AFFINITY_SIGNATURES", {}, raising=False)
+    expression = {"key": "zone", "operator": "In", "values": ["a", "b"]}
+    required = {"nodeSelectorTerms": [{"matchExpressions": [expression]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    nodes = [node(f"node-{i}", labels={"zone": "abc"[i % 3]}) for i in range(12)]
+    pods = [pod(f"q-{i}", affinity=json.loads(json.dumps(affinity))) for i in range(30)]
+    placed = _placements(nodes, pods)
+    assert all(placed.values())
+    assert made[0] == 1
