@@ -94,30 +94,36 @@ class PodContainers(SpecPart):
 
     @cached_property
     def requests(self) -> Resource:
+        """Pod.requests."""
         return pod_requests(self.spec, limits_as_default=True)
 
     @cached_property
     def non_zero_requests(self) -> tuple[int, int]:
+        """Pod.non_zero_requests."""
         return pod_non_zero_requests(self.spec, limits_as_default=True)
 
     @cached_property
     def has_pod_level_requests(self) -> bool:
+        """Pod.has_pod_level_requests."""
         return bool(pod_level_requests(self.spec))
 
     @cached_property
     def pod_level_requests(self) -> Resource:
+        """Pod.pod_level_requests."""
         if not self.has_pod_level_requests:
             return self.requests
         return pod_requests(self.spec, limits_as_default=True, pod_level=True)
 
     @cached_property
     def pod_level_non_zero_requests(self) -> tuple[int, int]:
+        """Pod.pod_level_non_zero_requests."""
         if not self.has_pod_level_requests:
             return self.non_zero_requests
         return pod_non_zero_requests(self.spec, limits_as_default=True, pod_level=True)
 
     @cached_property
     def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
+        """Pod.pod_level_node_non_zero_requests."""
         if not self.has_pod_level_requests:
             return self.non_zero_requests
         return pod_non_zero_requests(
@@ -132,6 +138,7 @@ class PodContainers(SpecPart):
 
     @cached_property
     def host_ports(self) -> HostPorts:
+        """Pod.host_ports."""
         sidecars = [
             (p, c)
             for p, c in self.containers("initContainers")
@@ -141,6 +148,7 @@ class PodContainers(SpecPart):
 
     @cached_property
     def container_host_ports(self) -> HostPorts:
+        """Pod.container_host_ports."""
         return self._host_ports(self.containers("containers"))
 
     def _host_ports(self, containers: list[tuple[str, Mapping[str, Any]]]) -> HostPorts:
@@ -163,10 +171,12 @@ class PodContainers(SpecPart):
 
     @cached_property
     def host_network(self) -> bool:
+        """Pod.host_network."""
         return expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
 
     @cached_property
     def host_users(self) -> bool | None:
+        """Pod.host_users."""
         raw = self.spec.get("hostUsers")
         if raw is None:
             return None
@@ -174,6 +184,7 @@ class PodContainers(SpecPart):
 
     @cached_property
     def restart_rule_actions(self) -> frozenset[str]:
+        """Pod.restart_rule_actions."""
         actions: set[str] = set()
         for field in ("containers", "initContainers"):
             for cpath, c in self.containers(field):
@@ -186,6 +197,7 @@ class PodContainers(SpecPart):
 
     @cached_property
     def uses_bind_mount_options(self) -> bool:
+        """Pod.uses_bind_mount_options."""
         for field in ("containers", "initContainers", "ephemeralContainers"):
             for cpath, c in self.containers(field):
                 mounts = expect_list(c.get("volumeMounts"), f"{cpath}.volumeMounts")
@@ -198,6 +210,7 @@ class PodContainers(SpecPart):
 
     @cached_property
     def images(self) -> tuple[str, ...]:
+        """Pod.images."""
         out = []
         for field in ("containers", "initContainers"):
             for cpath, c in self.containers(field):
@@ -215,10 +228,12 @@ class PodNodeAffinity(SpecPart):
 
     @cached_property
     def required(self) -> RequiredNodeAffinity:
+        """Pod.required_node_affinity."""
         return RequiredNodeAffinity.from_pod_spec(self.spec)
 
     @cached_property
     def preferred(self) -> PreferredSchedulingTerms:
+        """Pod.preferred_node_affinity."""
         return PreferredSchedulingTerms.from_pod_spec(self.spec)
 
 
@@ -229,4 +244,5 @@ class PodTolerations(SpecPart):
 
     @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
+        """Pod.tolerations."""
         return tolerations_from_list(self.spec.get("tolerations"), "spec.tolerations")

@@ -52,6 +52,7 @@ class PodFeatureInputs(NamedTuple):
 
     @classmethod
     def of(cls, pod: Pod) -> PodFeatureInputs:
+        """What the inferences read of ``pod``."""
         actions = pod.restart_rule_actions
         host_network = pod.host_network
         host_users = pod.host_users if host_network else None
