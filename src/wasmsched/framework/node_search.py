@@ -41,6 +41,7 @@ from wasmsched.framework.nominated import (
     counted_nominated_pods,
     run_filter_plugins_with_nominated_pods,
 )
+from wasmsched.framework.search_by_node import filter_node_by_node
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -226,7 +227,7 @@ def find_nodes_that_pass_filters(
         diagnosis.evaluated_nodes = len(nts)
         return []
     if rows is None:
-        return _filter_node_by_node(
+        return filter_node_by_node(
             search.nominator, fwk, state, pod, diagnosis, nodes, start, to_find
         )
     filter_chunk, floor = _filter_chunks(search, fwk, state, pod, nodes, rows)
@@ -274,48 +275,6 @@ def find_nodes_that_pass_filters(
         return [nodes[i] for i in feasible.tolist()]
     feasible_rows = rows.rows[feasible]
     return NodeList(rows.columns.infos[feasible_rows].tolist(), feasible_rows)
-
-
-def _filter_node_by_node(
-    nominator: NominatedPods,
-    fwk: Framework,
-    state: CycleState,
-    pod: Pod,
-    diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo],
-    start: int,
-    to_find: int,
-) -> list[NodeInfo]:
-    """The search without rows (a DaemonSet pod's named node, an explained cycle): node by
-    node from ``start``, round robin, as the chunks filter without rows, minus their
-    arrays. A node that passes when ``to_find`` are found cancels the search and is not
-    kept; rejections are recorded as they come; the first error ends the search."""
-    nts = diagnosis.node_to_status
-    num_nodes = len(nodes)
-    at = start % num_nodes
-    feasible: list[NodeInfo] = []
-    try:
-        for _ in range(num_nodes):
-            node_info = nodes[at]
-            at = at + 1 if at + 1 < num_nodes else 0
-            if nominator:
-                status = run_filter_plugins_with_nominated_pods(
-                    nominator, fwk, state, pod, node_info
-                )
-            else:
-                status = fwk.run_filter_plugins(state, pod, node_info)
-            if status is None or status.code == Code.SUCCESS:
-                if len(feasible) == to_find:
-                    break
-                feasible.append(node_info)
-            elif status.is_rejected():
-                nts.set(node_info.name, status)
-                diagnosis.add_plugin_status(status)
-            else:
-                raise CycleError(status)
-    finally:
-        diagnosis.evaluated_nodes = len(feasible) + len(nts)
-    return feasible
 
 
 def _names(

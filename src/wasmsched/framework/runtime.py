@@ -74,6 +74,11 @@ def _forms(plugins: Sequence[Any], attr: str) -> dict[str, Any]:
     return {p.name: form for p in plugins if (form := getattr(p, attr, None)) is not None}
 
 
+def _forms_in_order(plugins: Sequence[Any], attr: str) -> tuple[tuple[str, Any], ...]:
+    """(plugin name, its bound ``attr``) for the plugins that offer one, in order."""
+    return tuple((p.name, form) for p in plugins if (form := getattr(p, attr, None)) is not None)
+
+
 class FrameworkError(WasmschedError):
     """A profile that cannot be built (bad plugin args, missing queue sort, ...)."""
 
@@ -143,18 +148,9 @@ class Framework:
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
         self.all_plugins: tuple[fi.Plugin, ...] = tuple(seen.values())
-        # The plugins' per-pod hooks, found once (forget_pod runs after every cycle).
-        self._forget_pod: tuple[Callable[[str], None], ...] = tuple(
-            forget
-            for p in self.all_plugins
-            if (forget := getattr(p, "forget_pod", None)) is not None
-        )
-        # RunPreBindPreFlights' (name, pre_bind_pre_flight) pairs (1.35+; scheduler/binding).
-        self.pre_bind_pre_flights: tuple[tuple[str, Callable[..., Status | None]], ...] = tuple(
-            (p.name, flight)
-            for p in self.pre_bind_plugins
-            if (flight := getattr(p, "pre_bind_pre_flight", None)) is not None
-        )
+        # Hooks found once: forget_pod after every cycle, RunPreBindPreFlights (1.35+).
+        self._forget_pod = _forms_in_order(self.all_plugins, "forget_pod")
+        self.pre_bind_pre_flights = _forms_in_order(self.pre_bind_plugins, "pre_bind_pre_flight")
         # What the runners iterate: (name, bound filter) pairs and the like, so that the
         # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
         self._plain = self._run_tuples(None)
@@ -580,7 +576,7 @@ class Framework:
 
     def forget_pod(self, uid: str) -> None:
         """Tells plugins that keep per-pod resources (wasm instances) that a pod's cycle ended."""
-        for forget in self._forget_pod:
+        for _, forget in self._forget_pod:
             forget(uid)
 
     def close(self) -> None:
