@@ -24,6 +24,7 @@ from typing import Any
 
 from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
+from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity, PodTolerations
 from wasmsched.api.pod_versions import only_bound_or_status
 from wasmsched.api.quantity import (
     FieldError,
@@ -38,15 +39,9 @@ from wasmsched.api.quantity import (
     quote,
     type_name,
 )
-from wasmsched.api.resources import (
-    Resource,
-    node_allocatable,
-    pod_level_requests,
-    pod_non_zero_requests,
-    pod_requests,
-)
+from wasmsched.api.resources import Resource, node_allocatable
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
-from wasmsched.api.taints import Taint, Toleration, taints_from_list, tolerations_from_list
+from wasmsched.api.taints import Taint, Toleration, taints_from_list
 
 __all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod", "PodResourceClaim"]
 
@@ -157,9 +152,13 @@ class _Object:
 
     def _derive(self, manifest: Mapping[str, Any], stale: frozenset[str]) -> Any:
         """A new object of the same class on ``manifest``, keeping parsed values not in ``stale``."""
-        new = type(self)(manifest)
-        carried = {k: v for k, v in self.__dict__.items() if k not in stale and k != "manifest"}
-        new.__dict__.update(carried)
+        _check_manifest(manifest, self._kind)
+        new = object.__new__(type(self))
+        carried = self.__dict__.copy()  # the parsed values, then the stale ones dropped
+        for k in stale & carried.keys():
+            del carried[k]
+        carried["manifest"] = manifest
+        new.__dict__ = carried
         return new
 
     def _validate(self, names: tuple[str, ...]) -> None:
@@ -280,16 +279,26 @@ class Pod(_Object):
         return self.phase in ("Succeeded", "Failed")
 
     @cached_property
+    def _containers(self) -> PodContainers:
+        """The containers' part of the spec, parsed once per distinct content (api/pod_spec)."""
+        return PodContainers.of(self.spec)
+
+    @cached_property
+    def _node_affinity(self) -> PodNodeAffinity:
+        """nodeSelector and affinity, parsed once per distinct content (api/pod_spec)."""
+        return PodNodeAffinity.of(self.spec)
+
+    @cached_property
     def requests(self) -> Resource:
         """The pod's requests as the scheduler counts them (PodRequests). Do not mutate."""
         with _fields("spec"):
-            return pod_requests(self.spec, limits_as_default=True)
+            return self._containers.requests
 
     @cached_property
     def non_zero_requests(self) -> tuple[int, int]:
         """(milli-CPU, memory) with the scheduler's non-zero defaults, for scoring."""
         with _fields("spec"):
-            return pod_non_zero_requests(self.spec, limits_as_default=True)
+            return self._containers.non_zero_requests
 
     # With the PodLevelResources gate the pod-level requests (spec.resources.requests)
     # count; a pod without them has the same amounts either way.
@@ -299,48 +308,40 @@ class Pod(_Object):
         """Whether spec.resources.requests sets cpu, memory or hugepages
         (component-helpers/resource: IsPodLevelRequestsSet)."""
         with _fields("spec"):
-            return bool(pod_level_requests(self.spec))
+            return self._containers.has_pod_level_requests
 
     @cached_property
     def pod_level_requests(self) -> Resource:
         """``requests`` with the pod-level requests counted (PodRequests,
         SkipPodLevelResources false). Do not mutate."""
-        if not self.has_pod_level_requests:
-            return self.requests
         with _fields("spec"):
-            return pod_requests(self.spec, limits_as_default=True, pod_level=True)
+            return self._containers.pod_level_requests
 
     @cached_property
     def pod_level_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as scoring computes
         the incoming pod's (noderesources/resource_allocation.go: calculatePodResourceRequest)."""
-        if not self.has_pod_level_requests:
-            return self.non_zero_requests
         with _fields("spec"):
-            return pod_non_zero_requests(self.spec, limits_as_default=True, pod_level=True)
+            return self._containers.pod_level_non_zero_requests
 
     @cached_property
     def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as NodeInfo sums a
         placed pod's (framework/types.go: PodInfo.CalculateResource): defaults only for a
         resource neither the containers nor the pod level request."""
-        if not self.has_pod_level_requests:
-            return self.non_zero_requests
         with _fields("spec"):
-            return pod_non_zero_requests(
-                self.spec, limits_as_default=True, pod_level=True, missing_only=True
-            )
+            return self._containers.pod_level_node_non_zero_requests
 
     @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
         with _fields():
-            return tolerations_from_list(self.spec.get("tolerations"), "spec.tolerations")
+            return PodTolerations.of(self.spec).tolerations
 
     @cached_property
     def required_node_affinity(self) -> RequiredNodeAffinity:
         """spec.nodeSelector AND required node affinity."""
         with _fields("spec"):
-            return RequiredNodeAffinity.from_pod_spec(self.spec)
+            return self._node_affinity.required
 
     @cached_property
     def node_selector(self) -> dict[str, str]:
@@ -350,7 +351,7 @@ class Pod(_Object):
     @cached_property
     def preferred_node_affinity(self) -> PreferredSchedulingTerms:
         with _fields("spec"):
-            return PreferredSchedulingTerms.from_pod_spec(self.spec)
+            return self._node_affinity.preferred
 
     @cached_property
     def scheduling_gates(self) -> tuple[str, ...]:
@@ -362,11 +363,6 @@ class Pod(_Object):
                 out.append(expect_str(expect_mapping(g, path).get("name"), f"{path}.name"))
             return tuple(out)
 
-    def _containers(self, field: str) -> list[tuple[str, Mapping[str, Any]]]:
-        path = f"spec.{field}"
-        items = expect_list(self.spec.get(field), path)
-        return [(f"{path}[{i}]", expect_mapping(c, f"{path}[{i}]")) for i, c in enumerate(items)]
-
     @cached_property
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """(hostIP, protocol, hostPort) of every port with a host port, as v1.34+
@@ -377,96 +373,46 @@ class Pod(_Object):
         containerPort, as the API server does.
         """
         with _fields():
-            sidecars = [
-                (p, c)
-                for p, c in self._containers("initContainers")
-                if expect_str(c.get("restartPolicy"), f"{p}.restartPolicy") == "Always"
-            ]
-            return self._host_ports(sidecars) + self.container_host_ports
+            return self._containers.host_ports
 
     @cached_property
     def container_host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """``host_ports`` of spec.containers alone, as v1.33 counts them (nodeports:
         getContainerPorts, NodeInfo.updateUsedPorts)."""
         with _fields():
-            return self._host_ports(self._containers("containers"))
-
-    def _host_ports(
-        self, containers: list[tuple[str, Mapping[str, Any]]]
-    ) -> tuple[tuple[str, str, int], ...]:
-        host_network = expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
-        out: list[tuple[str, str, int]] = []
-        for cpath, c in containers:
-            ports = expect_list(c.get("ports"), f"{cpath}.ports")
-            for j, raw in enumerate(ports):
-                ppath = f"{cpath}.ports[{j}]"
-                port = expect_mapping(raw, ppath)
-                host_port = expect_int(port.get("hostPort"), f"{ppath}.hostPort") or 0
-                if host_network and host_port == 0:
-                    host_port = expect_int(port.get("containerPort"), f"{ppath}.containerPort") or 0
-                if host_port <= 0:
-                    continue
-                host_ip = expect_str(port.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"
-                protocol = expect_str(port.get("protocol"), f"{ppath}.protocol") or "TCP"
-                out.append((host_ip, protocol, host_port))
-        return tuple(out)
+            return self._containers.container_host_ports
 
     @cached_property
     def host_network(self) -> bool:
         """spec.hostNetwork."""
         with _fields():
-            return expect_bool(self.spec.get("hostNetwork"), "spec.hostNetwork")
+            return self._containers.host_network
 
     @cached_property
     def host_users(self) -> bool | None:
         """spec.hostUsers; None when unset (the pod then uses the host's user namespace)."""
-        raw = self.spec.get("hostUsers")
-        if raw is None:
-            return None
         with _fields():
-            return expect_bool(raw, "spec.hostUsers")
+            return self._containers.host_users
 
     @cached_property
     def restart_rule_actions(self) -> frozenset[str]:
         """The actions of the containers' and init containers' restartPolicyRules (v1.34+,
         ContainerRestartRules)."""
         with _fields():
-            actions: set[str] = set()
-            for field in ("containers", "initContainers"):
-                for cpath, c in self._containers(field):
-                    rules = expect_list(c.get("restartPolicyRules"), f"{cpath}.restartPolicyRules")
-                    for j, rule in enumerate(rules):
-                        rpath = f"{cpath}.restartPolicyRules[{j}]"
-                        action = expect_mapping(rule, rpath).get("action")
-                        actions.add(expect_str(action, f"{rpath}.action"))
-            return frozenset(actions)
+            return self._containers.restart_rule_actions
 
     @cached_property
     def uses_bind_mount_options(self) -> bool:
         """Whether a volume mount of a container, init container or ephemeral container sets
         bindMountOptions (v1.37, VolumeBindMountOptions)."""
         with _fields():
-            for field in ("containers", "initContainers", "ephemeralContainers"):
-                for cpath, c in self._containers(field):
-                    mounts = expect_list(c.get("volumeMounts"), f"{cpath}.volumeMounts")
-                    for j, mount in enumerate(mounts):
-                        mpath = f"{cpath}.volumeMounts[{j}]"
-                        options = expect_mapping(mount, mpath).get("bindMountOptions")
-                        if expect_list(options, f"{mpath}.bindMountOptions"):
-                            return True
-            return False
+            return self._containers.uses_bind_mount_options
 
     @cached_property
     def images(self) -> tuple[str, ...]:
         """Image names of the containers, then of the init containers (empty ones skipped)."""
         with _fields():
-            out = []
-            for field in ("containers", "initContainers"):
-                for cpath, c in self._containers(field):
-                    image = expect_str(c.get("image"), f"{cpath}.image")
-                    if image:
-                        out.append(image)
-            return tuple(out)
+            return self._containers.images
 
     @cached_property
     def resource_claims(self) -> tuple[PodResourceClaim, ...]:

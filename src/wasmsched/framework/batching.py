@@ -22,6 +22,7 @@ nominated node (a nominated node wins over the hint).
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -144,11 +145,32 @@ def _term(term: Mapping[str, Any]) -> dict[str, list[str]]:
     }
 
 
+# Signatures of the node affinities seen, by content (the pods of one template share one).
+_NODE_AFFINITY_SIGNATURES: dict[bytes, Any] = {}
+_MAX_NODE_AFFINITY_SIGNATURES = 4096
+
+
 def node_affinity_signature(pod: Pod) -> Any:
-    """NodeAffinitySigner: the required terms and the preferred ones, each canonical."""
+    """NodeAffinitySigner: the required terms and the preferred ones, each canonical; made
+    once per distinct node affinity (marshal version 0 of it as the key, as api/pod_spec
+    keys the parsed parts: equal bytes, equal content of the same types). Read only: it is
+    shared."""
     node_affinity = ((pod.spec or {}).get("affinity") or {}).get("nodeAffinity")
     if node_affinity is None:
         return None
+    try:
+        key = marshal.dumps(node_affinity, 0)
+    except ValueError:  # not plain JSON-like values
+        return _node_affinity_signature(node_affinity)
+    found = _NODE_AFFINITY_SIGNATURES.get(key)
+    if found is None:
+        if len(_NODE_AFFINITY_SIGNATURES) >= _MAX_NODE_AFFINITY_SIGNATURES:
+            _NODE_AFFINITY_SIGNATURES.clear()
+        found = _NODE_AFFINITY_SIGNATURES[key] = _node_affinity_signature(node_affinity)
+    return found
+
+
+def _node_affinity_signature(node_affinity: Mapping[str, Any]) -> Any:
     preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     return {

@@ -60,17 +60,9 @@ _FIELDS = (
     "non_zero_memory",
     "pod_count",
 )
-# Every per-row array of NodeColumns: the fields, what is free, and the node flags.
-_ROW_ARRAYS = (
-    *_FIELDS,
-    "free_cpu",
-    "free_memory",
-    "free_ephemeral",
-    "free_pods",
-    "unschedulable",
-    "tainted",
-    "uses_ports",
-)
+# What is left per node (allocatable - requested; pods: allocatable - count), which Filter
+# compares with the pod's requests.
+_FREE = ("free_cpu", "free_memory", "free_ephemeral", "free_pods")
 
 
 def _taint_key(ni: NodeInfo) -> Hashable | None:
@@ -167,15 +159,9 @@ class NodeColumns:
         if previous is not None and previous.usable and n:
             self._carry(previous, node_infos)
             return
-        self.alloc_cpu, self.alloc_memory, self.alloc_ephemeral, self.alloc_pods = (
-            np.zeros(n, np.int64) for _ in range(4)
-        )
-        self.req_cpu, self.req_memory, self.req_ephemeral = (
-            np.zeros(n, np.int64) for _ in range(3)
-        )
-        self.non_zero_cpu, self.non_zero_memory, self.pod_count = (
-            np.zeros(n, np.int64) for _ in range(3)
-        )
+        # One table with a column per field, column-major so that each named array is a
+        # contiguous view of it, and a row is re-read in one assignment (``_read_row``).
+        self._set_table(np.zeros((n, len(_FIELDS) + len(_FREE)), np.int64, order="F"))
         self.unschedulable: BoolArray = np.zeros(n, np.bool_)
         self.tainted: BoolArray = np.zeros(n, np.bool_)
         self.uses_ports: BoolArray = np.zeros(n, np.bool_)
@@ -190,14 +176,11 @@ class NodeColumns:
                 self.usable = False
             else:
                 self._check(table)
-                for j, name in enumerate(_FIELDS):
-                    getattr(self, name)[:] = table[:, j]
-        # What is left per node (allocatable - requested; pods: allocatable - count), which
-        # Filter compares with the pod's requests.
-        self.free_cpu = self.alloc_cpu - self.req_cpu
-        self.free_memory = self.alloc_memory - self.req_memory
-        self.free_ephemeral = self.alloc_ephemeral - self.req_ephemeral
-        self.free_pods = self.alloc_pods - self.pod_count
+                self._table[:, : len(_FIELDS)] = table
+        self.free_cpu[:] = self.alloc_cpu - self.req_cpu
+        self.free_memory[:] = self.alloc_memory - self.req_memory
+        self.free_ephemeral[:] = self.alloc_ephemeral - self.req_ephemeral
+        self.free_pods[:] = self.alloc_pods - self.pod_count
         for i, ni in enumerate(node_infos):
             node = ni.node
             self.unschedulable[i] = bool(node.unschedulable)
@@ -207,6 +190,20 @@ class NodeColumns:
         # NodePorts' inputs).
         self.taint_classes = RowClasses(node_infos, _taint_key)
         self.port_classes = RowClasses(node_infos, _ports_key)
+
+    def _set_table(self, table: npt.NDArray[np.int64]) -> None:
+        """The table (column-major) and the named views of its columns."""
+        self._table = table
+        self.alloc_cpu, self.alloc_memory, self.alloc_ephemeral, self.alloc_pods = (
+            table[:, j] for j in range(4)
+        )
+        self.req_cpu, self.req_memory, self.req_ephemeral = (table[:, j] for j in range(4, 7))
+        self.non_zero_cpu, self.non_zero_memory, self.pod_count = (
+            table[:, j] for j in range(7, 10)
+        )
+        self.free_cpu, self.free_memory, self.free_ephemeral, self.free_pods = (
+            table[:, j] for j in range(10, 14)
+        )
 
     def _carry(self, previous: NodeColumns, node_infos: Sequence[NodeInfo]) -> None:
         """The rows of ``previous`` for the NodeInfos it holds, in the new order; the
@@ -220,8 +217,10 @@ class NodeColumns:
                 source[i] = j
             else:
                 fresh.append((i, ni))
-        for name in _ROW_ARRAYS:
-            setattr(self, name, getattr(previous, name)[source])
+        self._set_table(np.asfortranarray(previous._table[source]))
+        self.unschedulable = previous.unschedulable[source]
+        self.tainted = previous.tainted[source]
+        self.uses_ports = previous.uses_ports[source]
         self._scalars = {
             name: (alloc[source], req[source]) for name, (alloc, req) in previous._scalars.items()
         }
@@ -251,15 +250,11 @@ class NodeColumns:
     def _read_row(self, i: int, ni: NodeInfo, node_changed: bool) -> None:
         """Reads row ``i`` from ``ni`` (its taint class too when the node changed)."""
         values = _row_values(ni)
-        if any(v >= SAFE_LIMIT or v <= -SAFE_LIMIT for v in values):
+        if max(values) >= SAFE_LIMIT or min(values) <= -SAFE_LIMIT:
             self.usable = False
             return
-        for name, v in zip(_FIELDS, values, strict=True):
-            getattr(self, name)[i] = v
-        self.free_cpu[i] = values[0] - values[4]
-        self.free_memory[i] = values[1] - values[5]
-        self.free_ephemeral[i] = values[2] - values[6]
-        self.free_pods[i] = values[3] - values[9]
+        free = (values[0] - values[4], values[1] - values[5], values[2] - values[6])
+        self._table[i] = (*values, *free, values[3] - values[9])
         node = ni.node
         self.unschedulable[i] = bool(node.unschedulable)
         self.tainted[i] = bool(node.taints)

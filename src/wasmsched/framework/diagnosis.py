@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -193,13 +193,21 @@ class FailureMemo:
         self._signatures[pod.uid] = (pod, sig)
         return sig
 
-    def recall(self, cluster: tuple[int, ...], signature: str) -> RememberedFailure | None:
-        """The failure remembered for ``signature`` on this cluster state."""
+    def recall(
+        self, cluster: tuple[int, ...], signature: Callable[[], str | None]
+    ) -> RememberedFailure | None:
+        """The failure remembered for the pod's ``signature`` on this cluster state; the
+        pod is signed only when some failure is remembered for this state."""
         if cluster != self._state:
             self._state = cluster
             self._failures.clear()
             return None
-        known = self._failures.get(signature)
+        if not self._failures:
+            return None
+        signed = signature()
+        if signed is None:
+            return None
+        known = self._failures.get(signed)
         if known is not None:
             self.hits += 1
         return known

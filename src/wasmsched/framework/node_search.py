@@ -43,6 +43,7 @@ from wasmsched.framework.nominated import (
     run_filter_plugins_with_nominated_pods,
 )
 from wasmsched.framework.observed import observe_filter, observe_normalize, observe_score
+from wasmsched.framework.search_by_node import filter_by_node, filter_node_by_node
 from wasmsched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -227,6 +228,10 @@ def find_nodes_that_pass_filters(
     if not num_nodes:
         diagnosis.evaluated_nodes = len(nts)
         return []
+    if rows is None:
+        return filter_node_by_node(
+            search.nominator, fwk, state, pod, diagnosis, nodes, start, to_find
+        )
     filter_chunk, floor = _filter_chunks(search, fwk, state, pod, nodes, rows)
     order = np.arange(num_nodes, dtype=np.intp)
     first = start % num_nodes
@@ -452,7 +457,7 @@ def _run_filter_plugins_on_rows(
         except Exception:
             answer = None  # the per-node calls say which node raised, and with which message
         if answer is None:
-            answer = _filter_by_node(filter_fn, state, pod, subset.infos())
+            answer = filter_by_node(filter_fn, state, pod, subset.infos())
         codes, table = answer
         if state.observer is not None:
             observe_filter(state.observer, name, codes, table, start)
@@ -471,25 +476,6 @@ def _run_filter_plugins_on_rows(
             first_error = int(where[np.flatnonzero(np.isin(codes[rejected], errors))[0]])
             alive = alive[alive < first_error]
     return failed, found
-
-
-def _filter_by_node(
-    filter_fn: Callable[[CycleState, Pod, NodeInfo], Status | None],
-    state: CycleState,
-    pod: Pod,
-    infos: list[NodeInfo],
-) -> Verdicts:
-    """A plugin's per-node Filter of every node, up to its first error."""
-    statuses: list[Status | None] = []
-    for node_info in infos:
-        try:
-            status = filter_fn(state, pod, node_info)
-        except Exception as err:
-            status = Status(Code.ERROR, f"{type(err).__name__}: {err}")
-        statuses.append(status)
-        if status is not None and status.code != Code.SUCCESS and not status.is_rejected():
-            break
-    return verdicts(len(infos), enumerate(statuses))
 
 
 def _named(plugin: str, status: Status) -> Status:

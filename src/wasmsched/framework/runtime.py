@@ -50,6 +50,12 @@ __all__ = [
 
 log = logging.getLogger("wasmsched.framework")
 
+# The codes the runners compare with, read once (an IntEnum member is a class lookup).
+_SUCCESS = Code.SUCCESS
+_SKIP = Code.SKIP
+_UNSCHEDULABLE = Code.UNSCHEDULABLE
+_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
 
 # pre_filter, filters, post_filter, pre_score, scores, reserve, permit, pre_bind, bind,
 # post_bind: what the runners iterate.
@@ -68,6 +74,11 @@ ScoreColumns = Callable[[CycleState, "Pod", NodeRows], "IntArray | Status | None
 def _forms(plugins: Sequence[Any], attr: str) -> dict[str, Any]:
     """Plugin name -> its bound form ``attr``, for the plugins that offer one."""
     return {p.name: form for p in plugins if (form := getattr(p, attr, None)) is not None}
+
+
+def _forms_in_order(plugins: Sequence[Any], attr: str) -> tuple[tuple[str, Any], ...]:
+    """(plugin name, its bound ``attr``) for the plugins that offer one, in order."""
+    return tuple((p.name, form) for p in plugins if (form := getattr(p, attr, None)) is not None)
 
 
 class FrameworkError(WasmschedError):
@@ -165,6 +176,9 @@ class Framework:
             for plugin, _ in point_plugins:
                 seen[id(plugin)] = plugin
         self.all_plugins: tuple[fi.Plugin, ...] = tuple(seen.values())
+        # Hooks found once: forget_pod after every cycle, RunPreBindPreFlights (1.35+).
+        self._forget_pod = _forms_in_order(self.all_plugins, "forget_pod")
+        self.pre_bind_pre_flights = _forms_in_order(self.pre_bind_plugins, "pre_bind_pre_flight")
         # What the runners iterate: (name, bound filter) pairs and the like, so that the
         # per-node loop touches nothing else; observed stand-ins when a cycle is sampled.
         self._plain = self._run_tuples(None)
@@ -297,14 +311,16 @@ class Framework:
                 res, status = None, Status(Code.ERROR, f"{type(err).__name__}: {err}")
             if rec is not None:
                 rec.pre_filter[plugin.name] = _verdict(status)
-            if status is not None and status.code == Code.SKIP:
+            code = _SUCCESS if status is None else status.code
+            if code == _SKIP:
                 skip.add(plugin.name)
                 continue
-            if status is not None and status.code != Code.SUCCESS:
+            if code != _SUCCESS:
+                assert status is not None
                 status.plugin = plugin.name
-                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                if code == _UNRESOLVABLE:
                     return None, status, {plugin.name}
-                if status.code == Code.UNSCHEDULABLE:
+                if code == _UNSCHEDULABLE:
                     # Preemption may still help: the other PreFilters must run too.
                     return_status = status
                     plugins_with_nodes.add(plugin.name)
@@ -578,10 +594,8 @@ class Framework:
 
     def forget_pod(self, uid: str) -> None:
         """Tells plugins that keep per-pod resources (wasm instances) that a pod's cycle ended."""
-        for plugin in self.all_plugins:
-            forget: Callable[[str], None] | None = getattr(plugin, "forget_pod", None)
-            if forget is not None:
-                forget(uid)
+        for _, forget in self._forget_pod:
+            forget(uid)
 
     def close(self) -> None:
         """Closes every plugin that has a ``close`` (wasm instances)."""

@@ -46,10 +46,11 @@ def heap_top_index(totals: IntArray, randomizers: IntArray | None = None) -> int
         positions + 1
     )  # heap positions as 1-based labels: the path is the bits after the top one
     depth = _bit_length(labels) - 1
-    deepest = int(_bit_length(np.array([n]))[0]) - 1
+    deepest = n.bit_length() - 1
     aligned = labels << (deepest - depth)
-    # lexsort: the last key is the primary one; equal aligned paths go to the shallower.
-    return int(positions[np.lexsort((depth, aligned))[0]])
+    # The smallest aligned path, equal ones going to the shallower: one key (depth < 64),
+    # distinct for distinct positions.
+    return int(positions[np.argmin(aligned * 64 + depth)])
 
 
 def _bit_length(values: IntArray) -> IntArray:

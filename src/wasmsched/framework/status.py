@@ -47,7 +47,8 @@ class Status:
 
     def __init__(self, code: int, *reasons: str, plugin: str = "") -> None:
         self.code = code
-        self.reasons: tuple[str, ...] = tuple(r for r in reasons if r)
+        # Empty reasons are dropped (a generator only when there is one to drop).
+        self.reasons: tuple[str, ...] = reasons if all(reasons) else tuple(r for r in reasons if r)
         self.plugin = plugin
 
     @property

@@ -190,10 +190,15 @@ class NodeAffinity:
     ) -> tuple[IntArray, list[Status]] | None:
         """``filter`` over the columns: the answer of every node for the pod's nodeSelector
         and required terms is computed once per distinct selector (and node set)."""
+        s = state.get(PRE_FILTER_KEY)
         key = (
             "NodeAffinity.filter",
             id(self),
-            json.dumps(
+            # The parsed selector, what Filter reads: one object for all the pods with the
+            # same nodeSelector and affinity (api/pod_spec), kept alive by the cache.
+            s.required
+            if s is not None
+            else json.dumps(
                 [pod.spec.get("nodeSelector"), _node_affinity(pod).get(_REQUIRED)],
                 sort_keys=True,
                 default=str,
@@ -246,10 +251,14 @@ class NodeAffinity:
         """``score`` over the columns: every node's summed weights for the pod's preferred
         terms, computed once per distinct set of terms (and node set); None on an error
         (the per-node form reports it)."""
+        s = state.get(PRE_SCORE_KEY)
         key = (
             "NodeAffinity.score",
             id(self),
-            json.dumps(_node_affinity(pod).get(_PREFERRED), sort_keys=True, default=str),
+            # The parsed terms Score reads (shared as the required ones are, above).
+            s.preferred
+            if s is not None
+            else json.dumps(_node_affinity(pod).get(_PREFERRED), sort_keys=True, default=str),
         )
 
         def compute(infos: list[NodeInfo]) -> IntArray | None:

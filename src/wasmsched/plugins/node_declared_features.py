@@ -9,8 +9,9 @@ nothing (nodedeclaredfeatures.go: New returns a disabled plugin).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wasmsched.framework.batching import FEATURES_SIGNER
 from wasmsched.framework.status import Code, Status
@@ -39,23 +40,42 @@ ERR_REASON = "node(s) didn't match Pod's required features"
 RESTART_ALL_CONTAINERS = "RestartAllContainers"
 
 
-def _restart_all_containers(pod: Pod) -> bool:
+class PodFeatureInputs(NamedTuple):
+    """What the inferences read of a pod, read in their order (hostUsers only for a
+    hostNetwork pod, as usernamespaceshostnetwork reads it): pods with equal inputs
+    require the same features, so the inference runs once per distinct inputs."""
+
+    restart_rule_actions: frozenset[str]
+    host_network: bool
+    host_users: bool | None
+    uses_bind_mount_options: bool
+
+    @classmethod
+    def of(cls, pod: Pod) -> PodFeatureInputs:
+        """What the inferences read of ``pod``."""
+        actions = pod.restart_rule_actions
+        host_network = pod.host_network
+        host_users = pod.host_users if host_network else None
+        return cls(actions, host_network, host_users, pod.uses_bind_mount_options)
+
+
+def _restart_all_containers(pod: PodFeatureInputs) -> bool:
     """restartallcontainers: a container or init container with a restart rule whose action
     is RestartAllContainers."""
     return RESTART_ALL_CONTAINERS in pod.restart_rule_actions
 
 
-def _user_namespaces_host_network(pod: Pod) -> bool:
+def _user_namespaces_host_network(pod: PodFeatureInputs) -> bool:
     """usernamespaceshostnetwork: a hostNetwork pod with hostUsers set to false."""
     return pod.host_network and pod.host_users is False
 
 
-def _volume_bind_mount_options(pod: Pod) -> bool:
+def _volume_bind_mount_options(pod: PodFeatureInputs) -> bool:
     """volumebindmountoptions: a volume mount with bindMountOptions."""
     return pod.uses_bind_mount_options
 
 
-def _never(pod: Pod) -> bool:
+def _never(pod: PodFeatureInputs) -> bool:
     """Features only a pod update can require (InferForScheduling is false)."""
     return False
 
@@ -63,20 +83,22 @@ def _never(pod: Pod) -> bool:
 # The features of component-helpers v0.37.2 (nodedeclaredfeatures/features/registry.go:
 # AllFeatures) in name order, as the framework keeps them (framework.go: New), each with
 # its InferForScheduling and MaxVersion (None: no limit; every feature of v0.37.2 has none).
-_FEATURES: tuple[tuple[str, Callable[[Pod], bool], KubernetesVersion | None], ...] = tuple(
-    sorted(
-        (
-            ("RestartAllContainersOnContainerExits", _restart_all_containers, None),
-            ("InPlacePodLevelResourcesVerticalScaling", _never, None),
-            ("ExtendWebSocketsToKubelet", _never, None),
-            ("InPlacePodVerticalScalingInitContainers", _never, None),
-            ("InPlacePodVerticalScalingMemoryBackedVolumes", _never, None),
-            ("UserNamespacesHostNetworkSupport", _user_namespaces_host_network, None),
-            ("DRANodeAllocatableResources", _never, None),
-            ("VolumeBindMountOptions", _volume_bind_mount_options, None),
-            ("DRAOptionalNodeOperations", _never, None),
-        ),
-        key=lambda feature: feature[0],
+_FEATURES: tuple[tuple[str, Callable[[PodFeatureInputs], bool], KubernetesVersion | None], ...] = (
+    tuple(
+        sorted(
+            (
+                ("RestartAllContainersOnContainerExits", _restart_all_containers, None),
+                ("InPlacePodLevelResourcesVerticalScaling", _never, None),
+                ("ExtendWebSocketsToKubelet", _never, None),
+                ("InPlacePodVerticalScalingInitContainers", _never, None),
+                ("InPlacePodVerticalScalingMemoryBackedVolumes", _never, None),
+                ("UserNamespacesHostNetworkSupport", _user_namespaces_host_network, None),
+                ("DRANodeAllocatableResources", _never, None),
+                ("VolumeBindMountOptions", _volume_bind_mount_options, None),
+                ("DRAOptionalNodeOperations", _never, None),
+            ),
+            key=lambda feature: feature[0],
+        )
     )
 )
 REGISTERED_FEATURES: tuple[str, ...] = tuple(name for name, _, _ in _FEATURES)
@@ -85,10 +107,15 @@ REGISTERED_FEATURES: tuple[str, ...] = tuple(name for name, _, _ in _FEATURES)
 def infer_for_scheduling(pod: Pod, version: KubernetesVersion) -> frozenset[str]:
     """The features ``pod`` requires of a node (framework.go: InferForPodScheduling): those
     whose inference holds, unless ``version`` is past the feature's MaxVersion."""
+    return _inferred(PodFeatureInputs.of(pod), version)
+
+
+@functools.lru_cache(maxsize=256)
+def _inferred(inputs: PodFeatureInputs, version: KubernetesVersion) -> frozenset[str]:
     return frozenset(
         name
         for name, infer, max_version in _FEATURES
-        if (max_version is None or not version > max_version) and infer(pod)
+        if (max_version is None or not version > max_version) and infer(inputs)
     )
 
 

@@ -59,6 +59,17 @@ class _ActiveEntry:
 HintEntry = tuple[str, ClusterEvent | None, Any]
 
 
+class _Interested:
+    """A profile's (plugin, hint) entries registered for the events one event matches, in
+    order, and their plugins' names (a pod none of them rejected is skipped at once)."""
+
+    __slots__ = ("entries", "plugins")
+
+    def __init__(self, entries: list[tuple[str, Any]]) -> None:
+        self.entries = entries
+        self.plugins = frozenset(plugin for plugin, _ in entries)
+
+
 class SchedulingQueue:
     def __init__(
         self,
@@ -97,7 +108,7 @@ class SchedulingQueue:
         }
         # Per incoming event, per profile: the entries whose registered event matches it,
         # in order (the hints' matching done once per kind of event, not once per pod).
-        self._interested: dict[ClusterEvent, dict[str, list[tuple[str, Any]]]] = {}
+        self._interested: dict[ClusterEvent, dict[str, _Interested]] = {}
         self.moves = 0  # pods moved out of the unschedulable pool by events
         # Pops so far (active_queue.go: schedCycle, what Scheduler.CurrentCycle reads).
         self.scheduling_cycle = 0
@@ -239,17 +250,19 @@ class SchedulingQueue:
         event: ClusterEvent,
         old: Any,
         new: Any,
-        interested: dict[str, list[tuple[str, Any]]],
+        interested: dict[str, _Interested],
     ) -> Strategy:
         """isPodWorthRequeuing; ``interested``: ``_interested_in(event)``."""
         rejected, pending = info.unschedulable_plugins, info.pending_plugins
         if (not rejected and not pending) or event.resource == WILDCARD:
             return Strategy.AFTER_BACKOFF
-        entries = interested.get(info.pod.scheduler_name)
-        if entries is None:
+        found = interested.get(info.pod.scheduler_name)
+        if found is None:
             return Strategy.AFTER_BACKOFF
         strategy = Strategy.SKIP
-        for plugin, hint_fn in entries:
+        if found.plugins.isdisjoint(rejected) and found.plugins.isdisjoint(pending):
+            return strategy  # no entry of a plugin that rejected the pod
+        for plugin, hint_fn in found.entries:
             if plugin not in rejected and plugin not in pending:
                 continue
             hint = QueueingHint.QUEUE
@@ -268,16 +281,18 @@ class SchedulingQueue:
             strategy = Strategy.AFTER_BACKOFF
         return strategy
 
-    def _interested_in(self, event: ClusterEvent) -> dict[str, list[tuple[str, Any]]]:
+    def _interested_in(self, event: ClusterEvent) -> dict[str, _Interested]:
         """Per profile, the (plugin, hint) entries registered for events ``event`` matches."""
         found = self._interested.get(event)
         if found is None:
             found = self._interested[event] = {
-                name: [
-                    (plugin, hint_fn)
-                    for plugin, registered, hint_fn in entries
-                    if registered is None or registered.matches(event)
-                ]
+                name: _Interested(
+                    [
+                        (plugin, hint_fn)
+                        for plugin, registered, hint_fn in entries
+                        if registered is None or registered.matches(event)
+                    ]
+                )
                 for name, entries in self._hints.items()
             }
         return found

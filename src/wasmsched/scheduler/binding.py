@@ -344,10 +344,7 @@ def run_pre_bind_pre_flights(
     has work for the pod, Skip when none has, an Error when one fails. A plugin without a
     ``pre_bind_pre_flight`` method counts as Skip."""
     result: Status | None = Status(Code.SKIP)
-    for plugin in fwk.pre_bind_plugins:
-        pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
-        if pre_flight is None:
-            continue
+    for name, pre_flight in fwk.pre_bind_pre_flights:
         try:
             status = pre_flight(state, pod, node_name)
         except Exception as err:
@@ -356,8 +353,8 @@ def run_pre_bind_pre_flights(
             result = None
         elif status.code != Code.SKIP:
             # Anything but Success and Skip is unsupported there: an error.
-            message = f"running PreBindPreFlight {plugin.name!r}: {status.message}"
-            return Status(Code.ERROR, message, plugin=plugin.name)
+            message = f"running PreBindPreFlight {name!r}: {status.message}"
+            return Status(Code.ERROR, message, plugin=name)
     return result
 
 

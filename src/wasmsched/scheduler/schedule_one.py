@@ -188,14 +188,18 @@ def scheduling_cycle(
     pod = info.pod
     alg = sched.algorithm
     memo = alg.failure_memo
-    signature = memo.signature(
-        fwk, state, pod, nominations=bool(alg.nominator), extenders=bool(alg.extenders)
-    )
+    nominations, extenders = bool(alg.nominator), bool(alg.extenders)
+
+    def signature() -> str | None:
+        # Signed only when read: when failures are remembered for this cluster state, or
+        # to remember this one (a pod that is placed is never signed).
+        return memo.signature(fwk, state, pod, nominations=nominations, extenders=extenders)
+
     cluster = (sched.cache.generation, sched.cluster_generation)
     start = alg.next_start_node_index
     try:
         snapshot = sched.current_snapshot = sched.cache.snapshot()
-        known = memo.recall(cluster, signature) if signature is not None else None
+        known = memo.recall(cluster, signature)
         if known is not None and len(snapshot):
             # The same pod shape failed on this very cluster state: same outcome.
             alg.next_start_node_index = (start + known.start_advance) % len(snapshot)
@@ -214,12 +218,13 @@ def scheduling_cycle(
             if pf_result is not None:
                 nominating = pf_result.nominating_info
         failure = Status(Code.UNSCHEDULABLE, str(fit))
-        if signature is not None:
+        signed = signature()
+        if signed is not None:
             fit.diagnosis.rejections = fit.diagnosis.rejections_by_plugin()
             advance = (alg.next_start_node_index - start) % len(snapshot)
             remembered = RememberedFailure(failure.message, fit.diagnosis, nominating, advance)
             after = (sched.cache.generation, sched.cluster_generation)
-            memo.remember(cluster, after, signature, remembered, pf_status)
+            memo.remember(cluster, after, signed, remembered, pf_status)
         return SchedulingFailure(failure, fit.diagnosis, nominating)
     except NoNodes:
         no_nodes = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE)
