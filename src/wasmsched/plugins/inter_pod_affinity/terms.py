@@ -122,12 +122,14 @@ class PodAffinityTerms:
 
 
 _NO_TERMS = PodAffinityTerms()
-# id(pod) -> (pod, terms). The entry holds the pod, so its id cannot be reused while cached.
-_TERMS_CACHE: dict[int, tuple[Pod, PodAffinityTerms]] = {}
-_TERMS_CACHE_LIMIT = 200_000
+# Where a pod keeps its parsed terms (Pod.derived): they depend on its namespace, labels
+# and spec.affinity, which its bound and status-written copies share, so the pod that
+# binding writes back is not parsed again.
+_TERMS_KEY = "inter_pod_affinity_terms"
 # Equal terms of different pods (the replicas of a workload) share one object, so that a
 # cycle matches each distinct term against the incoming pod once (see _Memo).
 _INTERNED: dict[tuple[Any, ...], AffinityTerm] = {}
+_INTERNED_LIMIT = 200_000
 
 
 def _intern(term: AffinityTerm) -> AffinityTerm:
@@ -140,7 +142,7 @@ def _intern(term: AffinityTerm) -> AffinityTerm:
     )
     got = _INTERNED.get(key)
     if got is None:
-        if len(_INTERNED) >= _TERMS_CACHE_LIMIT:
+        if len(_INTERNED) >= _INTERNED_LIMIT:
             _INTERNED.clear()
         got = _INTERNED[key] = term
     return got
@@ -239,17 +241,11 @@ def parse_pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
 
 
 def pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
-    """The pod's parsed terms, parsed once per Pod object."""
-    entry = _TERMS_CACHE.get(id(pod))
-    if entry is not None and entry[0] is pod:
-        return entry[1]
-    terms = parse_pod_affinity_terms(pod)
-    if terms is _NO_TERMS:
-        return terms
-    if len(_TERMS_CACHE) >= _TERMS_CACHE_LIMIT:
-        _TERMS_CACHE.clear()
-    _TERMS_CACHE[id(pod)] = (pod, terms)
-    return terms
+    """The pod's parsed terms, parsed once per pod and its copies (a pod without
+    affinity answers at once and keeps nothing)."""
+    if not pod.spec.get("affinity"):
+        return _NO_TERMS
+    return pod.derived(_TERMS_KEY, parse_pod_affinity_terms)
 
 
 def matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
