@@ -1,6 +1,6 @@
 """What InterPodAffinity does once rather than again (the anti-affinity pods' cycle of
-scheduler_perf's SchedulingPodAntiAffinity): a pod's terms parsed once for it and the
-copies binding makes; one pass over the nodes' generations per cycle; each count map laid
+scheduler_perf's SchedulingPodAntiAffinity): a pod's terms parsed once for it, the copies
+binding makes and the other replicas of its template; one pass over the nodes' generations per cycle; each count map laid
 out by topology domain once per cycle, not once per Filter chunk."""
 
 from __future__ import annotations
@@ -41,6 +41,14 @@ def test_bound_and_nominated_copies_keep_the_parsed_terms() -> None:
     # The informer's copy after a binding: the same labels and spec but for nodeName.
     bound = dict(p.with_node_name("n1").manifest)
     assert pod_affinity_terms(p.updated(bound)) is terms
+
+
+def test_replicas_share_one_parse() -> None:
+    a, b = anti_pod("a", {"color": "green"}), anti_pod("b", {"color": "green"})
+    assert pod_affinity_terms(a) is pod_affinity_terms(b)
+    other = Pod({**b.manifest, "metadata": {**b.metadata, "namespace": "other"}})
+    (t,) = pod_affinity_terms(other).required_anti_affinity
+    assert t.namespaces == frozenset({"other"})  # the term's default namespace is the pod's
 
 
 def test_a_relabelled_pod_is_parsed_again() -> None:

@@ -166,17 +166,19 @@ class DefaultPreemption:
 
     def _fit_bound(self, fwk: Framework, state: CycleState, pod: Pod) -> _FitBound | None:
         """_FitBound.of, made once per dry run."""
-        made_of = (
-            fwk,
-            pod,
-            state.skip_filter_plugins,
-            state.get(fit.PRE_FILTER_KEY),
-            state.recorder,
-            state.observer,
-        )
         key, bound = self._bound
-        if len(key) != len(made_of) or any(a is not b for a, b in zip(key, made_of, strict=True)):
+        request = state.get(fit.PRE_FILTER_KEY)
+        if not (
+            key
+            and key[0] is fwk
+            and key[1] is pod
+            and key[2] is state.skip_filter_plugins
+            and key[3] is request
+            and key[4] is state.recorder
+            and key[5] is state.observer
+        ):
             bound = _FitBound.of(fwk, state, pod, self.handle)
+            made_of = (fwk, pod, state.skip_filter_plugins, request, state.recorder, state.observer)
             self._bound = (made_of, bound)
         return bound
 

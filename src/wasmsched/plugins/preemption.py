@@ -7,6 +7,7 @@ Unschedulable, picks the best candidate and evicts its victims through the handl
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -122,11 +123,19 @@ def pod_start_time(pod: Pod) -> float:
     """status.startTime in seconds; a pod that has not started counts as starting now (+inf)."""
     raw = pod.status.get("startTime") if pod.status else None
     if isinstance(raw, str) and raw:
-        try:
-            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            pass
+        return _timestamp(raw)
     return math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def _timestamp(raw: str) -> float:
+    """An RFC 3339 time in seconds (+inf when it does not parse), parsed once per string:
+    the dry run sorts every candidate node's pods by it, and pickOneNodeForPreemption
+    compares the victims' (pods started in the same second share the string)."""
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return math.inf
 
 
 def importance_key(pod: Pod) -> tuple[int, float]:

@@ -12,6 +12,7 @@ done when a pod's terms are parsed (it is idempotent for pods that did).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +127,9 @@ _NO_TERMS = PodAffinityTerms()
 # and spec.affinity, which its bound and status-written copies share, so the pod that
 # binding writes back is not parsed again.
 _TERMS_KEY = "inter_pod_affinity_terms"
+# (namespace, spec.affinity as JSON, labels) -> the terms parsed from them.
+_BY_CONTENT: dict[tuple[str, str, tuple[tuple[str, str], ...]], PodAffinityTerms] = {}
+_BY_CONTENT_LIMIT = 10_000
 # Equal terms of different pods (the replicas of a workload) share one object, so that a
 # cycle matches each distinct term against the incoming pod once (see _Memo).
 _INTERNED: dict[tuple[Any, ...], AffinityTerm] = {}
@@ -245,7 +249,26 @@ def pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
     affinity answers at once and keeps nothing)."""
     if not pod.spec.get("affinity"):
         return _NO_TERMS
-    return pod.derived(_TERMS_KEY, parse_pod_affinity_terms)
+    return pod.derived(_TERMS_KEY, _shared_terms)
+
+
+def _shared_terms(pod: Pod) -> PodAffinityTerms:
+    """parse_pod_affinity_terms, once for the replicas of a workload: the terms depend on
+    the namespace, the labels and spec.affinity alone, and are read-only once parsed."""
+    try:
+        key = (
+            pod.namespace,
+            json.dumps(pod.spec["affinity"], sort_keys=True),
+            tuple(sorted(pod.labels.items())),
+        )
+    except (TypeError, ValueError):  # not JSON (a manifest built in code): parsed alone
+        return parse_pod_affinity_terms(pod)
+    terms = _BY_CONTENT.get(key)
+    if terms is None:
+        if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
+            _BY_CONTENT.clear()
+        terms = _BY_CONTENT[key] = parse_pod_affinity_terms(pod)
+    return terms
 
 
 def matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
