@@ -19,8 +19,8 @@ hostNetwork pod default to the container ports, namespace "default", schedulerNa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Any, Self, TypeVar, cast
+from collections.abc import Mapping
+from typing import Any
 
 from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
@@ -54,10 +54,6 @@ DEFAULT_NAMESPACE = "default"
 
 # Objects without a uid get one derived from their name, so runs are reproducible.
 _UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://wasmsched.invalid/objects")
-
-
-_T = TypeVar("_T")
-_MISSING = object()
 
 
 class ObjectError(FieldError):
@@ -157,16 +153,6 @@ class _Object:
             return tuple(
                 expect_mapping(r, f"metadata.ownerReferences[{i}]") for i, r in enumerate(refs)
             )
-
-    def derived(self, key: str, compute: Callable[[Self], _T]) -> _T:
-        """``compute(self)``, kept on the object under ``key`` as its parsed properties are,
-        and carried with them to the copies that binding and status writes make
-        (``_derive``): for a value a plugin parses from the metadata and the spec but for
-        spec.nodeName (every copy keeps those; ``updated`` derives only then)."""
-        found = self.__dict__.get(key, _MISSING)
-        if found is _MISSING:
-            found = self.__dict__[key] = compute(self)
-        return cast(_T, found)
 
     def _derive(self, manifest: Mapping[str, Any], stale: frozenset[str]) -> Any:
         """A new object of the same class on ``manifest``, keeping parsed values not in ``stale``."""

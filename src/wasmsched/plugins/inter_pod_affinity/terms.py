@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.cached import derived
 from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expect_str
 from wasmsched.api.selectors import IN, NOT_IN, LabelSelector
 from wasmsched.plugins.node_counts import selector_key
@@ -123,7 +124,7 @@ class PodAffinityTerms:
 
 
 _NO_TERMS = PodAffinityTerms()
-# Where a pod keeps its parsed terms (Pod.derived): they depend on its namespace, labels
+# Where a pod keeps its parsed terms (api/cached.py: derived): they depend on its namespace, labels
 # and spec.affinity, which its bound and status-written copies share, so the pod that
 # binding writes back is not parsed again.
 _TERMS_KEY = "inter_pod_affinity_terms"
@@ -249,7 +250,7 @@ def pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
     affinity answers at once and keeps nothing)."""
     if not pod.spec.get("affinity"):
         return _NO_TERMS
-    return pod.derived(_TERMS_KEY, _shared_terms)
+    return derived(pod, _TERMS_KEY, _shared_terms)
 
 
 def _shared_terms(pod: Pod) -> PodAffinityTerms:
