@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -554,14 +554,23 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
+def _without_victimless(pl: DefaultPreemption) -> None:
+    pl.victimless_status = None  # type: ignore[assignment,method-assign]
+    pl.victimless_statuses = None  # type: ignore[assignment,method-assign]
+
+
 def _post_filter_both_ways(
-    nodes: list[Node], pods: list[Pod], preemptor: Pod
+    nodes: list[Node],
+    pods: list[Pod],
+    preemptor: Pod,
+    slow: Callable[[DefaultPreemption], None] = _without_victimless,
+    nominated_pods: Mapping[str, list[Pod]] | None = None,
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """post_filter with victimless_status (the fast path) and without (every node cloned
-    and passed to select_victims_on_node), each on a fresh handle."""
+    """The dry run over every node (from offset 1, 2 candidates) and post_filter, with the
+    plugin's fast paths and without (``slow`` turns them off), each on a fresh handle."""
     outcomes = []
     for fast in (True, False):
-        handle = Handle(nodes, pods)
+        handle = Handle(nodes, pods, nominated=nominated_pods)
         state = CycleState()
         all_nodes = handle.snapshot().list()
         _, status, _ = handle.fwk.run_pre_filter_plugins(state, preemptor, all_nodes)
@@ -574,11 +583,18 @@ def _post_filter_both_ways(
             nts.set(ni.name, s)
         pl = plugin(handle)
         if not fast:
-            pl.victimless_status = None  # type: ignore[assignment,method-assign]
-            pl.victimless_statuses = None  # type: ignore[assignment,method-assign]
+            slow(pl)
+        candidates, statuses, errors = pl.evaluator.dry_run_preemption(
+            handle.fwk, state, preemptor, all_nodes, [], 1, 2
+        )
+        dry = [(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in candidates]
+        # The statuses are reported only without candidates.
+        reported = None if candidates else (dict(statuses.explicit()), errors)
         result, status = pl.post_filter(state, preemptor, nts)
         outcomes.append(
             (
+                dry,
+                reported,
                 result,
                 None if status is None else (status.code, status.message),
                 list(handle.deleted),
@@ -636,3 +652,106 @@ def test_victimless_status_follows_the_node_as_pods_come_and_go() -> None:
     other = NodeInfo(node("n1"))  # a node re-created under the same name
     other.add_pod(low)
     assert pl.victimless_status(pod("p", 10), other) is None
+
+
+# --- the dry run's Fit bound: hopeless nodes and reprieves decided by NodeResourcesFit -------
+
+
+def _without_fit_bound(pl: DefaultPreemption) -> None:
+    pl.hopeless = None  # type: ignore[assignment,method-assign]
+    pl._fit_bound = lambda *_: None  # type: ignore[method-assign]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(
+    st.lists(st.sampled_from(["2", "4"]), min_size=1, max_size=5),
+    st.lists(
+        st.tuples(st.integers(0, 4), st.sampled_from([0, 5, 100]), st.sampled_from(["1", "2"])),
+        max_size=10,
+    ),
+    st.lists(st.tuples(st.integers(0, 4), st.sampled_from([5, 10, 100])), max_size=3),
+    st.sampled_from([10, 100]),
+    st.sampled_from(["1", "2", "3"]),
+    st.booleans(),
+)
+def test_fit_bound_matches_the_full_dry_run(
+    cpus: list[str],
+    placed: list[tuple[int, int, str]],
+    nominations: list[tuple[int, int]],
+    priority: int,
+    cpu: str,
+    taint_first: bool,
+) -> None:
+    nodes = [node(f"n{i}", c) for i, c in enumerate(cpus)]
+    pods = [
+        pod(f"r{j}", prio, req, f"n{i % len(nodes)}", start=f"2024-01-01T00:00:0{j % 10}Z")
+        for j, (i, prio, req) in enumerate(placed)
+    ]
+    nominated_pods: dict[str, list[Pod]] = {}
+    for k, (i, prio) in enumerate(nominations):
+        name = f"n{i % len(nodes)}"
+        nominated_pods.setdefault(name, []).append(pod(f"nom{k}", prio, "1", nominated=name))
+    if taint_first:
+        tainted = {"key": "k", "effect": "NoSchedule"}
+        nodes[0] = make_node("n0", allocatable={"cpu": cpus[0], "memory": "8Gi"}, taints=[tainted])
+    preemptor = pod("p", priority, cpu)
+    fast, slow = _post_filter_both_ways(nodes, pods, preemptor, _without_fit_bound, nominated_pods)
+    assert fast == slow
+
+
+class _CountingClones:
+    """Counts NodeInfo.clone and the Filter runs while patched in."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, handle: Handle) -> None:
+        self.clones = 0
+        self.filters = 0
+        clone = NodeInfo.clone
+        run = handle.fwk.run_filter_plugins
+
+        def counting_clone(ni: NodeInfo) -> NodeInfo:
+            self.clones += 1
+            return clone(ni)
+
+        def counting_run(state: CycleState, p: Pod, ni: NodeInfo) -> Status | None:
+            self.filters += 1
+            return run(state, p, ni)
+
+        monkeypatch.setattr(NodeInfo, "clone", counting_clone)
+        monkeypatch.setattr(handle.fwk, "run_filter_plugins", counting_run)
+
+
+def test_hopeless_nodes_are_neither_cloned_nor_filtered(monkeypatch: pytest.MonkeyPatch) -> None:
+    # n0..n8 hold a high-priority pod of 3 CPU and a low one of 1: with the low one gone
+    # the preemptor (2 CPU) still does not fit. Only n9, with two low pods, can help.
+    nodes = [node(f"n{i}") for i in range(10)]
+    pods = [pod(f"high{i}", 100, "3", f"n{i}") for i in range(9)]
+    pods += [pod(f"low{i}", 0, "1", f"n{i}") for i in range(9)]
+    pods += [pod("low9a", 0, "2", "n9", start=T0), pod("low9b", 0, "2", "n9", start=T1)]
+    handle = Handle(nodes, pods)
+    preemptor = pod("p", 10, "2")
+    state, nts = cycle(handle, preemptor)
+    counts = _CountingClones(monkeypatch, handle)
+    result, status = plugin(handle).post_filter(state, preemptor, nts)
+    assert (result, status) == (nominated("n9"), None)
+    assert handle.deleted == [("low9b", "default/p")]
+    # n9 alone: its clone, then the Filter after removing both low pods and for low9a's
+    # return (low9b's return is rejected by Fit's arithmetic alone).
+    assert (counts.clones, counts.filters) == (1, 2)
+
+
+def test_hopeless_nodes_get_their_statuses_when_no_node_helps() -> None:
+    nodes = [node("n0"), node("n1")]
+    pods = [pod("high0", 100, "3", "n0"), pod("low0", 0, "1", "n0")]
+    pods += [pod("high1", 100, "4", "n1")]
+    handle = Handle(nodes, pods)
+    preemptor = pod("p", 10, "2")
+    state, _ = cycle(handle, preemptor)
+    pl = plugin(handle)
+    candidates, statuses, errors = pl.evaluator.dry_run_preemption(
+        handle.fwk, state, preemptor, handle.snapshot().list(), [], 0, 2
+    )
+    assert candidates == [] and errors == []
+    assert statuses.explicit() == {
+        "n0": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
+        "n1": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, default_preemption.NO_VICTIMS),
+    }

@@ -1,9 +1,10 @@
-"""A cached property without a lock, for the parsed views of manifests (api/objects.py)."""
+"""A cached property without a lock, and values kept the same way, for the parsed views of
+manifests (api/objects.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import Any, Generic, Self, TypeVar, cast, overload
 
 _T = TypeVar("_T")
 
@@ -33,3 +34,18 @@ class cached_property(Generic[_T]):
         value = self.func(instance)
         instance.__dict__[self.attrname] = value
         return value
+
+
+_MISSING = object()
+
+
+def derived(instance: Any, key: str, compute: Callable[[Any], _T]) -> _T:
+    """``compute(instance)``, kept in the instance's ``__dict__`` under ``key`` as
+    ``cached_property`` keeps its values, so that api/objects.py's ``_derive`` carries it
+    to the copies binding and status writes make of a Pod: for a value a plugin parses
+    from the metadata and the spec but for spec.nodeName (every copy keeps those; ``updated``
+    derives only then)."""
+    found = instance.__dict__.get(key, _MISSING)
+    if found is _MISSING:
+        found = instance.__dict__[key] = compute(instance)
+    return cast(_T, found)

@@ -164,6 +164,10 @@ class NodeInfo:
         self._requests(pod)
         self._host_ports(pod)
 
+    def requested_by(self, pod: Pod) -> Resource:
+        """What ``pod`` adds to ``requested`` here (``_requests``' first half)."""
+        return pod.pod_level_requests if self.pod_level_resources else pod.requests
+
     def _requests(self, pod: Pod) -> tuple[Resource, tuple[int, int]]:
         """What the pod requests here and its non-zero cpu/memory, as the release counts."""
         if self.pod_level_resources:

@@ -4,6 +4,7 @@ there, when of the filtered pod's priority or higher, in a first pass with them 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -13,7 +14,12 @@ if TYPE_CHECKING:
     from wasmsched.framework.runtime import Framework
     from wasmsched.framework.status import Status
 
-__all__ = ["NominatedPods", "counted_nominated_pods", "run_filter_plugins_with_nominated_pods"]
+__all__ = [
+    "NominatedPods",
+    "counted",
+    "counted_nominated_pods",
+    "run_filter_plugins_with_nominated_pods",
+]
 
 
 class NominatedPods(Protocol):
@@ -54,10 +60,11 @@ def run_filter_plugins_with_nominated_pods(
 
 
 def counted_nominated_pods(nominator: NominatedPods, pod: Pod, node_name: str) -> list[PodInfo]:
-    """The pods nominated to ``node_name`` that count when filtering ``pod``: the others,
+    """The pods nominated to ``node_name`` that count when filtering ``pod``."""
+    return counted(nominator.pods_for_node(node_name), pod)
+
+
+def counted(nominated: Iterable[PodInfo], pod: Pod) -> list[PodInfo]:
+    """Those of a node's ``nominated`` pods that count when filtering ``pod``: the others,
     of equal or higher priority (framework.go: addGENominatedPods)."""
-    return [
-        pi
-        for pi in nominator.pods_for_node(node_name)
-        if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority
-    ]
+    return [pi for pi in nominated if pi.pod.uid != pod.uid and pi.pod.priority >= pod.priority]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.framework.nominated import counted
 from wasmsched.framework.status import Code, Status
+from wasmsched.plugins import node_resources_fit as fit
 from wasmsched.plugins.preemption import (
     Evaluator,
     PodDisruptionBudget,
@@ -57,6 +59,9 @@ class DefaultPreemption:
         self._no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
         # node name -> (the NodeInfo, its generation, the lowest priority of its pods)
         self._lowest: dict[str, tuple[NodeInfo, int, int | float]] = {}
+        # The last _FitBound and what it was made of (the dry run's clones of the state
+        # share the cycle's skip set and Fit's request).
+        self._bound: tuple[tuple[object, ...], _FitBound | None] = ((), None)
 
     # --- PostFilter ---------------------------------------------------------------------
 
@@ -140,6 +145,43 @@ class DefaultPreemption:
         self._lowest[node_info.name] = (node_info, node_info.generation, lowest)
         return lowest
 
+    def hopeless(
+        self, fwk: Framework, state: CycleState, pod: Pod
+    ) -> Callable[[NodeInfo], bool] | None:
+        """A test for the dry run: True for a node where ``select_victims_on_node`` would
+        find that ``pod`` does not fit even with every lower-priority pod gone, because
+        NodeResourcesFit's Filter would reject it (see ``_FitBound``); then no Filter or
+        PreFilterExtensions call is needed there (its status only when the dry run ends
+        without candidates). None when the test does not apply to this cycle."""
+        bound = self._fit_bound(fwk, state, pod)
+        if bound is None:
+            return None
+        priority = pod.priority
+
+        def test(node_info: NodeInfo) -> bool:
+            lower = [info for info in node_info.pods if info.pod.priority < priority]
+            return bound.rejects(node_info, lower, bound.nominated(node_info))
+
+        return test
+
+    def _fit_bound(self, fwk: Framework, state: CycleState, pod: Pod) -> _FitBound | None:
+        """_FitBound.of, made once per dry run."""
+        key, bound = self._bound
+        request = state.get(fit.PRE_FILTER_KEY)
+        if not (
+            key
+            and key[0] is fwk
+            and key[1] is pod
+            and key[2] is state.skip_filter_plugins
+            and key[3] is request
+            and key[4] is state.recorder
+            and key[5] is state.observer
+        ):
+            bound = _FitBound.of(fwk, state, pod, self.handle)
+            made_of = (fwk, pod, state.skip_filter_plugins, request, state.recorder, state.observer)
+            self._bound = (made_of, bound)
+        return bound
+
     def select_victims_on_node(
         self,
         fwk: Framework,
@@ -152,13 +194,27 @@ class DefaultPreemption:
         ``state``): remove them all, check the pod fits, then add back as many as possible,
         PDB-violating ones first, most important first."""
         handle = self.handle
+        # When no PreFilterExtensions plugin is active, the state needs no AddPod/RemovePod
+        # calls, and a pod whose return NodeResourcesFit would reject stays a victim
+        # without being added, filtered and removed again (which would leave the node and
+        # the state as they were).
+        bound = self._fit_bound(fwk, state, pod)
+        if bound is not None and bound.extensions:
+            bound = None
+        extensions = bound is None
+        # The nominated pods that count here (unchanged during the dry run).
+        nominated = bound.nominated(node_info) if bound is not None else []
 
         def remove(info: PodInfo) -> Status | None:
             node_info.remove_pod(info.pod)
+            if not extensions:
+                return None
             return fwk.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
 
         def add(info: PodInfo) -> Status | None:
             node_info.add_pod_info(info)
+            if not extensions:
+                return None
             return fwk.run_pre_filter_extension_add_pod(state, pod, info, node_info)
 
         priority = pod.priority
@@ -179,6 +235,9 @@ class DefaultPreemption:
         victims: list[PodInfo] = []
 
         def reprieve(info: PodInfo) -> tuple[bool, Status | None]:
+            if bound is not None and bound.rejects(node_info, (), [info, *nominated]):
+                victims.append(info)
+                return False, None
             err = add(info)
             if err is not None:
                 return False, err
@@ -205,6 +264,69 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=lambda info: importance_key(info.pod))
         return [info.pod for info in victims], num_violating, None
+
+
+class _FitBound:
+    """NodeResourcesFit's Filter verdict on a node's sums with some pods taken away and
+    others added (fit.go: fitsRequest over the NodeInfo that SelectVictimsOnNode and
+    RunFilterPluginsWithNominatedPods would build), without building it.
+
+    When Fit would reject that node, the Filter run there fails whatever the other
+    plugins say (the first failure wins), so its verdict is known. Used only where
+    skipping the calls shows nowhere: no plugin with effects (a wasm guest's logs and
+    state), no explain recorder or metrics observer on the cycle.
+    """
+
+    __slots__ = ("extensions", "handle", "pod", "request")
+
+    def __init__(self, request: fit.PodRequest, pod: Pod, handle: Handle, extensions: bool) -> None:
+        self.request = request
+        self.pod = pod
+        self.handle = handle
+        # Whether a PreFilterExtensions plugin is active in this cycle.
+        self.extensions = extensions
+
+    @classmethod
+    def of(cls, fwk: Framework, state: CycleState, pod: Pod, handle: Handle) -> _FitBound | None:
+        """The bound for this cycle, or None when it does not apply."""
+        if state.recorder is not None or state.observer is not None or fwk.filter_effects:
+            return None
+        skip = state.skip_filter_plugins
+        if fit.NAME in skip or not any(
+            p.name == fit.NAME and isinstance(p, fit.NodeResourcesFit) for p in fwk.filter_plugins
+        ):
+            return None
+        extensions = False
+        for p in fwk.pre_filter_plugins:
+            if p.name in skip:
+                continue
+            if getattr(p, "filter_has_effects", False):
+                return None
+            if p.pre_filter_extensions() is not None:
+                extensions = True
+        request = state.get(fit.PRE_FILTER_KEY)
+        if not isinstance(request, fit.PodRequest):
+            return None
+        return cls(request, pod, handle, extensions)
+
+    def nominated(self, node_info: NodeInfo) -> list[PodInfo]:
+        """The pods nominated to the node that count for the pod there: Filter runs with
+        them added first (framework/nominated.py)."""
+        return counted(self.handle.nominated_pods_for_node(node_info.name), self.pod)
+
+    def rejects(
+        self, node_info: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool:
+        """Whether Fit rejects the pod on ``node_info`` less ``removed`` plus ``added``."""
+        requested_by = node_info.requested_by
+        used = node_info.requested.copy()
+        for info in removed:
+            used.sub(requested_by(info.pod))
+        for info in added:
+            used.add(requested_by(info.pod))
+        count = len(node_info.pods) - len(removed) + len(added)
+        found = fit.insufficient_amounts(self.request, node_info.allocatable, used, count)
+        return found is not None
 
 
 def new(args: dict[str, Any], handle: Handle) -> DefaultPreemption:

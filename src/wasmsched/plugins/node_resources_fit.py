@@ -133,11 +133,19 @@ def insufficient_resources(
     exceeds the node's allocatable outright ("Too many pods" never does). Nothing is
     allocated when the pod fits: Filter calls this for every node.
     """
-    alloc = node_info.allocatable
-    mask = _PODS if len(node_info.pods) + 1 > alloc.allowed_pod_number else 0
+    return insufficient_amounts(
+        request, node_info.allocatable, node_info.requested, len(node_info.pods), unresolvable
+    )
+
+
+def insufficient_amounts(
+    request: PodRequest, alloc: Resource, used: Resource, pods: int, unresolvable: bool = False
+) -> tuple[int, list[str] | None] | None:
+    """``insufficient_resources`` of a node with allocatable ``alloc``, requested ``used``
+    and ``pods`` pods (preemption's what-if sums, plugins/default_preemption.py)."""
+    mask = _PODS if pods + 1 > alloc.allowed_pod_number else 0
     if request.empty:
         return (mask, None) if mask else None
-    used = node_info.requested
     cpu = request.milli_cpu
     if cpu and cpu > alloc.milli_cpu - used.milli_cpu:
         mask |= _CPU | (_UNRESOLVABLE if unresolvable and cpu > alloc.milli_cpu else 0)

@@ -7,6 +7,7 @@ Unschedulable, picks the best candidate and evicts its victims through the handl
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -59,9 +60,12 @@ class PreemptionPolicy(Protocol):
 
     # Optional: ``victimless_status(pod, node_info) -> Status | None``, the status that
     # select_victims_on_node returns, without changing anything, for a node where it finds
-    # no potential victim; None when it might find one (dry_run_preemption); and
+    # no potential victim; None when it might find one (dry_run_preemption);
     # ``victimless_statuses(pod, nodes) -> list[Status] | None``, those statuses for all
-    # the nodes when none of them has a potential victim, else None.
+    # the nodes when none of them has a potential victim, else None; and
+    # ``hopeless(fwk, state, pod) -> Callable[[NodeInfo], bool] | None``, a test true for
+    # nodes where select_victims_on_node surely returns no victims (its status is then
+    # computed only when the dry run ends without candidates), None when none applies.
 
 
 @dataclass
@@ -119,11 +123,19 @@ def pod_start_time(pod: Pod) -> float:
     """status.startTime in seconds; a pod that has not started counts as starting now (+inf)."""
     raw = pod.status.get("startTime") if pod.status else None
     if isinstance(raw, str) and raw:
-        try:
-            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            pass
+        return _timestamp(raw)
     return math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def _timestamp(raw: str) -> float:
+    """An RFC 3339 time in seconds (+inf when it does not parse), parsed once per string:
+    the dry run sorts every candidate node's pods by it, and pickOneNodeForPreemption
+    compares the victims' (pods started in the same second share the string)."""
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return math.inf
 
 
 def importance_key(pod: Pod) -> tuple[int, float]:
@@ -349,12 +361,13 @@ class Evaluator:
         """Candidates (non-violating first), statuses of the nodes that cannot help, errors.
 
         Nodes are tried from ``offset`` round the list and the search stops once there are
-        ``num_candidates`` candidates including at least one that violates no PDB.
+        ``num_candidates`` candidates including at least one that violates no PDB. The
+        statuses and errors are what Preempt reports when there is no candidate; with
+        candidates they leave out the nodes the policy's ``hopeless`` test ruled out.
         """
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-        errors: list[str] = []
         n = len(potential)
         # A node without a lower-priority pod gets select_victims_on_node's "no victims"
         # status straight away: it would return it before changing the (cloned) node or
@@ -372,35 +385,66 @@ class Evaluator:
                 for node_info, status in zip(order, every, strict=True):
                     found[node_info.name] = status
                 return [], statuses, []
+        hopeless_test = getattr(self.policy, "hopeless", None)
+        hopeless = hopeless_test(fwk, state, pod) if hopeless_test is not None else None
+        # The nodes that cannot help, in the order tried, with their status (None: ruled
+        # out by ``hopeless``, the status found only if it is reported).
+        failed: list[tuple[NodeInfo, Status | None]] = []
         for i in range(n):
             node_info = potential[(offset + i) % n]
             if victimless is not None:
                 quick = victimless(pod, node_info)
                 if quick is not None:
-                    statuses.set(node_info.name, quick)
+                    failed.append((node_info, quick))
                     continue
-            node_info = node_info.clone()
-            victims, num_violations, status = self.policy.select_victims_on_node(
-                fwk, state.clone(), pod, node_info, pdbs
-            )
-            if status is None and victims:
-                candidate = Candidate(node_info.name, victims, num_violations)
-                if num_violations == 0:
-                    if len(non_violating) < num_candidates:
-                        non_violating.append(candidate)
-                elif len(violating) < num_candidates:
-                    violating.append(candidate)
-                if non_violating and len(non_violating) + len(violating) >= num_candidates:
-                    break
+            if hopeless is not None and hopeless(node_info):
+                failed.append((node_info, None))
                 continue
+            candidate, status = self._select_victims(fwk, state, pod, node_info, pdbs)
+            if candidate is None:
+                failed.append((node_info, status))
+                continue
+            if candidate.num_pdb_violations == 0:
+                if len(non_violating) < num_candidates:
+                    non_violating.append(candidate)
+            elif len(violating) < num_candidates:
+                violating.append(candidate)
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+        candidates = non_violating + violating
+        errors: list[str] = []
+        explicit = statuses.explicit()
+        for node_info, status in failed:
             if status is None:
-                status = Status(
-                    Code.ERROR, f'expected at least one victim pod on node "{node_info.name}"'
-                )
-            if status.code == Code.ERROR:
-                errors.append(status.message)
-            statuses.set(node_info.name, status)
-        return non_violating + violating, statuses, errors
+                if candidates:
+                    continue  # not reported
+                _, status = self._select_victims(fwk, state, pod, node_info, pdbs)
+            if status is not None:
+                if status.code == Code.ERROR:
+                    errors.append(status.message)
+                explicit[node_info.name] = status
+        return candidates, statuses, errors
+
+    def _select_victims(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[Candidate | None, Status | None]:
+        """The policy's select_victims_on_node on clones of the node and the state: a
+        candidate, or the node's status."""
+        victims, num_violations, status = self.policy.select_victims_on_node(
+            fwk, state.clone(), pod, node_info.clone(), pdbs
+        )
+        if status is None and victims:
+            return Candidate(node_info.name, victims, num_violations), None
+        if status is None:
+            status = Status(
+                Code.ERROR, f'expected at least one victim pod on node "{node_info.name}"'
+            )
+        return None, status
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         if not candidates:

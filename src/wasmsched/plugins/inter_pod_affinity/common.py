@@ -26,6 +26,7 @@ from wasmsched.plugins.node_counts import (
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
+    from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.interfaces import Handle
     from wasmsched.framework.node_info import NodeInfo
 
@@ -90,17 +91,24 @@ class AffinityBase:
         return self.handle.snapshot().node_infos if self.handle is not None else subset
 
     def _counts(
-        self, key: tuple[Any, ...], outputs: int, nodes: Sequence[NodeInfo], compute: ComputeFn
+        self,
+        key: tuple[Any, ...],
+        outputs: int,
+        nodes: Sequence[NodeInfo],
+        compute: ComputeFn,
+        cycle: CycleState,
     ) -> NodeCounts:
         """The incremental counts for ``key``, brought up to date with ``nodes``.
 
         Only the snapshot's own node list is tracked by NodeChanges: the lists of nodes with
         affinity pods are new objects in each cycle, and those counts check every node.
+        NodeChanges compares the generations once per ``cycle`` (PreFilter's two counts and
+        PreScore's read the same snapshot).
         """
         changes = None
         if self.handle is not None and nodes is self.handle.snapshot().node_infos:
             changes = self._changes
-            changes.advance(nodes)
+            changes.advance(nodes, cycle)
         return counts_for(self._incremental, key, outputs, nodes, compute, changes)
 
 

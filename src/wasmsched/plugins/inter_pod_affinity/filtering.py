@@ -34,7 +34,7 @@ from wasmsched.plugins.inter_pod_affinity.terms import (
     matches_all,
     pod_affinity_terms,
 )
-from wasmsched.plugins.pod_topology_spread.columnar import domains
+from wasmsched.plugins.pod_topology_spread.columnar import Domains, domains
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
@@ -81,6 +81,7 @@ class _PreFilterState:
         "ns_labels",
         "pod",
         "self_match",
+        "tables",
     )
 
     def __init__(
@@ -102,6 +103,9 @@ class _PreFilterState:
         self.anti = anti
         # Whether the pod matches its own affinity terms (the "first pod of a group" rule).
         self.self_match = matches_all(affinity_terms, pod)
+        # (count map, topology key) -> (the rows' Domains, the counts by domain id): laid
+        # out once per cycle for the columnar Filter's chunks; dropped when counts change.
+        self.tables: dict[tuple[int, str], tuple[Domains, IntArray | None]] = {}
 
     def clone(self) -> _PreFilterState:
         return _PreFilterState(
@@ -114,7 +118,23 @@ class _PreFilterState:
             {k: dict(v) for k, v in self.anti.items()},
         )
 
+    def by_row(
+        self, which: int, key: str, found: Domains, at: npt.NDArray[np.intp]
+    ) -> IntArray | None:
+        """``Domains.gather`` of count map ``which`` (0 affinity, 1 anti-affinity, 2 the
+        existing pods' anti-affinity) for ``key`` at rows ``at``."""
+        cached = self.tables.get((which, key))
+        if cached is None or cached[0] is not found:
+            counts = (self.affinity, self.anti, self.existing_anti)[which].get(key, {})
+            cached = self.tables[(which, key)] = (found, found.table(counts))
+        table = cached[1]
+        if table is None:
+            return None
+        out: IntArray = table[found.ids[at]]
+        return out
+
     def update_with_pod(self, other: Pod, node: Node, delta: int) -> None:
+        self.tables = {}
         labels = node.labels
         for t in pod_affinity_terms(other).required_anti_affinity:
             if t.matches(self.pod, self.ns_labels):
@@ -169,14 +189,15 @@ class Filtering(AffinityBase):
         existing_anti: Counts = {}
         if with_anti:
             existing_anti = self._counts(
-                ("existing", *signature), 1, self._tracked(with_anti), existing
+                ("existing", *signature), 1, self._tracked(with_anti), existing, state
             ).snapshot(0)
 
         affinity: Counts = {}
         anti: Counts = {}
         if affinity_terms or anti_terms:
             compute = _incoming_counter(affinity_terms, anti_terms)
-            inc = self._counts(("incoming", affinity_terms, anti_terms), 2, nodes, compute)
+            key = ("incoming", affinity_terms, anti_terms)
+            inc = self._counts(key, 2, nodes, compute, state)
             affinity, anti = inc.snapshot(0), inc.snapshot(1)
 
         if not existing_anti and not affinity_terms and not anti_terms:
@@ -278,7 +299,7 @@ class Filtering(AffinityBase):
             for t in terms:
                 found = domains(columns, t.topology_key)
                 missing |= found.ids[at] < 0
-                counts = found.gather(s.affinity.get(t.topology_key, {}), at)
+                counts = s.by_row(0, t.topology_key, found, at)
                 if counts is None:
                     return None
                 pods_exist &= counts > 0
@@ -286,15 +307,15 @@ class Filtering(AffinityBase):
                 failing.append((self._affinity_rejected, missing))
             else:
                 failing.append((self._affinity_rejected, missing | ~pods_exist))
-        for table, keys, status in (
-            (s.anti, [t.topology_key for t in s.anti_terms], self._anti_rejected),
-            (s.existing_anti, list(s.existing_anti), self._existing_rejected),
+        for which, table, keys, status in (
+            (1, s.anti, [t.topology_key for t in s.anti_terms], self._anti_rejected),
+            (2, s.existing_anti, list(s.existing_anti), self._existing_rejected),
         ):
             if not table:
                 continue
             hit = np.zeros(size, np.bool_)
             for key in keys:
-                counts = domains(columns, key).gather(table.get(key, {}), at)
+                counts = s.by_row(which, key, domains(columns, key), at)
                 if counts is None:
                     return None
                 hit |= counts > 0

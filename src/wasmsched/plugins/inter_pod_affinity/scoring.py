@@ -117,7 +117,7 @@ class Scoring(AffinityBase):
             return tuple(out)
 
         key = ("score", has_constraints, preferred, preferred_anti, *_signature(pod, ns_labels))
-        inc = self._counts(key, 1, self._tracked(to_process), contribution)
+        inc = self._counts(key, 1, self._tracked(to_process), contribution, state)
         # k8s skips when no node had a matching term (index == -1).
         if not inc.contributing:
             return self._skip

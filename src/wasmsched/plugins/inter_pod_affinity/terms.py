@@ -12,9 +12,11 @@ done when a pod's terms are parsed (it is idempotent for pods that did).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.cached import derived
 from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expect_str
 from wasmsched.api.selectors import IN, NOT_IN, LabelSelector
 from wasmsched.plugins.node_counts import selector_key
@@ -122,12 +124,17 @@ class PodAffinityTerms:
 
 
 _NO_TERMS = PodAffinityTerms()
-# id(pod) -> (pod, terms). The entry holds the pod, so its id cannot be reused while cached.
-_TERMS_CACHE: dict[int, tuple[Pod, PodAffinityTerms]] = {}
-_TERMS_CACHE_LIMIT = 200_000
+# Where a pod keeps its parsed terms (api/cached.py: derived): they depend on its namespace, labels
+# and spec.affinity, which its bound and status-written copies share, so the pod that
+# binding writes back is not parsed again.
+_TERMS_KEY = "inter_pod_affinity_terms"
+# (namespace, spec.affinity as JSON, labels) -> the terms parsed from them.
+_BY_CONTENT: dict[tuple[str, str, tuple[tuple[str, str], ...]], PodAffinityTerms] = {}
+_BY_CONTENT_LIMIT = 10_000
 # Equal terms of different pods (the replicas of a workload) share one object, so that a
 # cycle matches each distinct term against the incoming pod once (see _Memo).
 _INTERNED: dict[tuple[Any, ...], AffinityTerm] = {}
+_INTERNED_LIMIT = 200_000
 
 
 def _intern(term: AffinityTerm) -> AffinityTerm:
@@ -140,7 +147,7 @@ def _intern(term: AffinityTerm) -> AffinityTerm:
     )
     got = _INTERNED.get(key)
     if got is None:
-        if len(_INTERNED) >= _TERMS_CACHE_LIMIT:
+        if len(_INTERNED) >= _INTERNED_LIMIT:
             _INTERNED.clear()
         got = _INTERNED[key] = term
     return got
@@ -239,16 +246,29 @@ def parse_pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
 
 
 def pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
-    """The pod's parsed terms, parsed once per Pod object."""
-    entry = _TERMS_CACHE.get(id(pod))
-    if entry is not None and entry[0] is pod:
-        return entry[1]
-    terms = parse_pod_affinity_terms(pod)
-    if terms is _NO_TERMS:
-        return terms
-    if len(_TERMS_CACHE) >= _TERMS_CACHE_LIMIT:
-        _TERMS_CACHE.clear()
-    _TERMS_CACHE[id(pod)] = (pod, terms)
+    """The pod's parsed terms, parsed once per pod and its copies (a pod without
+    affinity answers at once and keeps nothing)."""
+    if not pod.spec.get("affinity"):
+        return _NO_TERMS
+    return derived(pod, _TERMS_KEY, _shared_terms)
+
+
+def _shared_terms(pod: Pod) -> PodAffinityTerms:
+    """parse_pod_affinity_terms, once for the replicas of a workload: the terms depend on
+    the namespace, the labels and spec.affinity alone, and are read-only once parsed."""
+    try:
+        key = (
+            pod.namespace,
+            json.dumps(pod.spec["affinity"], sort_keys=True),
+            tuple(sorted(pod.labels.items())),
+        )
+    except (TypeError, ValueError):  # not JSON (a manifest built in code): parsed alone
+        return parse_pod_affinity_terms(pod)
+    terms = _BY_CONTENT.get(key)
+    if terms is None:
+        if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
+            _BY_CONTENT.clear()
+        terms = _BY_CONTENT[key] = parse_pod_affinity_terms(pod)
     return terms
 
 

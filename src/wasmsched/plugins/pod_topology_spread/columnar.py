@@ -46,6 +46,11 @@ class Domains:
         # The last slot stands for no label (id -1) and for values no row has.
         return _spread(counts, self.index, len(self.values), self.ids[rows])
 
+    def table(self, counts: Mapping[str, int]) -> IntArray | None:
+        """``counts.get(value, 0)`` by domain id, one slot more (0) that ``ids`` of -1
+        index: ``table[ids[rows]]`` is ``gather(counts, rows)``; None as ``gather``."""
+        return _table(counts, self.index, len(self.values))
+
 
 def by_name(
     columns: NodeColumns, counts: Mapping[str, int], rows: npt.NDArray[np.intp]
@@ -59,6 +64,19 @@ def _spread(
 ) -> IntArray | None:
     if not counts:
         return np.zeros(len(at), np.int64)
+    table = _table(counts, index, size)
+    if table is None:
+        return None
+    out: IntArray = table[at]
+    return out
+
+
+def _table(counts: Mapping[str, int], index: Mapping[str, int], size: int) -> IntArray | None:
+    """``counts`` laid out by ``index`` in ``size`` slots, plus a last one (0) for the
+    keys ``index`` lacks; None when a count is too large for float64 to hold exactly."""
+    table = np.zeros(size + 1, np.int64)
+    if not counts:
+        return table
     slots = np.fromiter(map(index.get, counts, repeat(size)), np.intp, len(counts))
     try:
         amounts = np.fromiter(counts.values(), np.int64, len(counts))
@@ -66,11 +84,9 @@ def _spread(
         return None
     if int(np.abs(amounts).max()) >= _FLOAT_EXACT:
         return None
-    table = np.zeros(size + 1, np.int64)
     table[slots] = amounts
     table[size] = 0
-    out: IntArray = table[at]
-    return out
+    return table
 
 
 def domains(columns: NodeColumns, key: str) -> Domains:
