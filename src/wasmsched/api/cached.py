@@ -1,12 +1,16 @@
 """A cached property without a lock, and values kept the same way, for the parsed views of
-manifests (api/objects.py)."""
+manifests (api/objects.py); and parsed values kept once per distinct content, shared by the
+objects whose content is equal (the pods of one template)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import marshal
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, Self, TypeVar, cast, overload
 
 _T = TypeVar("_T")
+_A = TypeVar("_A")
+_K = TypeVar("_K", bound=Hashable)
 
 
 class cached_property(Generic[_T]):
@@ -49,3 +53,29 @@ def derived(instance: Any, key: str, compute: Callable[[Any], _T]) -> _T:
     if found is _MISSING:
         found = instance.__dict__[key] = compute(instance)
     return cast(_T, found)
+
+
+def content_key(value: Any) -> bytes | None:
+    """A key equal for equal values of the same types: ``marshal.dumps(value, 0)``, which
+    writes only the exact built-in types and, at version 0, neither references nor
+    interning. None for anything else (a subclass, another Mapping): not to be shared."""
+    try:
+        return marshal.dumps(value, 0)
+    except ValueError:
+        return None
+
+
+def kept_by_content(
+    table: dict[_K, _T], key: _K | None, make: Callable[[_A], _T], arg: _A, limit: int
+) -> _T:
+    """``make(arg)``, kept in ``table`` under ``key`` (what the value depends on) and
+    shared by every later call with an equal key; ``key`` None: made anew, not kept. The
+    table starts over at ``limit`` entries (a cluster has few templates)."""
+    if key is None:
+        return make(arg)
+    found = table.get(key)
+    if found is None:
+        if len(table) >= limit:
+            table.clear()
+        found = table[key] = make(arg)
+    return found

@@ -7,21 +7,20 @@ are parsed on first read, and a part of the spec (its containers, its node affin
 parsed once for every pod whose part has the same content, the parsed values shared
 (api/objects.py: ``Pod`` reads them). Parsed values are immutable, so sharing them is safe.
 
-The content key is ``marshal.dumps(part, 0)``: marshal writes only the exact built-in types
-(a subclass or another Mapping is refused, and such a part is parsed for its pod alone),
-and version 0 writes neither references nor interning, so two parts have the same key
-exactly when they are equal values of the same types. A part parses only a copy of
+The content key is ``marshal.dumps(part, 0)`` (api/cached.py: ``content_key``): marshal
+writes only the exact built-in types (a subclass or another Mapping is refused, and such a
+part is parsed for its pod alone), and version 0 writes neither references nor interning,
+so two parts have the same key exactly when they are equal values of the same types. A part parses only a copy of
 itself (``spec``), so what it computes cannot depend on anything outside the key. Errors
 are those of the pod alone: nothing is kept for a part whose parse raised.
 """
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
-from wasmsched.api.cached import cached_property
+from wasmsched.api.cached import cached_property, content_key, kept_by_content
 from wasmsched.api.quantity import expect_bool, expect_int, expect_list, expect_mapping, expect_str
 from wasmsched.api.resources import (
     Resource,
@@ -59,16 +58,8 @@ class SpecPart:
     @classmethod
     def of(cls, spec: Mapping[str, Any]) -> Self:
         """The part of ``spec``: the one already parsed for equal content, or a new one."""
-        try:
-            key = marshal.dumps(tuple(spec.get(name) for name in cls.FIELDS), 0)
-        except ValueError:  # not plain JSON-like values: this pod's own part
-            return cls(spec)
-        shared = cls._shared
-        part: Self | None = shared.get(key)
-        if part is None:
-            if len(shared) >= MAX_SHARED_PARTS:
-                shared.clear()
-            part = shared[key] = cls(spec)
+        key = content_key(tuple(spec.get(name) for name in cls.FIELDS))
+        part: Self = kept_by_content(cls._shared, key, cls, spec, MAX_SHARED_PARTS)
         return part
 
     @classmethod

@@ -22,11 +22,11 @@ nominated node (a nominated node wins over the hint).
 from __future__ import annotations
 
 import json
-import marshal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.cached import content_key, kept_by_content
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.sorted_nodes import ScoredNodeHeap
 from wasmsched.framework.status import Code
@@ -152,22 +152,19 @@ _MAX_NODE_AFFINITY_SIGNATURES = 4096
 
 def node_affinity_signature(pod: Pod) -> Any:
     """NodeAffinitySigner: the required terms and the preferred ones, each canonical; made
-    once per distinct node affinity (marshal version 0 of it as the key, as api/pod_spec
-    keys the parsed parts: equal bytes, equal content of the same types). Read only: it is
+    once per distinct node affinity (api/cached.py's ``content_key``, as api/pod_spec keys
+    the parsed parts: equal bytes, equal content of the same types). Read only: it is
     shared."""
     node_affinity = ((pod.spec or {}).get("affinity") or {}).get("nodeAffinity")
     if node_affinity is None:
         return None
-    try:
-        key = marshal.dumps(node_affinity, 0)
-    except ValueError:  # not plain JSON-like values
-        return _node_affinity_signature(node_affinity)
-    found = _NODE_AFFINITY_SIGNATURES.get(key)
-    if found is None:
-        if len(_NODE_AFFINITY_SIGNATURES) >= _MAX_NODE_AFFINITY_SIGNATURES:
-            _NODE_AFFINITY_SIGNATURES.clear()
-        found = _NODE_AFFINITY_SIGNATURES[key] = _node_affinity_signature(node_affinity)
-    return found
+    return kept_by_content(
+        _NODE_AFFINITY_SIGNATURES,
+        content_key(node_affinity),
+        _node_affinity_signature,
+        node_affinity,
+        _MAX_NODE_AFFINITY_SIGNATURES,
+    )
 
 
 def _node_affinity_signature(node_affinity: Mapping[str, Any]) -> Any:

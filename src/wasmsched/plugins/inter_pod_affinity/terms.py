@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.cached import derived
+from wasmsched.api.cached import derived, kept_by_content
 from wasmsched.api.quantity import expect_int, expect_list, expect_mapping, expect_str
 from wasmsched.api.selectors import IN, NOT_IN, LabelSelector
 from wasmsched.plugins.node_counts import selector_key
@@ -256,20 +256,22 @@ def pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
 def _shared_terms(pod: Pod) -> PodAffinityTerms:
     """parse_pod_affinity_terms, once for the replicas of a workload: the terms depend on
     the namespace, the labels and spec.affinity alone, and are read-only once parsed."""
+    return kept_by_content(
+        _BY_CONTENT, _terms_key(pod), parse_pod_affinity_terms, pod, _BY_CONTENT_LIMIT
+    )
+
+
+def _terms_key(pod: Pod) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+    """What a pod's terms depend on; None for an affinity that is not JSON (a manifest
+    built in code: parsed alone)."""
     try:
-        key = (
+        return (
             pod.namespace,
             json.dumps(pod.spec["affinity"], sort_keys=True),
             tuple(sorted(pod.labels.items())),
         )
-    except (TypeError, ValueError):  # not JSON (a manifest built in code): parsed alone
-        return parse_pod_affinity_terms(pod)
-    terms = _BY_CONTENT.get(key)
-    if terms is None:
-        if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
-            _BY_CONTENT.clear()
-        terms = _BY_CONTENT[key] = parse_pod_affinity_terms(pod)
-    return terms
+    except (TypeError, ValueError):
+        return None
 
 
 def matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
