@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.plugins.dynamic_resources.allocator import claim_key, share_id
 from wasmsched.plugins.dynamic_resources.claims import Manifest, node_claim_inputs
+from wasmsched.plugins.dynamic_resources.slices import device_id_text
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node
@@ -135,7 +136,7 @@ def _renamed_shares(
             if old is not None:
                 number = numbers[old]
                 share = share_id(
-                    key, r["request"], f"{r['driver']}/{r['pool']}/{r['device']}", number
+                    key, r["request"], device_id_text((r["driver"], r["pool"], r["device"])), number
                 )
                 renamed[share] = number
                 r = {**r, "shareID": share}
