@@ -28,14 +28,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_replay  # noqa: E402
 
-from dra_checker import ClaimLog, device_capacities, over_allocations, peak_sharing  # noqa: E402
-from wasmsched.api.manifests import ClusterObjects  # noqa: E402
-from wasmsched.config import default_config  # noqa: E402
-from wasmsched.plugins.registry import in_tree_registry  # noqa: E402
-from wasmsched.release.features import SchedulerFeatures  # noqa: E402
-from wasmsched.release.version import KubernetesVersion  # noqa: E402
-from wasmsched.replay.alibaba import read_alibaba_gpu  # noqa: E402
-from wasmsched.replay.engine import Replay  # noqa: E402
+from dra_checker import device_capacities, over_allocations, peak_sharing  # noqa: E402
+from test_replay_dra import replay  # noqa: E402
 
 
 def main() -> int:
@@ -45,7 +39,6 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--gpuspec", type=float, default=0.0)
     args = parser.parse_args()
-    features = SchedulerFeatures.of(KubernetesVersion(1, 37))
     with tempfile.TemporaryDirectory() as tmp:
         nodes, pods = bench_replay.write_trace(
             Path(tmp),
@@ -56,15 +49,12 @@ def main() -> int:
             args.gpuspec,
             args.scale,
         )
-        trace = read_alibaba_gpu(nodes, pods, gpu_model="dra")
-    start = ClusterObjects(kubernetes_version=features.version)
-    start.others.extend(trace.objects)
-    run = Replay(start, trace.events, default_config(features), in_tree_registry())
-    log = ClaimLog(run.sim)
+        # The replay tests' own setup: the default profile of v1.37, the claim log attached.
+        run, log, objects = replay(nodes, pods)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     summary = run.run().to_json()["summary"]
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    slices = [o for o in trace.objects if o["kind"] == "ResourceSlice"]
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"]
     problems = over_allocations(log.writes, device_capacities(slices))
     devices = sum(len(s["spec"].get("devices") or ()) for s in slices)
     print(
