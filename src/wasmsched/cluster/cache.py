@@ -3,7 +3,12 @@
 Pods the scheduler has placed but the cluster has not yet confirmed are *assumed*: they
 count on their node until confirmed (``add_pod``) or forgotten (``forget_pod``).
 The snapshot shares the cache's NodeInfo objects: a scheduling cycle runs between
-cluster changes, so nothing needs copying per cycle.
+cluster changes, so nothing needs copying per cycle. What the snapshot derives from the
+node set is kept up to date as nodes change, as kube-scheduler's cache does
+(pkg/scheduler/backend/cache/cache.go: UpdateSnapshot): the node tree's order
+(cluster/node_tree), the image states (cluster/image_states), the nodes with
+(anti-)affinity pods and the columns (framework/columns), whose rows and per-node caches
+are carried to a new node set and re-read only for the nodes that changed.
 """
 
 from __future__ import annotations
@@ -12,23 +17,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wasmsched.cluster.image_states import ImageStates
+from wasmsched.cluster.node_tree import NodeTree
 from wasmsched.framework.columns import NodeColumns
-from wasmsched.framework.node_info import ImageStateSummary, NodeInfo, Snapshot
+from wasmsched.framework.node_info import NodeInfo, Snapshot
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
     from wasmsched.release.features import SchedulerFeatures
-
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
-
-
-def zone_key(node: Node) -> str:
-    """kube-scheduler's node tree groups nodes by region:zone."""
-    labels = node.labels
-    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
-    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
-    return f"{region}:\x00:{zone}" if region or zone else ""
 
 
 class Cache:
@@ -41,15 +37,19 @@ class Cache:
         self.assumed: set[str] = set()
         # Pods whose node is not (yet) known: kept so that they count once it appears.
         self._orphans: dict[str, list[Pod]] = {}
+        self._tree = NodeTree()
+        self._images = ImageStates()
         self._snapshot: Snapshot | None = None
         # The last snapshot's columns: a new node set's columns are built from them.
         self._columns: NodeColumns | None = None
-        self._images_dirty = True
+        # Whether the node list changed since the last snapshot (a node added, removed or
+        # moved to another zone): the snapshot then lists the node tree anew.
+        self._order_changed = True
         self.generation = 0
-        # NodeInfos changed since the last snapshot (their columnar rows are re-read) and
-        # whether a node itself changed (labels, taints: per-node caches are dropped).
+        # NodeInfos changed since the last snapshot (their columnar rows are re-read), and
+        # those whose node's labels, taints or images changed (their per-node caches too).
         self._dirty: dict[str, NodeInfo] = {}
-        self._nodes_changed = False
+        self._nodes_changed: dict[str, NodeInfo] = {}
         # Nodes with pods with (anti-)affinity, and whether those sets changed.
         self._affinity: set[str] = set()
         self._anti_affinity: set[str] = set()
@@ -58,34 +58,40 @@ class Cache:
     # --- nodes --------------------------------------------------------------------------
 
     def add_node(self, node: Node) -> NodeInfo:
-        info = self.nodes.get(node.name)
+        """A node added (cache.go: AddNode), or updated when it is known (UpdateNode)."""
+        name = node.name
+        info = self.nodes.get(name)
         if info is None:
             info = NodeInfo(node, self.features)
-            self.nodes[node.name] = info
-            for pod in self._orphans.pop(node.name, []):
+            self.nodes[name] = info
+            for pod in self._orphans.pop(name, []):
                 info.add_pod(pod)
-            self._snapshot = None
-            self._images_dirty = True
+            self._track_affinity(info)
+            self._tree.add(info)
+            self._images.add_node(info)
+            self._order_changed = True
         else:
             old = info.node
+            # The image states as kube-scheduler keeps them: the old node's taken out and
+            # the new one's counted, whatever changed (removeNodeImageStates, then
+            # addNodeImageStates).
+            self._images.remove_node(old)
             info.set_node(node)
-            self._dirty[node.name] = info
-            # Per-node caches (framework/columns: node_cache, the taint classes) follow the
-            # labels and taints; the image states only the images. A status update (the
-            # kubelet's heartbeat, conditions) changes neither.
-            if old.labels != node.labels or old.taints != node.taints:
-                self._nodes_changed = True
-            if old.images != node.images:
-                self._images_dirty = True
+            self._images.add_node(info)
+            self._dirty[name] = info
+            # Per-node caches (framework/columns: the node cache, the taint classes)
+            # follow the labels, taints and images; a status update (the kubelet's
+            # heartbeat, conditions) changes none of them.
+            if old.labels != node.labels or old.taints != node.taints or old.images != node.images:
+                self._nodes_changed[name] = info
+            if self._tree.update(info):
+                self._order_changed = True
         self.generation += 1
         return info
 
     def update_node(self, node: Node) -> NodeInfo:
-        """A node changed: its row of the columns is re-read; the snapshot is rebuilt only
-        when its zone changed (its place in the node tree, k8s nodeTree.updateNode)."""
-        info = self.nodes.get(node.name)
-        if info is None or zone_key(info.node) != zone_key(node):
-            self._snapshot = None
+        """A node changed: its row of the columns is re-read; the node list is listed anew
+        only when its zone changed (its place in the node tree, nodeTree.updateNode)."""
         return self.add_node(node)
 
     def remove_node(self, name: str) -> None:
@@ -93,8 +99,15 @@ class Cache:
         if info is not None:
             # Pods stay known (the API server deletes them separately).
             self._orphans[name] = [p.pod for p in info.pods]
-            self._snapshot = None
-            self._images_dirty = True
+            self._tree.remove(info)
+            self._images.remove_node(info.node)
+            self._dirty.pop(name, None)
+            self._nodes_changed.pop(name, None)
+            for names in (self._affinity, self._anti_affinity):
+                if name in names:
+                    names.discard(name)
+                    self._affinity_dirty = True
+            self._order_changed = True
             self.generation += 1
 
     # --- pods -----------------------------------------------------------------------------
@@ -176,34 +189,29 @@ class Cache:
     # --- snapshot -------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """The cycle's view; rebuilt only when the node set changed, else its columnar rows
-        of the nodes changed since the last cycle are re-read (framework/columns). A new
-        node set's columns carry the last ones' rows (those of nodes changed since re-read)
-        and read only the nodes added."""
+        """The cycle's view (cache.go: UpdateSnapshot). When the node list changed, a new
+        snapshot lists the node tree, and its columns carry the last ones' rows (and
+        per-node caches) and read only the nodes added; else the rows of the nodes changed
+        since the last cycle are re-read in place."""
         snap = self._snapshot
-        if snap is None:
-            snap = self._snapshot = Snapshot(self._node_tree_order(), self.generation)
+        changed = list(self._nodes_changed.values())
+        if snap is None or self._order_changed:
+            infos = self._tree.ordered()
+            snap = self._snapshot = Snapshot.of(infos, dict(self.nodes), self.generation)
             previous = self._columns
-            snap.columns = self._columns = NodeColumns(snap.node_infos, previous)
+            snap.columns = self._columns = NodeColumns(infos, previous)
             if previous is not None and self._dirty:
-                snap.columns.update(self._dirty.values(), self._nodes_changed)
-            self._affinity = {ni.name for ni in snap.node_infos if ni.pods_with_affinity}
-            self._anti_affinity = {
-                ni.name for ni in snap.node_infos if ni.pods_with_required_anti_affinity
-            }
-            self._affinity_dirty = False
+                snap.columns.update(self._dirty.values(), changed)
+            self._refresh_affinity_lists(snap)
+            self._order_changed = False
         else:
             snap.generation = self.generation
             if self._affinity_dirty:
                 self._refresh_affinity_lists(snap)
             if self._dirty and snap.columns is not None:
-                snap.columns.update(self._dirty.values(), self._nodes_changed)
+                snap.columns.update(self._dirty.values(), changed)
         self._dirty = {}
-        self._nodes_changed = False
-        if self._images_dirty:
-            self._refresh_image_states()
-            if snap.columns is not None:
-                snap.columns.node_cache.clear()
+        self._nodes_changed = {}
         return snap
 
     def _refresh_affinity_lists(self, snap: Snapshot) -> None:
@@ -216,39 +224,6 @@ class Cache:
             snap.with_affinity = _in_row_order(columns, self._affinity)
             snap.with_required_anti_affinity = _in_row_order(columns, self._anti_affinity)
         self._affinity_dirty = False
-
-    def _node_tree_order(self) -> list[NodeInfo]:
-        """Zones interleaved round-robin, nodes in each zone in arrival order (k8s nodeTree)."""
-        zones: dict[str, list[NodeInfo]] = {}
-        for info in self.nodes.values():
-            zones.setdefault(zone_key(info.node), []).append(info)
-        if len(zones) <= 1:
-            return list(self.nodes.values())
-        ordered: list[NodeInfo] = []
-        lists = list(zones.values())
-        for i in range(max(len(z) for z in lists)):
-            for zone_nodes in lists:
-                if i < len(zone_nodes):
-                    ordered.append(zone_nodes[i])
-        return ordered
-
-    def _refresh_image_states(self) -> None:
-        sizes: dict[str, int] = {}
-        holders: dict[str, set[str]] = {}
-        for info in self.nodes.values():
-            for names, size in info.node.images:
-                for name in names:
-                    sizes[name] = size
-                    holders.setdefault(name, set()).add(info.name)
-        summaries = {
-            name: ImageStateSummary(sizes[name], len(nodes), frozenset(nodes))
-            for name, nodes in holders.items()
-        }
-        for info in self.nodes.values():
-            info.image_states = {
-                name: summaries[name] for names, _ in info.node.images for name in names
-            }
-        self._images_dirty = False
 
 
 def _in_row_order(columns: NodeColumns, names: set[str]) -> list[NodeInfo]:

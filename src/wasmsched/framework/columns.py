@@ -17,6 +17,8 @@ switch the columns off: the plugins then take their per-node forms.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter, is_
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,7 +36,9 @@ __all__ = [
     "NodeColumns",
     "NodeList",
     "NodeRows",
+    "RowCache",
     "RowClasses",
+    "RowValues",
     "default_normalize_columns",
     "go_div_array",
     "values_by_class",
@@ -63,6 +67,9 @@ _FIELDS = (
 # What is left per node (allocatable - requested; pods: allocatable - count), which Filter
 # compares with the pod's requests.
 _FREE = ("free_cpu", "free_memory", "free_ephemeral", "free_pods")
+
+
+_NAME = attrgetter("name")
 
 
 def _taint_key(ni: NodeInfo) -> Hashable | None:
@@ -117,6 +124,56 @@ class RowClasses:
             self.ids[:] = list(map(self._id_of, infos))
 
 
+class RowCache:
+    """An entry of the columns' node cache answering per row from that row's node alone
+    (its name, labels, taints and images): carried to the columns of a new node set and
+    re-read for the rows whose node changed, so that it equals the entry computed afresh
+    over every row."""
+
+    __slots__ = ()
+
+    def carried(self, source: npt.NDArray[np.intp]) -> RowCache:
+        """This entry for rows taken from ``source`` (rows of these); the rows read anew
+        are re-read afterwards."""
+        raise NotImplementedError
+
+    def reread(self, rows: npt.NDArray[np.intp], infos: list[NodeInfo]) -> bool:
+        """Re-reads ``rows`` from their NodeInfos ``infos``; False when it cannot (the entry
+        is then dropped)."""
+        raise NotImplementedError
+
+
+class RowValues(RowCache):
+    """A RowCache of one value per row: ``compute`` answers for a list of NodeInfos (an
+    array, or None when it cannot)."""
+
+    __slots__ = ("_compute", "values")
+
+    def __init__(self, values: npt.NDArray[Any], compute: Callable[[list[NodeInfo]], Any]) -> None:
+        self.values = values
+        self._compute = compute
+
+    @classmethod
+    def of(
+        cls, infos: list[NodeInfo], compute: Callable[[list[NodeInfo]], Any]
+    ) -> RowValues | None:
+        """The values of every row (None when ``compute`` cannot)."""
+        values = compute(infos)
+        return None if values is None else cls(values, compute)
+
+    def carried(self, source: npt.NDArray[np.intp]) -> RowValues:
+        """The values of the rows taken from ``source`` (RowCache.carried)."""
+        return RowValues(self.values[source], self._compute)
+
+    def reread(self, rows: npt.NDArray[np.intp], infos: list[NodeInfo]) -> bool:
+        """``compute`` for ``rows`` (RowCache.reread)."""
+        values = self._compute(infos)
+        if values is None:
+            return False
+        self.values[rows] = values
+        return True
+
+
 def _row_values(ni: NodeInfo) -> tuple[int, ...]:
     alloc = ni.allocatable
     used = ni.requested
@@ -147,17 +204,20 @@ class NodeColumns:
         n = len(node_infos)
         self.size = n
         self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
-        self.infos[:] = list(node_infos)
+        self.infos[:] = node_infos
+        names = list(map(_NAME, node_infos))
         self.names: npt.NDArray[Any] = np.empty(n, dtype=object)
-        self.names[:] = [ni.name for ni in node_infos]
-        self.row_of: dict[str, int] = {ni.name: i for i, ni in enumerate(node_infos)}
+        self.names[:] = names
+        self.row_of: dict[str, int] = dict(zip(names, range(n), strict=True))
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
-        # Per-pod caches keyed by what the answer depends on (e.g. a nodeSelector's terms),
-        # dropped whenever a node's labels or taints may have changed.
+        # Per-pod caches keyed by what the answer depends on (e.g. a nodeSelector's terms).
+        # A RowCache entry answers per row from that row's node alone: it is carried to a
+        # new node set and re-read for the nodes that changed; any other entry is dropped
+        # whenever a node's labels, taints or images may have changed.
         self.node_cache: dict[Any, Any] = {}
         if previous is not None and previous.usable and n:
-            self._carry(previous, node_infos)
+            self._carry(previous, names)
             return
         # One table with a column per field, column-major so that each named array is a
         # contiguous view of it, and a row is re-read in one assignment (``_read_row``).
@@ -205,18 +265,19 @@ class NodeColumns:
             table[:, j] for j in range(10, 14)
         )
 
-    def _carry(self, previous: NodeColumns, node_infos: Sequence[NodeInfo]) -> None:
+    def _carry(self, previous: NodeColumns, names: list[str]) -> None:
         """The rows of ``previous`` for the NodeInfos it holds, in the new order; the
-        other nodes read as ``update`` reads a row."""
-        held, infos = previous.row_of, previous.infos
-        source = np.zeros(len(node_infos), dtype=np.intp)
-        fresh: list[tuple[int, NodeInfo]] = []
-        for i, ni in enumerate(node_infos):
-            j = held.get(ni.name)
-            if j is not None and infos[j] is ni:
-                source[i] = j
-            else:
-                fresh.append((i, ni))
+        other nodes read as ``update`` reads a row. Row caches of the node cache are
+        carried the same way."""
+        n = self.size
+        source = np.fromiter(map(previous.row_of.get, names, repeat(-1)), np.intp, n)
+        # A node held under the same name may be another NodeInfo (removed, then added).
+        held = np.flatnonzero(source >= 0)
+        same = map(is_, previous.infos[source[held]].tolist(), self.infos[held].tolist())
+        kept = np.zeros(n, np.bool_)
+        kept[held] = np.fromiter(same, np.bool_, len(held))
+        fresh = np.flatnonzero(~kept)
+        source[fresh] = 0
         self._set_table(np.asfortranarray(previous._table[source]))
         self.unschedulable = previous.unschedulable[source]
         self.tainted = previous.tainted[source]
@@ -226,29 +287,51 @@ class NodeColumns:
         }
         self.taint_classes = previous.taint_classes.carried(source)
         self.port_classes = previous.port_classes.carried(source)
-        for i, ni in fresh:
-            self._read_row(i, ni, True)
-        self.taint_classes.compact(self.infos)
-        self.port_classes.compact(self.infos)
+        infos = self.infos
+        fresh_infos: list[NodeInfo] = infos[fresh].tolist()
+        for i, ni in zip(fresh.tolist(), fresh_infos, strict=True):
+            self._read_row(i, ni)
+            self.taint_classes.set(i, ni)
+        self.taint_classes.compact(infos)
+        self.port_classes.compact(infos)
+        for key, entry in previous.node_cache.items():
+            if isinstance(entry, RowCache):
+                carried = entry.carried(source)
+                if not len(fresh) or carried.reread(fresh, fresh_infos):
+                    self.node_cache[key] = carried
 
     def _check(self, table: IntArray) -> None:
         if table.size and (int(table.max()) >= SAFE_LIMIT or int(table.min()) <= -SAFE_LIMIT):
             self.usable = False
 
-    def update(self, infos: Iterable[NodeInfo], node_changed: bool) -> None:
-        """Re-reads the rows of ``infos`` (pods placed or removed, or the node updated)."""
-        if node_changed:
-            self.node_cache.clear()
+    def update(self, infos: Iterable[NodeInfo], nodes_changed: Sequence[NodeInfo] = ()) -> None:
+        """Re-reads the rows of ``infos`` (pods placed or removed, or the node updated);
+        ``nodes_changed``, nodes whose labels, taints or images changed, also have their
+        taint class and the node cache's rows re-read (its other entries dropped)."""
+        row_of, held = self.row_of, self.infos
         for ni in infos:
-            i = self.row_of.get(ni.name)
-            if i is None or self.infos[i] is not ni:
-                continue
-            self._read_row(i, ni, node_changed)
+            i = row_of.get(ni.name)
+            if i is not None and held[i] is ni:
+                self._read_row(i, ni)
+        if nodes_changed:
+            rows: list[int] = []
+            changed: list[NodeInfo] = []
+            for ni in nodes_changed:
+                i = row_of.get(ni.name)
+                if i is not None and held[i] is ni:
+                    self.taint_classes.set(i, ni)
+                    rows.append(i)
+                    changed.append(ni)
+            at = np.array(rows, dtype=np.intp)
+            cache = self.node_cache
+            for key, entry in list(cache.items()):
+                if not isinstance(entry, RowCache) or (rows and not entry.reread(at, changed)):
+                    del cache[key]
         self.taint_classes.compact(self.infos)
         self.port_classes.compact(self.infos)
 
-    def _read_row(self, i: int, ni: NodeInfo, node_changed: bool) -> None:
-        """Reads row ``i`` from ``ni`` (its taint class too when the node changed)."""
+    def _read_row(self, i: int, ni: NodeInfo) -> None:
+        """Reads row ``i`` from ``ni`` (not its taint class: RowClasses.set)."""
         values = _row_values(ni)
         if max(values) >= SAFE_LIMIT or min(values) <= -SAFE_LIMIT:
             self.usable = False
@@ -259,8 +342,6 @@ class NodeColumns:
         self.unschedulable[i] = bool(node.unschedulable)
         self.tainted[i] = bool(node.taints)
         self.uses_ports[i] = bool(ni.used_ports)
-        if node_changed:
-            self.taint_classes.set(i, ni)
         self.port_classes.set(i, ni)
         for name, (alloc, req) in self._scalars.items():
             a = ni.allocatable.scalar.get(name, 0)

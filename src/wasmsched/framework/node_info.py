@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from wasmsched.api.resources import Resource
@@ -40,14 +40,15 @@ class PodInfo:
 
 
 class ImageStateSummary:
-    """An image on a node: its size and on how many nodes of the cluster it is."""
+    """An image on a node: its size, on how many nodes of the cluster it is and which (one
+    object per image, shared by the NodeInfos of its nodes; the cache updates it in place)."""
 
     __slots__ = ("nodes", "num_nodes", "size")
 
-    def __init__(self, size: int, num_nodes: int = 1, nodes: frozenset[str] = frozenset()) -> None:
+    def __init__(self, size: int, num_nodes: int = 1, nodes: Iterable[str] = ()) -> None:
         self.size = size
         self.num_nodes = num_nodes
-        self.nodes = nodes
+        self.nodes: set[str] = set(nodes)
 
     def __repr__(self) -> str:
         return f"ImageStateSummary(size={self.size}, num_nodes={self.num_nodes})"
@@ -231,6 +232,22 @@ class Snapshot:
         # None for a snapshot built elsewhere, whose plugins then run per node.
         self.columns: NodeColumns | None = None
         self.refresh_affinity_lists()
+
+    @classmethod
+    def of(
+        cls, node_infos: list[NodeInfo], by_name: dict[str, NodeInfo], generation: int
+    ) -> Snapshot:
+        """A snapshot of ``node_infos`` (kept, not copied) and ``by_name``, their index by
+        name, whose caller sets the lists of nodes with (anti-)affinity pods (the scheduler
+        cache keeps them itself)."""
+        snap = cls.__new__(cls)
+        snap.node_infos = node_infos
+        snap._by_name = by_name
+        snap.generation = generation
+        snap.with_affinity = []
+        snap.with_required_anti_affinity = []
+        snap.columns = None
+        return snap
 
     def refresh_affinity_lists(self) -> None:
         """Recomputes the lists of nodes with (anti-)affinity pods."""

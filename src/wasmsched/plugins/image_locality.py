@@ -8,12 +8,13 @@ mapped linearly onto [0, 100].
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from wasmsched.framework.batching import IMAGE_NAMES_SIGNER, image_names_signature
-from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows
+from wasmsched.framework.columns import SAFE_LIMIT, IntArray, NodeRows, RowValues
 from wasmsched.framework.interfaces import MAX_NODE_SCORE
 from wasmsched.plugins.helpers import ALL_EVENTS, features_of
 
@@ -115,7 +116,8 @@ class ImageLocality:
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns: each of the pod's images adds its scaled score (the
         same for every node that holds it) on the rows that hold it; then calculatePriority
-        on the sums. Which rows hold an image is found once per image (and node set)."""
+        on the sums. Which rows hold an image is found once per image (then kept up to date
+        by the columns), its summary (the same object on every node) from one of them."""
         images, count = pod_images(pod, self._image_volumes)
         size = len(rows)
         if count == 0:
@@ -125,13 +127,15 @@ class ImageLocality:
         if total:
             columns = rows.columns
             for image in images:
-                held = columns.node_cache.get(("image", image))
+                held: RowValues | None = columns.node_cache.get(("image", image))
                 if held is None:
-                    held = _holders(columns.infos.tolist(), image)
+                    held = RowValues(_holders(columns.infos.tolist(), image), _holders_of(image))
                     columns.node_cache[("image", image)] = held
-                mask, summary = held
-                if summary is None:
+                mask = held.values
+                first = int(mask.argmax())
+                if not mask[first]:
                     continue
+                summary = columns.infos[first].image_states[image]
                 value = scaled_image_score(summary, total)
                 if value >= SAFE_LIMIT:
                     return None
@@ -158,18 +162,14 @@ class ImageLocality:
         return list(ALL_EVENTS)
 
 
-def _holders(
-    infos: list[NodeInfo], image: str
-) -> tuple[np.ndarray[Any, np.dtype[np.bool_]], ImageStateSummary | None]:
-    """Which nodes hold ``image``, and its summary (the same object on every node)."""
-    summary: ImageStateSummary | None = None
-    mask = np.zeros(len(infos), np.bool_)
-    for i, ni in enumerate(infos):
-        found = ni.image_states.get(image)
-        if found is not None:
-            mask[i] = True
-            summary = found
-    return mask, summary
+def _holders(infos: list[NodeInfo], image: str) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Which of ``infos`` hold ``image``."""
+    return np.fromiter((image in ni.image_states for ni in infos), np.bool_, len(infos))
+
+
+def _holders_of(image: str) -> Callable[[list[NodeInfo]], np.ndarray[Any, np.dtype[np.bool_]]]:
+    """``_holders`` of one image, for the columns to re-read rows with."""
+    return lambda infos: _holders(infos, image)
 
 
 def new(args: dict[str, Any], handle: Handle) -> ImageLocality:

@@ -8,7 +8,7 @@ terms and NormalizeScore scales them to [0, 100].
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +19,13 @@ from wasmsched.framework.batching import (
     NODE_SELECTOR_SIGNER,
     node_affinity_signature,
 )
-from wasmsched.framework.columns import IntArray, NodeColumns, NodeRows, default_normalize_columns
+from wasmsched.framework.columns import (
+    IntArray,
+    NodeColumns,
+    NodeRows,
+    RowValues,
+    default_normalize_columns,
+)
 from wasmsched.framework.interfaces import MAX_NODE_SCORE, PreFilterResult
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -48,23 +54,26 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
-# Per-node answers kept per distinct selector in the columns' node cache (dropped when a node
-# changes); a cluster has few distinct selectors, and the cache stays bounded.
+# Per-node answers kept per distinct selector in the columns' node cache (re-read for the
+# nodes that change); a cluster has few distinct selectors, and the cache stays bounded.
 _MAX_CACHED = 256
 
 
-def _cached_rows(columns: NodeColumns, key: tuple[Any, ...], compute: Any) -> IntArray | None:
-    """The per-row answer for ``key`` over every row of the columns, computed once."""
+def _cached_rows(
+    columns: NodeColumns, key: tuple[Any, ...], compute: Callable[[list[NodeInfo]], Any]
+) -> IntArray | None:
+    """The per-row answer for ``key`` over every row of the columns, computed once (then
+    kept up to date by the columns: ``compute`` reads nothing but each node)."""
     cache = columns.node_cache
-    found: IntArray | None = cache.get(key)
+    found: RowValues | None = cache.get(key)
     if found is None:
-        found = compute(columns.infos.tolist())
+        found = RowValues.of(columns.infos.tolist(), compute)
         if found is None:
             return None
         if len(cache) >= _MAX_CACHED:
             cache.clear()
         cache[key] = found
-    return found
+    return found.values
 
 
 def _node_affinity(pod: Pod) -> Mapping[str, Any]:
@@ -141,6 +150,8 @@ class NodeAffinity:
         self._skip = Status(Code.SKIP)
         self._rejected_pod = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         self._rejected_enforced = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
+        # Filter's answers by _verdict: pass, the added affinity's rejection, the pod's.
+        self._verdicts = (None, self._rejected_enforced, self._rejected_pod)
 
     # --- PreFilter / Filter ---------------------------------------------------------
 
@@ -175,15 +186,9 @@ class NodeAffinity:
         """Filter (node_affinity.go: NodeAffinity.Filter): the node must match the added affinity
         and the pod's nodeSelector and required node affinity.
         """
-        node = node_info.node
-        added = self.added_node_selector
-        if added is not None and not added.matches(node.labels, node.name):
-            return self._rejected_enforced
         s = state.get(PRE_FILTER_KEY)
         req = s.required if s is not None else pod.required_node_affinity
-        if not req.matches(node.labels, node.name):
-            return self._rejected_pod
-        return None
+        return self._verdicts[_verdict(self.added_node_selector, req, node_info.node)]
 
     def filter_columns(
         self, state: CycleState, pod: Pod, rows: NodeRows
@@ -204,15 +209,17 @@ class NodeAffinity:
                 default=str,
             ),
         )
-        enforced, rejected = self._rejected_enforced, self._rejected_pod
+        req = s.required if s is not None else pod.required_node_affinity
+        added = self.added_node_selector
 
         def compute(infos: list[NodeInfo]) -> IntArray:
-            codes = {None: 0, id(enforced): 1, id(rejected): 2}
-            return np.array([codes[_id(self.filter(state, pod, ni))] for ni in infos], np.int64)
+            # _verdict's codes are the columnar codes: 0 passes, k is statuses[k - 1].
+            verdicts = (_verdict(added, req, ni.node) for ni in infos)
+            return np.fromiter(verdicts, np.int64, len(infos))
 
         codes = _cached_rows(rows.columns, key, compute)
         assert codes is not None
-        return codes[rows.rows], [enforced, rejected]
+        return codes[rows.rows], [self._rejected_enforced, self._rejected_pod]
 
     # --- PreScore / Score -----------------------------------------------------------
 
@@ -232,10 +239,6 @@ class NodeAffinity:
         """Score (node_affinity.go: NodeAffinity.Score): the summed weights of the preferred terms
         (the pod's and the added ones) the node matches.
         """
-        node = node_info.node
-        count = 0
-        if self.added_pref_terms is not None:
-            count += self.added_pref_terms.score(node.labels, node.name)
         s = state.get(PRE_SCORE_KEY)
         if s is not None:
             preferred = s.preferred
@@ -243,9 +246,7 @@ class NodeAffinity:
             preferred, status = _pod_preferred(pod)
             if status is not None:
                 return 0, status
-        if preferred is not None:
-            count += preferred.score(node.labels, node.name)
-        return count, None
+        return _weights(self.added_pref_terms, preferred, node_info.node), None
 
     def score_columns(self, state: CycleState, pod: Pod, rows: NodeRows) -> IntArray | None:
         """``score`` over the columns: every node's summed weights for the pod's preferred
@@ -260,16 +261,17 @@ class NodeAffinity:
             if s is not None
             else json.dumps(_node_affinity(pod).get(_PREFERRED), sort_keys=True, default=str),
         )
+        if s is not None:
+            preferred = s.preferred
+        else:
+            preferred, status = _pod_preferred(pod)
+            if status is not None:
+                return None
+        added = self.added_pref_terms
 
         def compute(infos: list[NodeInfo]) -> IntArray | None:
-            values = []
-            for ni in infos:
-                value, status = self.score(state, pod, ni)
-                if status is not None:
-                    return None
-                values.append(value)
             try:
-                return np.array(values, np.int64)
+                return np.array([_weights(added, preferred, ni.node) for ni in infos], np.int64)
             except OverflowError:
                 return None
 
@@ -331,8 +333,24 @@ class NodeAffinity:
         return QueueingHint.QUEUE
 
 
-def _id(status: Status | None) -> int | None:
-    return None if status is None else id(status)
+def _verdict(added: NodeSelector | None, req: RequiredNodeAffinity, node: Node) -> int:
+    """Filter's answer for ``node``: 0 it passes, 1 the added affinity rejects it, 2 the
+    pod's nodeSelector or required affinity does."""
+    if added is not None and not added.matches(node.labels, node.name):
+        return 1
+    return 0 if req.matches(node.labels, node.name) else 2
+
+
+def _weights(
+    added: PreferredSchedulingTerms | None, preferred: PreferredSchedulingTerms | None, node: Node
+) -> int:
+    """Score's sum of the weights of the added and the pod's preferred terms ``node`` matches."""
+    count = 0
+    if added is not None:
+        count += added.score(node.labels, node.name)
+    if preferred is not None:
+        count += preferred.score(node.labels, node.name)
+    return count
 
 
 def _pod_preferred(pod: Pod) -> tuple[PreferredSchedulingTerms | None, Status | None]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from wasmsched.framework.columns import IntArray
+from wasmsched.framework.columns import IntArray, RowCache
 
 if TYPE_CHECKING:
     from wasmsched.framework.columns import NodeColumns, NodeRows
@@ -29,16 +29,55 @@ _FLOAT_EXACT = 1 << 53
 _CACHE_TAG = "PodTopologySpread.domains"
 
 
-class Domains:
+class Domains(RowCache):
     """The value of one topology label on every row: ``ids[row]`` indexes ``values``, or
-    is -1 when the node has no such label; ``index`` maps a value to its id."""
+    is -1 when the node has no such label; ``index`` maps a value to its id.
 
-    __slots__ = ("ids", "index", "values")
+    Kept in the columns' node cache across node changes (a RowCache): values are only
+    added, so ``values`` may hold some that no row has any more, which no answer reads
+    (each reads the values of rows); an entry holding many such is dropped instead."""
 
-    def __init__(self, ids: IntArray, values: list[str], index: dict[str, int]) -> None:
+    __slots__ = ("ids", "index", "key", "values")
+
+    def __init__(self, key: str, ids: IntArray, values: list[str], index: dict[str, int]) -> None:
+        self.key = key
         self.ids = ids
         self.values = values
         self.index = index
+
+    @classmethod
+    def of(cls, key: str, infos: list[NodeInfo]) -> Domains:
+        """The domains of every row of ``infos``."""
+        found = cls(key, np.zeros(len(infos), np.int64), [], {})
+        found.ids[:] = found._ids(infos)
+        return found
+
+    def _ids(self, infos: list[NodeInfo]) -> list[int]:
+        key, index, values = self.key, self.index, self.values
+        ids: list[int] = []
+        append = ids.append
+        for ni in infos:
+            value = ni.node.labels.get(key)
+            if value is None:
+                append(-1)
+                continue
+            i = index.get(value)
+            if i is None:
+                i = index[value] = len(values)
+                values.append(value)
+            append(i)
+        return ids
+
+    def carried(self, source: npt.NDArray[np.intp]) -> Domains:
+        """These domains for rows taken from ``source`` (RowCache.carried)."""
+        return Domains(self.key, self.ids[source], list(self.values), dict(self.index))
+
+    def reread(self, rows: npt.NDArray[np.intp], infos: list[NodeInfo]) -> bool:
+        """Re-reads ``rows`` (RowCache.reread); False once many values are no row's."""
+        if len(self.values) > 2 * len(self.ids) + 64:
+            return False
+        self.ids[rows] = self._ids(infos)
+        return True
 
     def gather(self, counts: Mapping[str, int], rows: npt.NDArray[np.intp]) -> IntArray | None:
         """``counts.get(value, 0)`` of each row's domain (0 where the label is missing), or
@@ -90,26 +129,13 @@ def _table(counts: Mapping[str, int], index: Mapping[str, int], size: int) -> In
 
 
 def domains(columns: NodeColumns, key: str) -> Domains:
-    """The rows' domains for ``key``, computed once per node set and kept in the columns'
-    node cache (dropped whenever a node's labels may have changed)."""
+    """The rows' domains for ``key``, computed once and kept in the columns' node cache
+    (which re-reads the rows of nodes that change)."""
     cache = columns.node_cache
     tag = (_CACHE_TAG, key)
     found: Domains | None = cache.get(tag)
     if found is None:
-        index: dict[str, int] = {}
-        ids: list[int] = []
-        append = ids.append
-        for ni in columns.infos.tolist():
-            value = ni.node.labels.get(key)
-            if value is None:
-                append(-1)
-                continue
-            i = index.get(value)
-            if i is None:
-                i = index[value] = len(index)
-            append(i)
-        found = Domains(np.array(ids, dtype=np.int64), list(index), index)
-        cache[tag] = found
+        found = cache[tag] = Domains.of(key, columns.infos.tolist())
     return found
 
 
