@@ -20,7 +20,7 @@ import numpy as np
 from wasmsched.cluster.image_states import ImageStates
 from wasmsched.cluster.node_tree import NodeTree
 from wasmsched.framework.columns import NodeColumns
-from wasmsched.framework.node_info import NodeInfo, Snapshot
+from wasmsched.framework.node_info import NodeInfo, NodeInfoList, Snapshot
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Node, Pod
@@ -196,10 +196,18 @@ class Cache:
         snap = self._snapshot
         changed = list(self._nodes_changed.values())
         if snap is None or self._order_changed:
-            infos = self._tree.ordered()
-            snap = self._snapshot = Snapshot.of(infos, dict(self.nodes), self.generation)
+            infos = NodeInfoList(self._tree.ordered())
             previous = self._columns
-            snap.columns = self._columns = NodeColumns(infos, previous)
+            columns = NodeColumns(infos, previous)
+            if snap is not None and columns.rows_before is not None:
+                # The new list knows where its nodes were in the last one (only the
+                # newest does: a chain of lists would keep every older one alive).
+                last = snap.node_infos
+                infos.previous, infos.rows_before = last, columns.rows_before
+                if isinstance(last, NodeInfoList):
+                    last.previous = last.rows_before = None
+            snap = self._snapshot = Snapshot.of(infos, dict(self.nodes), self.generation)
+            snap.columns = self._columns = columns
             if previous is not None and self._dirty:
                 snap.columns.update(self._dirty.values(), changed)
             self._refresh_affinity_lists(snap)

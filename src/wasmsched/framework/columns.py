@@ -203,14 +203,15 @@ class NodeColumns:
     def __init__(self, node_infos: Sequence[NodeInfo], previous: NodeColumns | None = None) -> None:
         n = len(node_infos)
         self.size = n
-        self.infos: npt.NDArray[Any] = np.empty(n, dtype=object)
-        self.infos[:] = node_infos
+        # fromiter: no per-element sequence probing, as slice assignment does.
+        self.infos: npt.NDArray[Any] = np.fromiter(node_infos, object, n)
         names = list(map(_NAME, node_infos))
-        self.names: npt.NDArray[Any] = np.empty(n, dtype=object)
-        self.names[:] = names
+        self.names: npt.NDArray[Any] = np.fromiter(names, object, n)
         self.row_of: dict[str, int] = dict(zip(names, range(n), strict=True))
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self.usable = True
+        # For columns carried from earlier ones: each row's row there (-1: read anew).
+        self.rows_before: npt.NDArray[np.intp] | None = None
         # Per-pod caches keyed by what the answer depends on (e.g. a nodeSelector's terms).
         # A RowCache entry answers per row from that row's node alone: it is carried to a
         # new node set and re-read for the nodes that changed; any other entry is dropped
@@ -277,6 +278,9 @@ class NodeColumns:
         kept = np.zeros(n, np.bool_)
         kept[held] = np.fromiter(same, np.bool_, len(held))
         fresh = np.flatnonzero(~kept)
+        source[fresh] = -1
+        self.rows_before = source
+        source = source.copy()
         source[fresh] = 0
         self._set_table(np.asfortranarray(previous._table[source]))
         self.unschedulable = previous.unschedulable[source]

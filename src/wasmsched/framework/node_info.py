@@ -9,6 +9,9 @@ from wasmsched.api.resources import Resource
 from wasmsched.release.features import SchedulerFeatures
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from wasmsched.api.objects import Node, Pod
     from wasmsched.framework.columns import NodeColumns
 
@@ -208,6 +211,21 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+class NodeInfoList(list["NodeInfo"]):
+    """A snapshot's node list that knows the list of the snapshot before it: ``previous``,
+    and ``rows_before[i]``, the position there of this list's ``i``-th node (-1 for a node
+    it did not hold), so that what plugins keep across cycles (plugins/node_counts) follows
+    a new node set without matching the two lists. The scheduler cache sets them on the
+    newest list only (None otherwise), so that lists do not keep older ones alive."""
+
+    __slots__ = ("previous", "rows_before")
+
+    def __init__(self, infos: Iterable[NodeInfo] = ()) -> None:
+        super().__init__(infos)
+        self.previous: list[NodeInfo] | None = None
+        self.rows_before: npt.NDArray[np.intp] | None = None
 
 
 class Snapshot:
