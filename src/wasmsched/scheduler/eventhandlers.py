@@ -84,11 +84,15 @@ class EventHandlers:
         s.queue.on_event(ev.NODE_ADD, None, node)
 
     def on_node_update(self, old: Node, new: Node) -> None:
-        """A node changed."""
+        """A node changed (eventhandlers.go: updateNodeInCache): the cache follows it; the
+        queue hears of it only when a property scheduling reads changed (a status update
+        such as the kubelet's heartbeat moves no pod)."""
         s = self._sched
         s.cache.update_node(new)
         self._changed()
-        s.queue.on_event(ev.ClusterEvent(ev.NODE, node_update_action(old, new)), old, new)
+        action = node_update_action(old, new)
+        if action:
+            s.queue.on_event(ev.ClusterEvent(ev.NODE, action), old, new)
 
     def on_node_delete(self, node: Node) -> None:
         """A node is gone."""
@@ -207,20 +211,27 @@ def _nominated_pod_left(sched: Scheduler, pod: Pod) -> None:
 
 
 def node_update_action(old: Node, new: Node) -> int:
-    """What changed about a node, as ActionType bits (eventhandlers.go: nodeSchedulingPropertiesChange)."""
+    """What changed about a node that scheduling reads, as ActionType bits; 0 for none
+    (framework/events.go: NodeSchedulingPropertiesChange and its extractors)."""
     action = 0
     if old.allocatable != new.allocatable:
         action |= ev.ActionType.UPDATE_NODE_ALLOCATABLE
     if old.labels != new.labels:
         action |= ev.ActionType.UPDATE_NODE_LABEL
-    if old.taints != new.taints or old.unschedulable != new.unschedulable:
+    # extractNodeSpecUnschedulableChange: only a node becoming schedulable counts.
+    if old.taints != new.taints or (old.unschedulable and not new.unschedulable):
         action |= ev.ActionType.UPDATE_NODE_TAINT
-    old_conditions = old.manifest.get("status", {}).get("conditions")
-    if old_conditions != new.manifest.get("status", {}).get("conditions"):
+    # extractNodeConditionsChange: each condition's status by type (not its times).
+    if _condition_statuses(old) != _condition_statuses(new):
         action |= ev.ActionType.UPDATE_NODE_CONDITION
     if old.annotations != new.annotations:
         action |= ev.ActionType.UPDATE_NODE_ANNOTATION
-    return action or ev.ActionType.UPDATE
+    return action
+
+
+def _condition_statuses(node: Node) -> dict[Any, Any]:
+    conditions = (node.manifest.get("status") or {}).get("conditions") or ()
+    return {c.get("type"): c.get("status") for c in conditions if isinstance(c, Mapping)}
 
 
 __all__ = ["EVENT_RESOURCES", "EventHandlers", "ObjectStore", "node_update_action"]
