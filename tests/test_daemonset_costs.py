@@ -1,0 +1,184 @@
+"""The fixed per-pod costs of SchedulingDaemonset's cycle, third pass (issue 25, item 2):
+what a DaemonSet pod's cycle and binding no longer compute. Each test counts calls (a spy
+or the profiler's call events) and checks the answer is the one of the path it replaces."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import FrameType, MappingProxyType
+from typing import Any
+
+import pytest
+
+from sched_support import node, pod
+from wasmsched.api.manifests import ClusterObjects
+from wasmsched.api.objects import Node, ObjectError, Pod
+from wasmsched.api.quantity import FieldError, expect_mapping
+from wasmsched.config import default_config
+from wasmsched.framework.runtime import Framework
+from wasmsched.plugins.inter_pod_affinity import terms
+from wasmsched.queue.scheduling_queue import SchedulingQueue
+from wasmsched.release.features import SchedulerFeatures
+from wasmsched.release.version import KubernetesVersion
+from wasmsched.sim.simulation import Simulation
+
+V137 = SchedulerFeatures.of(KubernetesVersion(1, 37))
+
+_PIN = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-1"]}]}
+            ]
+        }
+    }
+}
+
+
+def _run(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(V137))
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    return {r.pod.name: r.node for r in result.pods}
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[int]:
+    """Counts the calls of ``owner.name`` (a function or a method) in the list's item."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counted(*args: Any) -> Any:
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def _calls_during(read: Callable[[], object]) -> list[str]:
+    """The Python functions called while ``read`` runs (the profiler's call events)."""
+    called: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        read()
+    finally:
+        sys.setprofile(None)
+    return called[1:]  # the lambda itself
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    [
+        _PIN,
+        {**_PIN, "podAffinity": None},
+        {**_PIN, "podAntiAffinity": None, "podAffinity": None},
+    ],
+)
+def test_node_affinity_alone_has_no_pod_affinity_terms_and_no_content_key(
+    monkeypatch: pytest.MonkeyPatch, affinity: dict[str, Any]
+) -> None:
+    # A DaemonSet pod's affinity is its node pin: InterPodAffinity's PreFilter reads no
+    # terms, as parse_pod_affinity_terms says, without a JSON of the affinity for the key.
+    keys = _spy(monkeypatch, terms, "_terms_key")
+    p = pod("ds-0", affinity=affinity)
+    assert terms.pod_affinity_terms(p) is terms.parse_pod_affinity_terms(p)
+    assert keys[0] == 0
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}}
+    with_terms = pod("ds-1", affinity={**_PIN, **anti})
+    terms.pod_affinity_terms(with_terms)
+    assert keys[0] == 1
+
+
+def test_pod_affinity_sections_that_are_not_mappings_still_report_their_error() -> None:
+    p = pod("bad", affinity={**_PIN, "podAffinity": ["x"]})
+    assert terms.pod_affinity_terms(p).error.startswith("spec.affinity.podAffinity: expected a")
+
+
+def test_the_active_queue_orders_by_the_queue_sort_plugin_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The heap's comparisons call PrioritySort.Less, not Framework.less around it (about
+    # ten comparisons per pop); the order is the plugin's.
+    def wrapper_not_used(self: Framework, a: Any, b: Any) -> bool:
+        raise AssertionError("Framework.less")
+
+    monkeypatch.setattr(Framework, "less", wrapper_not_used)
+    sim = Simulation(ClusterObjects(nodes=[node("n-1")], pods=[], others=[]), default_config(V137))
+    queue: SchedulingQueue = sim.scheduler.queue
+    for i, priority in enumerate([1, 5, 3, 5, 0, 9, 3]):
+        queue.add(pod(f"p-{i}", priority=priority))
+    popped = []
+    while (info := queue.pop()) is not None:
+        popped.append(info.pod.name)
+    sim.close()
+    assert popped == ["p-5", "p-1", "p-3", "p-2", "p-6", "p-0", "p-4"]
+
+
+def test_an_event_with_no_unschedulable_pod_matches_no_registrations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every binding's AssignedPodAdd goes to MoveAllToActiveOrBackoffQueue; with no pod in
+    # the unschedulable pool there is nothing to look up, compare or move.
+    looked_up = _spy(monkeypatch, SchedulingQueue, "_interested_in")
+    placed = _run([node(f"n-{i}") for i in range(4)], [pod(f"p-{i}") for i in range(12)])
+    assert all(placed.values())
+    assert looked_up[0] == 0
+    stuck = _run([node("n-1")], [pod("big", cpu="64"), pod("small")])
+    assert stuck == {"big": None, "small": "n-1"}
+    assert looked_up[0] > 0
+
+
+def test_a_parsed_property_is_read_without_a_context_manager() -> None:
+    # The FieldError -> ObjectError conversion is a try in the descriptor: a property's
+    # first read is the descriptor, the property and its field check (a with block per
+    # property added two calls at every first read of every pod).
+    p = pod("p", priority=7)
+    assert p.spec
+    called = _calls_during(lambda: p.priority)
+    assert called == ["__get__", "priority", "expect_int"]
+    assert p.priority == 7
+
+
+@pytest.mark.parametrize(
+    ("spec", "attribute", "message"),
+    [
+        (
+            {"priority": "high"},
+            "priority",
+            'spec.priority: expected an integer, got string: "high"',
+        ),
+        (
+            {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1x"}}}]},
+            "requests",
+            'spec.containers[0].resources.requests.cpu: invalid quantity "1x"',
+        ),
+        ({"nodeName": 3}, "node_name", "spec.nodeName: expected a string, got number: 3"),
+    ],
+)
+def test_parsed_properties_report_their_field(
+    spec: dict[str, Any], attribute: str, message: str
+) -> None:
+    p = Pod({"kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+    with pytest.raises(ObjectError) as info:
+        getattr(p, attribute)
+    assert str(info.value) == message
+    assert info.value.__suppress_context__
+
+
+def test_mappings_that_are_not_dicts_are_still_mappings() -> None:
+    proxy = MappingProxyType({"a": 1})
+    assert expect_mapping(proxy, "x") is proxy
+    with pytest.raises(FieldError, match="expected a mapping, got list"):
+        expect_mapping([1], "x")
+    manifest = MappingProxyType({"kind": "Pod", "metadata": {"name": "p"}})
+    assert Pod(manifest).name == "p"
+    with pytest.raises(ObjectError, match="must be a mapping, got list"):
+        Pod([])  # type: ignore[arg-type]
