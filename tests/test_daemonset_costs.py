@@ -17,6 +17,8 @@ from wasmsched.api.objects import Node, ObjectError, Pod
 from wasmsched.api.quantity import FieldError, expect_mapping
 from wasmsched.config import default_config
 from wasmsched.framework.runtime import Framework
+from wasmsched.plugins import volume_restrictions
+from wasmsched.plugins.dynamic_resources import plugin as dra_plugin
 from wasmsched.plugins.inter_pod_affinity import terms
 from wasmsched.queue.scheduling_queue import SchedulingQueue
 from wasmsched.release.features import SchedulerFeatures
@@ -182,3 +184,30 @@ def test_mappings_that_are_not_dicts_are_still_mappings() -> None:
     assert Pod(manifest).name == "p"
     with pytest.raises(ObjectError, match="must be a mapping, got list"):
         Pod([])  # type: ignore[arg-type]
+
+
+def test_plugins_with_nothing_to_do_for_a_plain_pod_return_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A DaemonSet pod has no volume, no claim and no extended resource: VolumeRestrictions
+    # Skips before parsing disks, DynamicResources' PreFilter makes no lookup for a special
+    # claim and its PreBind waits for no device. A pod with a volume still parses its disks.
+    disks = _spy(monkeypatch, volume_restrictions, "pod_disks")
+    extended = _spy(monkeypatch, dra_plugin, "pre_filter_extended")
+    devices = _spy(monkeypatch, dra_plugin, "wait_for_devices")
+    pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(5)]
+    placed = _run([node(f"n-{i}") for i in range(3)], pods)
+    assert set(placed.values()) == {"n-1"}
+    assert disks == [0] and extended == [0] and devices == [0]
+    volume = {"name": "v", "gcePersistentDisk": {"pdName": "d"}}
+    assert _run([node("n-1")], [pod("with-volume", volumes=[volume])]) == {"with-volume": "n-1"}
+    assert disks[0] > 0
+    gpu = Pod(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "gpu"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"x.io/gpu": "1"}}}]},
+        }
+    )
+    assert _run([node("n-1")], [gpu]) == {"gpu": None}
+    assert extended[0] > 0
