@@ -4,8 +4,10 @@ or the profiler's call events) and checks the answer is the one of the path it r
 
 from __future__ import annotations
 
+import random
 import sys
 from collections.abc import Callable
+from functools import cmp_to_key
 from types import FrameType, MappingProxyType
 from typing import Any
 
@@ -17,9 +19,11 @@ from wasmsched.api.objects import Node, ObjectError, Pod
 from wasmsched.api.quantity import FieldError, expect_mapping
 from wasmsched.config import default_config
 from wasmsched.framework.runtime import Framework
+from wasmsched.framework.types import QueuedPodInfo
 from wasmsched.plugins import volume_restrictions
 from wasmsched.plugins.dynamic_resources import plugin as dra_plugin
 from wasmsched.plugins.inter_pod_affinity import terms
+from wasmsched.plugins.queue_sort import PrioritySort
 from wasmsched.queue.scheduling_queue import SchedulingQueue
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
@@ -104,24 +108,67 @@ def test_pod_affinity_sections_that_are_not_mappings_still_report_their_error() 
     assert terms.pod_affinity_terms(p).error.startswith("spec.affinity.podAffinity: expected a")
 
 
-def test_the_active_queue_orders_by_the_queue_sort_plugin_itself(
+def _pop_all(queue: SchedulingQueue) -> list[str]:
+    popped = []
+    while (info := queue.pop()) is not None:
+        popped.append(info.pod.name)
+    return popped
+
+
+def test_the_active_queue_orders_by_prioritysorts_key_without_calling_less(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The heap's comparisons call PrioritySort.Less, not Framework.less around it (about
-    # ten comparisons per pop); the order is the plugin's.
-    def wrapper_not_used(self: Framework, a: Any, b: Any) -> bool:
-        raise AssertionError("Framework.less")
+    # The heap compares PrioritySort's sort keys (tuples, in C), not its Less through
+    # Framework.less (about ten comparisons per pop); the order is Less's.
+    def not_called(self: object, a: Any, b: Any) -> bool:
+        raise AssertionError("less")
 
-    monkeypatch.setattr(Framework, "less", wrapper_not_used)
+    monkeypatch.setattr(Framework, "less", not_called)
+    monkeypatch.setattr(PrioritySort, "less", not_called)
     sim = Simulation(ClusterObjects(nodes=[node("n-1")], pods=[], others=[]), default_config(V137))
     queue: SchedulingQueue = sim.scheduler.queue
     for i, priority in enumerate([1, 5, 3, 5, 0, 9, 3]):
         queue.add(pod(f"p-{i}", priority=priority))
-    popped = []
-    while (info := queue.pop()) is not None:
-        popped.append(info.pod.name)
+    assert _pop_all(queue) == ["p-5", "p-1", "p-3", "p-2", "p-6", "p-0", "p-4"]
     sim.close()
-    assert popped == ["p-5", "p-1", "p-3", "p-2", "p-6", "p-0", "p-4"]
+
+
+def test_prioritysorts_key_orders_as_its_less() -> None:
+    rng = random.Random(7)
+    infos = [
+        QueuedPodInfo(pod(f"p-{i}", priority=rng.choice([0, 1, 5])), rng.choice([0.0, 1.5]), i)
+        for i in range(200)
+    ]
+    plugin = PrioritySort()
+    by_less = sorted(
+        infos, key=cmp_to_key(lambda a, b: -1 if plugin.less(a, b) else int(plugin.less(b, a)))
+    )
+    assert sorted(infos, key=plugin.sort_key) == by_less
+
+
+class _ByPriority:
+    """A QueueSort plugin without a sort key: PrioritySort's Less alone."""
+
+    name = "ByPriority"
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return PrioritySort().less(a, b)
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_an_updated_pod_is_ordered_by_its_new_fields_as_less_reads_them(keyed: bool) -> None:
+    # update() replaces a queued pod without re-heapifying (as before the keys): the heap's
+    # later comparisons read the new pod, as the key rebuilt for it says; a plugin without
+    # a key is asked through its less.
+    sim = Simulation(ClusterObjects(nodes=[node("n-1")], pods=[], others=[]), default_config(V137))
+    if not keyed:
+        next(iter(sim.scheduler.frameworks.values())).queue_sort = _ByPriority()
+    queue = SchedulingQueue(sim.scheduler.queue.now, sim.scheduler.frameworks)
+    for name, priority in [("x", 5), ("a", 1), ("y", 2)]:
+        queue.add(pod(name, priority=priority))
+    queue.update(pod("a", priority=1), pod("a", priority=9))
+    assert _pop_all(queue) == ["x", "a", "y"]
+    sim.close()
 
 
 def test_an_event_with_no_unschedulable_pod_matches_no_registrations(
