@@ -20,7 +20,7 @@ from wasmsched.api.quantity import FieldError, expect_mapping
 from wasmsched.config import default_config
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import QueuedPodInfo
-from wasmsched.plugins import volume_restrictions
+from wasmsched.plugins import node_resources_fit, volume_restrictions
 from wasmsched.plugins.dynamic_resources import plugin as dra_plugin
 from wasmsched.plugins.inter_pod_affinity import terms
 from wasmsched.plugins.queue_sort import PrioritySort
@@ -258,3 +258,16 @@ def test_plugins_with_nothing_to_do_for_a_plain_pod_return_early(
     )
     assert _run([node("n-1")], [gpu]) == {"gpu": None}
     assert extended[0] > 0
+
+
+def test_the_fit_state_is_built_once_per_requests_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    # NodeResourcesFit's PreFilter state (read-only) depends on the pod's requests alone,
+    # which the pods of one template share: one PodRequest for them all.
+    built = _spy(monkeypatch, node_resources_fit.PodRequest, "__init__")
+    pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(20)]
+    assert set(_run([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
+    assert built == [1]
+    big = [pod(f"big-{i}", cpu="3") for i in range(3)]  # one fits each node
+    placed = _run([node(f"n-{i}") for i in range(2)], big)
+    assert sorted(n for n in placed.values() if n) == ["n-0", "n-1"]
+    assert built == [2]
