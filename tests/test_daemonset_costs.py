@@ -16,11 +16,13 @@ import pytest
 from sched_support import node, pod
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, ObjectError, Pod
+from wasmsched.api.pod_spec import PodContainers
 from wasmsched.api.quantity import FieldError, expect_mapping
 from wasmsched.config import default_config
+from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import QueuedPodInfo
-from wasmsched.plugins import node_resources_fit, volume_restrictions
+from wasmsched.plugins import node_declared_features, node_resources_fit, volume_restrictions
 from wasmsched.plugins.dynamic_resources import plugin as dra_plugin
 from wasmsched.plugins.inter_pod_affinity import terms
 from wasmsched.plugins.queue_sort import PrioritySort
@@ -40,6 +42,12 @@ _PIN = {
         }
     }
 }
+
+
+class _Handle:
+    """A handle with the 1.37 features (what the plugins read of it here)."""
+
+    features = V137
 
 
 def _run(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
@@ -271,3 +279,21 @@ def test_the_fit_state_is_built_once_per_requests_object(monkeypatch: pytest.Mon
     placed = _run([node(f"n-{i}") for i in range(2)], big)
     assert sorted(n for n in placed.values() if n) == ["n-0", "n-1"]
     assert built == [2]
+
+
+def test_node_features_are_kept_on_the_containers_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    # NodeDeclaredFeatures (1.35+) infers from the containers' part of the spec alone:
+    # the pods of one template read their inputs once, the part keeps the answer.
+    monkeypatch.setattr(PodContainers, "_shared", {})  # parts kept by earlier tests
+    read = _spy(monkeypatch, node_declared_features.PodFeatureInputs, "of")
+    pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(20)]
+    assert set(_run([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
+    assert read == [1]
+    rule = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [1]}}
+    restarting = pod("restarting", containers=[{"name": "c", "restartPolicyRules": [rule]}])
+    assert _run([node("n-1")], [restarting]) == {"restarting": None}  # no node declares it
+    assert read == [2]
+    bad = pod("bad", containers=[{"name": "c", "restartPolicyRules": "x"}])
+    with pytest.raises(ObjectError, match=r"^spec.containers\[0\].restartPolicyRules: expected"):
+        node_declared_features.NodeDeclaredFeatures(_Handle()).pre_filter(CycleState(), bad, [])
+    assert read == [3]

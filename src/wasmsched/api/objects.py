@@ -274,8 +274,10 @@ class Pod(_Object):
         return self.phase in ("Succeeded", "Failed")
 
     @cached_property
-    def _containers(self) -> PodContainers:
-        """The containers' part of the spec, parsed once per distinct content (api/pod_spec)."""
+    def containers_part(self) -> PodContainers:
+        """The containers' part of the spec, parsed once per distinct content (api/pod_spec):
+        one object for the pods whose containers are equal, on which a plugin may keep what
+        it computes from them alone (api/cached.py: ``derived``)."""
         return PodContainers.of(self.spec)
 
     @cached_property
@@ -286,12 +288,12 @@ class Pod(_Object):
     @_parsed("spec")
     def requests(self) -> Resource:
         """The pod's requests as the scheduler counts them (PodRequests). Do not mutate."""
-        return self._containers.requests
+        return self.containers_part.requests
 
     @_parsed("spec")
     def non_zero_requests(self) -> tuple[int, int]:
         """(milli-CPU, memory) with the scheduler's non-zero defaults, for scoring."""
-        return self._containers.non_zero_requests
+        return self.containers_part.non_zero_requests
 
     # With the PodLevelResources gate the pod-level requests (spec.resources.requests)
     # count; a pod without them has the same amounts either way.
@@ -300,26 +302,26 @@ class Pod(_Object):
     def has_pod_level_requests(self) -> bool:
         """Whether spec.resources.requests sets cpu, memory or hugepages
         (component-helpers/resource: IsPodLevelRequestsSet)."""
-        return self._containers.has_pod_level_requests
+        return self.containers_part.has_pod_level_requests
 
     @_parsed("spec")
     def pod_level_requests(self) -> Resource:
         """``requests`` with the pod-level requests counted (PodRequests,
         SkipPodLevelResources false). Do not mutate."""
-        return self._containers.pod_level_requests
+        return self.containers_part.pod_level_requests
 
     @_parsed("spec")
     def pod_level_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as scoring computes
         the incoming pod's (noderesources/resource_allocation.go: calculatePodResourceRequest)."""
-        return self._containers.pod_level_non_zero_requests
+        return self.containers_part.pod_level_non_zero_requests
 
     @_parsed("spec")
     def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as NodeInfo sums a
         placed pod's (framework/types.go: PodInfo.CalculateResource): defaults only for a
         resource neither the containers nor the pod level request."""
-        return self._containers.pod_level_node_non_zero_requests
+        return self.containers_part.pod_level_node_non_zero_requests
 
     @_parsed()
     def tolerations(self) -> tuple[Toleration, ...]:
@@ -357,40 +359,40 @@ class Pod(_Object):
         to 0.0.0.0 and protocol to TCP. A hostNetwork pod's ports default hostPort to
         containerPort, as the API server does.
         """
-        return self._containers.host_ports
+        return self.containers_part.host_ports
 
     @_parsed()
     def container_host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """``host_ports`` of spec.containers alone, as v1.33 counts them (nodeports:
         getContainerPorts, NodeInfo.updateUsedPorts)."""
-        return self._containers.container_host_ports
+        return self.containers_part.container_host_ports
 
     @_parsed()
     def host_network(self) -> bool:
         """spec.hostNetwork."""
-        return self._containers.host_network
+        return self.containers_part.host_network
 
     @_parsed()
     def host_users(self) -> bool | None:
         """spec.hostUsers; None when unset (the pod then uses the host's user namespace)."""
-        return self._containers.host_users
+        return self.containers_part.host_users
 
     @_parsed()
     def restart_rule_actions(self) -> frozenset[str]:
         """The actions of the containers' and init containers' restartPolicyRules (v1.34+,
         ContainerRestartRules)."""
-        return self._containers.restart_rule_actions
+        return self.containers_part.restart_rule_actions
 
     @_parsed()
     def uses_bind_mount_options(self) -> bool:
         """Whether a volume mount of a container, init container or ephemeral container sets
         bindMountOptions (v1.37, VolumeBindMountOptions)."""
-        return self._containers.uses_bind_mount_options
+        return self.containers_part.uses_bind_mount_options
 
     @_parsed()
     def images(self) -> tuple[str, ...]:
         """Image names of the containers, then of the init containers (empty ones skipped)."""
-        return self._containers.images
+        return self.containers_part.images
 
     @_parsed()
     def resource_claims(self) -> tuple[PodResourceClaim, ...]:
