@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sched_support import node, pod
+from wasmsched.api import objects
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, ObjectError, Pod
 from wasmsched.api.pod_spec import PodContainers
@@ -297,3 +298,16 @@ def test_node_features_are_kept_on_the_containers_part(monkeypatch: pytest.Monke
     with pytest.raises(ObjectError, match=r"^spec.containers\[0\].restartPolicyRules: expected"):
         node_declared_features.NodeDeclaredFeatures(_Handle()).pre_filter(CycleState(), bad, [])
     assert read == [3]
+
+
+def test_copies_of_a_pod_are_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Binding copies the pod twice (assumed, then the API server's bound pod): a copy of a
+    # checked manifest keeps its kind and is a dict; a newer version from outside is checked.
+    checked = _spy(monkeypatch, objects, "_check_manifest")
+    p = pod("p", affinity=_PIN)
+    assert checked == [1]
+    bound = p.with_node_name("n-1").with_nominated_node_name("")
+    assert checked == [1] and bound.node_name == "n-1" and bound.manifest["kind"] == "Pod"
+    newer = {**bound.manifest, "status": {"phase": "Running"}}
+    assert bound.updated(newer).phase == "Running"
+    assert checked == [2]

@@ -154,12 +154,13 @@ class _Object:
         )
 
     def _derive(self, manifest: Mapping[str, Any], stale: frozenset[str]) -> Any:
-        """A new object of the same class on ``manifest``, keeping parsed values not in ``stale``."""
-        _check_manifest(manifest, self._kind)
+        """A new object of the same class on ``manifest``, keeping parsed values not in
+        ``stale``. ``manifest`` is checked by the caller: a copy of this one's (a dict of
+        the same kind) needs no check."""
         new = object.__new__(type(self))
         carried = self.__dict__.copy()  # the parsed values, then the stale ones dropped
-        for k in stale & carried.keys():
-            del carried[k]
+        for k in stale:
+            carried.pop(k, None)
         carried["manifest"] = manifest
         new.__dict__ = carried
         return new
@@ -451,6 +452,7 @@ class Pod(_Object):
         the node), its status and its resourceVersion and managedFields differ, as in an
         informer's update after a binding or a status patch; parsed anew otherwise."""
         if only_bound_or_status(self.manifest, manifest):
+            _check_manifest(manifest, self._kind)
             new: Pod = self._derive(manifest, _STALE_ON_UPDATE)
             return new
         return Pod(manifest)
