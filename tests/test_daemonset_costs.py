@@ -17,13 +17,18 @@ from sched_support import node, pod
 from wasmsched.api import objects
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, ObjectError, Pod
-from wasmsched.api.pod_spec import PodContainers
+from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity
 from wasmsched.api.quantity import FieldError, expect_mapping
 from wasmsched.config import default_config
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import QueuedPodInfo
-from wasmsched.plugins import node_declared_features, node_resources_fit, volume_restrictions
+from wasmsched.plugins import (
+    node_affinity,
+    node_declared_features,
+    node_resources_fit,
+    volume_restrictions,
+)
 from wasmsched.plugins.dynamic_resources import plugin as dra_plugin
 from wasmsched.plugins.inter_pod_affinity import terms
 from wasmsched.plugins.queue_sort import PrioritySort
@@ -311,3 +316,25 @@ def test_copies_of_a_pod_are_not_checked_again(monkeypatch: pytest.MonkeyPatch) 
     newer = {**bound.manifest, "status": {"phase": "Running"}}
     assert bound.updated(newer).phase == "Running"
     assert checked == [2]
+
+
+def test_node_affinity_prefilters_a_template_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pods of a template share their parsed required affinity; NodeAffinity's
+    # PreFilter state and PreFilterResult (read-only) are made once for them.
+    monkeypatch.setattr(PodNodeAffinity, "_shared", {})
+    built = _spy(monkeypatch, node_affinity._PreFilterState, "__init__")
+    pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(20)]
+    assert set(_run([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
+    assert built == [1]
+    field = [
+        {"key": "metadata.name", "operator": "In", "values": ["n-0"]},
+        {"key": "metadata.name", "operator": "In", "values": ["n-1"]},
+    ]
+    required = {"nodeSelectorTerms": [{"matchFields": field}]}
+    conflict = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    plugin = node_affinity.NodeAffinity(None, None)
+    for name in ("c-0", "c-1"):
+        result, status = plugin.pre_filter(CycleState(), pod(name, affinity=conflict), [])
+        assert result is None and status is not None
+        assert (status.code, status.message) == (3, node_affinity.ERR_REASON_CONFLICT)
+    assert built == [2]
