@@ -210,17 +210,12 @@ class DynamicResources:
             claims = self._pod_claims(pod)
         except ClaimError as err:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
-        # A pod without extended resources has no special claim (preFilterExtendedResources
-        # returns at once): no closures made for the lookups it would do.
-        found = (
-            self._extended_resources
-            and pod.requests.scalar
-            and pre_filter_extended(
-                pod,
-                self._resolver,
-                lambda: self.handle.objects(DEVICE_CLASS_KIND),
-                lambda: self._claims_now().claims(),
-            )
+        # No extended resource requested, no special claim: no closures made for its lookups.
+        found = (self._extended_resources and pod.requests.scalar) and pre_filter_extended(
+            pod,
+            self._resolver,
+            lambda: self.handle.objects(DEVICE_CLASS_KIND),
+            lambda: self._claims_now().claims(),
         )
         extended = ClaimInfo("", found) if found else None
         if found:
