@@ -37,6 +37,7 @@ class FakeFramework:
     def __init__(self, events: list[tuple[str, Any]] | None = None, gate: Any = None) -> None:
         self._events = events or []
         self.gate = gate
+        self.queue_sort = self  # the queue orders by the QueueSort plugin's less
 
     def less(self, a: Any, b: Any) -> bool:
         if a.pod.priority != b.pod.priority:

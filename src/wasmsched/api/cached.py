@@ -16,7 +16,12 @@ _K = TypeVar("_K", bound=Hashable)
 class cached_property(Generic[_T]):
     """functools.cached_property without its lock (Python 3.11 takes an RLock at every
     first read; 3.12 dropped it): computed on first read, then a plain instance
-    attribute. The objects are immutable, so a value computed twice is the same value."""
+    attribute. The objects are immutable, so a value computed twice is the same value.
+
+    A subclass may report the errors of ``catch`` raised by the computation as another
+    (``convert``; None re-raises the error as it is)."""
+
+    catch: tuple[type[Exception], ...] = ()
 
     def __init__(self, func: Callable[[Any], _T]) -> None:
         self.func = func
@@ -35,9 +40,19 @@ class cached_property(Generic[_T]):
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         if instance is None:
             return self
-        value = self.func(instance)
+        try:
+            value = self.func(instance)
+        except self.catch as err:  # nothing is caught unless a subclass says so
+            converted = self.convert(err)
+            if converted is None:
+                raise
+            raise converted from None
         instance.__dict__[self.attrname] = value
         return value
+
+    def convert(self, err: Exception) -> Exception | None:
+        """The error to report for ``err``, one of ``catch``; None: ``err`` itself."""
+        return None
 
 
 _MISSING = object()

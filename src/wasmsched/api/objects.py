@@ -19,8 +19,8 @@ hostNetwork pod default to the container ports, namespace "default", schedulerNa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from wasmsched.api.cached import cached_property
 from wasmsched.api.dra import PodResourceClaim
@@ -43,6 +43,8 @@ from wasmsched.api.resources import Resource, node_allocatable
 from wasmsched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
 from wasmsched.api.taints import Taint, Toleration, taints_from_list
 
+_T = TypeVar("_T")
+
 __all__ = ["DEFAULT_SCHEDULER_NAME", "Node", "ObjectError", "Pod", "PodResourceClaim"]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -56,24 +58,34 @@ class ObjectError(FieldError):
     """A bad field in a Pod or Node: ``"<field path>: <problem>"``."""
 
 
-class _fields:
-    """Turn any FieldError raised inside into an ObjectError under ``prefix`` (a class:
-    every parsed property enters one, and contextlib's generators cost more)."""
+class _ParsedProperty(cached_property[_T]):
+    """A ``cached_property`` whose FieldError is reported as an ObjectError under
+    ``prefix``: every parsed property has one, so the conversion is in the descriptor (a
+    with block in each property cost two calls at every first read)."""
 
-    __slots__ = ("prefix",)
+    catch = (FieldError,)
 
-    def __init__(self, prefix: str = "") -> None:
+    def __init__(self, func: Callable[[Any], _T], prefix: str) -> None:
+        super().__init__(func)
         self.prefix = prefix
 
-    def __enter__(self) -> None: ...
+    def convert(self, err: Exception) -> Exception | None:
+        if not isinstance(err, FieldError) or isinstance(err, ObjectError):
+            return None
+        return ObjectError(err.problem, join_path(self.prefix, err.path))
 
-    def __exit__(self, kind: object, err: BaseException | None, tb: object) -> None:
-        if isinstance(err, FieldError) and not isinstance(err, ObjectError):
-            raise ObjectError(err.problem, join_path(self.prefix, err.path)) from None
+
+def _parsed(prefix: str = "") -> Callable[[Callable[[Any], _T]], _ParsedProperty[_T]]:
+    """A parsed property: its field errors are ObjectErrors under ``prefix``."""
+
+    def wrap(func: Callable[[Any], _T]) -> _ParsedProperty[_T]:
+        return _ParsedProperty(func, prefix)
+
+    return wrap
 
 
 def _check_manifest(manifest: Any, kind: str) -> None:
-    if not isinstance(manifest, Mapping):
+    if type(manifest) is not dict and not isinstance(manifest, Mapping):
         raise ObjectError(f"{kind} manifest must be a mapping, got {type_name(manifest)}")
     got = manifest.get("kind")
     if got is not None and got != kind:
@@ -96,67 +108,59 @@ class _Object:
         _check_manifest(manifest, self._kind)
         self.manifest: Mapping[str, Any] = manifest
 
-    @cached_property
+    @_parsed()
     def metadata(self) -> Mapping[str, Any]:
-        with _fields():
-            return expect_mapping(self.manifest.get("metadata"), "metadata")
+        return expect_mapping(self.manifest.get("metadata"), "metadata")
 
-    @cached_property
+    @_parsed()
     def spec(self) -> Mapping[str, Any]:
         """The raw spec mapping (empty when absent)."""
-        with _fields():
-            return expect_mapping(self.manifest.get("spec"), "spec")
+        return expect_mapping(self.manifest.get("spec"), "spec")
 
-    @cached_property
+    @_parsed()
     def status(self) -> Mapping[str, Any]:
         """The raw status mapping (empty when absent)."""
-        with _fields():
-            return expect_mapping(self.manifest.get("status"), "status")
+        return expect_mapping(self.manifest.get("status"), "status")
 
-    @cached_property
+    @_parsed()
     def name(self) -> str:
-        with _fields():
-            return _name(self.metadata)
+        return _name(self.metadata)
 
-    @cached_property
+    @_parsed()
     def labels(self) -> dict[str, str]:
-        with _fields():
-            return expect_str_map(self.metadata.get("labels"), "metadata.labels")
+        return expect_str_map(self.metadata.get("labels"), "metadata.labels")
 
-    @cached_property
+    @_parsed()
     def annotations(self) -> dict[str, str]:
-        with _fields():
-            return expect_str_map(self.metadata.get("annotations"), "metadata.annotations")
+        return expect_str_map(self.metadata.get("annotations"), "metadata.annotations")
 
-    @cached_property
+    @_parsed()
     def creation_timestamp(self) -> str | None:
-        with _fields():
-            return expect_timestamp(
-                self.metadata.get("creationTimestamp"), "metadata.creationTimestamp"
-            )
+        return expect_timestamp(
+            self.metadata.get("creationTimestamp"), "metadata.creationTimestamp"
+        )
 
-    @cached_property
+    @_parsed()
     def deletion_timestamp(self) -> str | None:
-        with _fields():
-            return expect_timestamp(
-                self.metadata.get("deletionTimestamp"), "metadata.deletionTimestamp"
-            )
+        return expect_timestamp(
+            self.metadata.get("deletionTimestamp"), "metadata.deletionTimestamp"
+        )
 
-    @cached_property
+    @_parsed()
     def owner_references(self) -> tuple[Mapping[str, Any], ...]:
-        with _fields():
-            refs = expect_list(self.metadata.get("ownerReferences"), "metadata.ownerReferences")
-            return tuple(
-                expect_mapping(r, f"metadata.ownerReferences[{i}]") for i, r in enumerate(refs)
-            )
+        refs = expect_list(self.metadata.get("ownerReferences"), "metadata.ownerReferences")
+        return tuple(
+            expect_mapping(r, f"metadata.ownerReferences[{i}]") for i, r in enumerate(refs)
+        )
 
     def _derive(self, manifest: Mapping[str, Any], stale: frozenset[str]) -> Any:
-        """A new object of the same class on ``manifest``, keeping parsed values not in ``stale``."""
-        _check_manifest(manifest, self._kind)
+        """A new object of the same class on ``manifest``, keeping parsed values not in
+        ``stale``. ``manifest`` is checked by the caller: a copy of this one's (a dict of
+        the same kind) needs no check."""
         new = object.__new__(type(self))
         carried = self.__dict__.copy()  # the parsed values, then the stale ones dropped
-        for k in stale & carried.keys():
-            del carried[k]
+        for k in stale:
+            carried.pop(k, None)
         carried["manifest"] = manifest
         new.__dict__ = carried
         return new
@@ -221,18 +225,16 @@ class Pod(_Object):
         """Parse every field now; raises ObjectError for the first bad one."""
         self._validate(_POD_PROPERTIES)
 
-    @cached_property
+    @_parsed()
     def namespace(self) -> str:
-        with _fields():
-            return expect_str(self.metadata.get("namespace"), "metadata.namespace") or (
-                DEFAULT_NAMESPACE
-            )
+        return expect_str(self.metadata.get("namespace"), "metadata.namespace") or (
+            DEFAULT_NAMESPACE
+        )
 
-    @cached_property
+    @_parsed()
     def uid(self) -> str:
         """metadata.uid, or a uuid5 of namespace/name when the manifest has none."""
-        with _fields():
-            uid = expect_str(self.metadata.get("uid"), "metadata.uid")
+        uid = expect_str(self.metadata.get("uid"), "metadata.uid")
         return uid or str(uuid.uuid5(_UID_NAMESPACE, f"pod/{self.namespace}/{self.name}"))
 
     @cached_property
@@ -240,38 +242,32 @@ class Pod(_Object):
         """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
 
-    @cached_property
+    @_parsed()
     def node_name(self) -> str:
-        with _fields():
-            return expect_str(self.spec.get("nodeName"), "spec.nodeName")
+        return expect_str(self.spec.get("nodeName"), "spec.nodeName")
 
-    @cached_property
+    @_parsed()
     def scheduler_name(self) -> str:
-        with _fields():
-            return (
-                expect_str(self.spec.get("schedulerName"), "spec.schedulerName")
-                or DEFAULT_SCHEDULER_NAME
-            )
+        return (
+            expect_str(self.spec.get("schedulerName"), "spec.schedulerName")
+            or DEFAULT_SCHEDULER_NAME
+        )
 
-    @cached_property
+    @_parsed()
     def priority(self) -> int:
-        with _fields():
-            return expect_int(self.spec.get("priority"), "spec.priority") or 0
+        return expect_int(self.spec.get("priority"), "spec.priority") or 0
 
-    @cached_property
+    @_parsed()
     def priority_class_name(self) -> str:
-        with _fields():
-            return expect_str(self.spec.get("priorityClassName"), "spec.priorityClassName")
+        return expect_str(self.spec.get("priorityClassName"), "spec.priorityClassName")
 
-    @cached_property
+    @_parsed()
     def nominated_node_name(self) -> str:
-        with _fields():
-            return expect_str(self.status.get("nominatedNodeName"), "status.nominatedNodeName")
+        return expect_str(self.status.get("nominatedNodeName"), "status.nominatedNodeName")
 
-    @cached_property
+    @_parsed()
     def phase(self) -> str:
-        with _fields():
-            return expect_str(self.status.get("phase"), "status.phase")
+        return expect_str(self.status.get("phase"), "status.phase")
 
     @cached_property
     def is_terminal(self) -> bool:
@@ -279,8 +275,10 @@ class Pod(_Object):
         return self.phase in ("Succeeded", "Failed")
 
     @cached_property
-    def _containers(self) -> PodContainers:
-        """The containers' part of the spec, parsed once per distinct content (api/pod_spec)."""
+    def containers_part(self) -> PodContainers:
+        """The containers' part of the spec, parsed once per distinct content (api/pod_spec):
+        one object for the pods whose containers are equal, on which a plugin may keep what
+        it computes from them alone (api/cached.py: ``derived``)."""
         return PodContainers.of(self.spec)
 
     @cached_property
@@ -288,82 +286,72 @@ class Pod(_Object):
         """nodeSelector and affinity, parsed once per distinct content (api/pod_spec)."""
         return PodNodeAffinity.of(self.spec)
 
-    @cached_property
+    @_parsed("spec")
     def requests(self) -> Resource:
         """The pod's requests as the scheduler counts them (PodRequests). Do not mutate."""
-        with _fields("spec"):
-            return self._containers.requests
+        return self.containers_part.requests
 
-    @cached_property
+    @_parsed("spec")
     def non_zero_requests(self) -> tuple[int, int]:
         """(milli-CPU, memory) with the scheduler's non-zero defaults, for scoring."""
-        with _fields("spec"):
-            return self._containers.non_zero_requests
+        return self.containers_part.non_zero_requests
 
     # With the PodLevelResources gate the pod-level requests (spec.resources.requests)
     # count; a pod without them has the same amounts either way.
 
-    @cached_property
+    @_parsed("spec")
     def has_pod_level_requests(self) -> bool:
         """Whether spec.resources.requests sets cpu, memory or hugepages
         (component-helpers/resource: IsPodLevelRequestsSet)."""
-        with _fields("spec"):
-            return self._containers.has_pod_level_requests
+        return self.containers_part.has_pod_level_requests
 
-    @cached_property
+    @_parsed("spec")
     def pod_level_requests(self) -> Resource:
         """``requests`` with the pod-level requests counted (PodRequests,
         SkipPodLevelResources false). Do not mutate."""
-        with _fields("spec"):
-            return self._containers.pod_level_requests
+        return self.containers_part.pod_level_requests
 
-    @cached_property
+    @_parsed("spec")
     def pod_level_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as scoring computes
         the incoming pod's (noderesources/resource_allocation.go: calculatePodResourceRequest)."""
-        with _fields("spec"):
-            return self._containers.pod_level_non_zero_requests
+        return self.containers_part.pod_level_non_zero_requests
 
-    @cached_property
+    @_parsed("spec")
     def pod_level_node_non_zero_requests(self) -> tuple[int, int]:
         """``non_zero_requests`` with the pod-level requests counted, as NodeInfo sums a
         placed pod's (framework/types.go: PodInfo.CalculateResource): defaults only for a
         resource neither the containers nor the pod level request."""
-        with _fields("spec"):
-            return self._containers.pod_level_node_non_zero_requests
+        return self.containers_part.pod_level_node_non_zero_requests
 
-    @cached_property
+    @_parsed()
     def tolerations(self) -> tuple[Toleration, ...]:
-        with _fields():
-            return PodTolerations.of(self.spec).tolerations
+        return PodTolerations.of(self.spec).tolerations
 
-    @cached_property
+    @_parsed("spec")
     def required_node_affinity(self) -> RequiredNodeAffinity:
         """spec.nodeSelector AND required node affinity."""
-        with _fields("spec"):
-            return self._node_affinity.required
+        return self._node_affinity.required
 
     @cached_property
     def node_selector(self) -> dict[str, str]:
         """spec.nodeSelector (empty when absent)."""
         return self.required_node_affinity.node_selector or {}
 
-    @cached_property
+    @_parsed("spec")
     def preferred_node_affinity(self) -> PreferredSchedulingTerms:
-        with _fields("spec"):
-            return self._node_affinity.preferred
+        return self._node_affinity.preferred
 
-    @cached_property
+    @_parsed()
     def scheduling_gates(self) -> tuple[str, ...]:
-        with _fields():
-            gates = expect_list(self.spec.get("schedulingGates"), "spec.schedulingGates")
-            out = []
-            for i, g in enumerate(gates):
-                path = f"spec.schedulingGates[{i}]"
-                out.append(expect_str(expect_mapping(g, path).get("name"), f"{path}.name"))
-            return tuple(out)
+        gates = expect_list(self.spec.get("schedulingGates"), "spec.schedulingGates")
+        out = []
+        for i, g in enumerate(gates):
+            path = f"spec.schedulingGates[{i}]"
+            out.append(expect_str(expect_mapping(g, path).get("name"), f"{path}.name"))
+        return tuple(out)
 
-    @cached_property
+    @_parsed()
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """(hostIP, protocol, hostPort) of every port with a host port, as v1.34+
         util.GetHostPorts counts them.
@@ -372,87 +360,78 @@ class Pod(_Object):
         to 0.0.0.0 and protocol to TCP. A hostNetwork pod's ports default hostPort to
         containerPort, as the API server does.
         """
-        with _fields():
-            return self._containers.host_ports
+        return self.containers_part.host_ports
 
-    @cached_property
+    @_parsed()
     def container_host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """``host_ports`` of spec.containers alone, as v1.33 counts them (nodeports:
         getContainerPorts, NodeInfo.updateUsedPorts)."""
-        with _fields():
-            return self._containers.container_host_ports
+        return self.containers_part.container_host_ports
 
-    @cached_property
+    @_parsed()
     def host_network(self) -> bool:
         """spec.hostNetwork."""
-        with _fields():
-            return self._containers.host_network
+        return self.containers_part.host_network
 
-    @cached_property
+    @_parsed()
     def host_users(self) -> bool | None:
         """spec.hostUsers; None when unset (the pod then uses the host's user namespace)."""
-        with _fields():
-            return self._containers.host_users
+        return self.containers_part.host_users
 
-    @cached_property
+    @_parsed()
     def restart_rule_actions(self) -> frozenset[str]:
         """The actions of the containers' and init containers' restartPolicyRules (v1.34+,
         ContainerRestartRules)."""
-        with _fields():
-            return self._containers.restart_rule_actions
+        return self.containers_part.restart_rule_actions
 
-    @cached_property
+    @_parsed()
     def uses_bind_mount_options(self) -> bool:
         """Whether a volume mount of a container, init container or ephemeral container sets
         bindMountOptions (v1.37, VolumeBindMountOptions)."""
-        with _fields():
-            return self._containers.uses_bind_mount_options
+        return self.containers_part.uses_bind_mount_options
 
-    @cached_property
+    @_parsed()
     def images(self) -> tuple[str, ...]:
         """Image names of the containers, then of the init containers (empty ones skipped)."""
-        with _fields():
-            return self._containers.images
+        return self.containers_part.images
 
-    @cached_property
+    @_parsed()
     def resource_claims(self) -> tuple[PodResourceClaim, ...]:
         """spec.resourceClaims: the DRA claims the pod references (empty when none)."""
-        with _fields():
-            items = expect_list(self.spec.get("resourceClaims"), "spec.resourceClaims")
-            out = []
-            for i, raw in enumerate(items):
-                path = f"spec.resourceClaims[{i}]"
-                entry = expect_mapping(raw, path)
-                claim = entry.get("resourceClaimName")
-                template = entry.get("resourceClaimTemplateName")
-                out.append(
-                    PodResourceClaim(
-                        expect_str(entry.get("name"), f"{path}.name"),
-                        None if claim is None else expect_str(claim, f"{path}.resourceClaimName"),
-                        None
-                        if template is None
-                        else expect_str(template, f"{path}.resourceClaimTemplateName"),
-                    )
+        items = expect_list(self.spec.get("resourceClaims"), "spec.resourceClaims")
+        out = []
+        for i, raw in enumerate(items):
+            path = f"spec.resourceClaims[{i}]"
+            entry = expect_mapping(raw, path)
+            claim = entry.get("resourceClaimName")
+            template = entry.get("resourceClaimTemplateName")
+            out.append(
+                PodResourceClaim(
+                    expect_str(entry.get("name"), f"{path}.name"),
+                    None if claim is None else expect_str(claim, f"{path}.resourceClaimName"),
+                    None
+                    if template is None
+                    else expect_str(template, f"{path}.resourceClaimTemplateName"),
                 )
-            return tuple(out)
+            )
+        return tuple(out)
 
-    @cached_property
+    @_parsed()
     def resource_claim_statuses(self) -> dict[str, str | None]:
         """status.resourceClaimStatuses: pod claim name -> the name of the ResourceClaim the
         resourceclaim controller made from its template (None: none is needed)."""
-        with _fields():
-            items = expect_list(
-                self.status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
+        items = expect_list(
+            self.status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
+        )
+        out: dict[str, str | None] = {}
+        for i, raw in enumerate(items):
+            path = f"status.resourceClaimStatuses[{i}]"
+            entry = expect_mapping(raw, path)
+            claim = entry.get("resourceClaimName")
+            out[expect_str(entry.get("name"), f"{path}.name")] = (
+                None if claim is None else expect_str(claim, f"{path}.resourceClaimName")
             )
-            out: dict[str, str | None] = {}
-            for i, raw in enumerate(items):
-                path = f"status.resourceClaimStatuses[{i}]"
-                entry = expect_mapping(raw, path)
-                claim = entry.get("resourceClaimName")
-                out[expect_str(entry.get("name"), f"{path}.name")] = (
-                    None if claim is None else expect_str(claim, f"{path}.resourceClaimName")
-                )
-            return out
+        return out
 
     def with_resource_claim_statuses(self, statuses: Mapping[str, str | None]) -> Pod:
         """A copy of this pod with status.resourceClaimStatuses set to ``statuses`` (pod
@@ -473,6 +452,7 @@ class Pod(_Object):
         the node), its status and its resourceVersion and managedFields differ, as in an
         informer's update after a binding or a status patch; parsed anew otherwise."""
         if only_bound_or_status(self.manifest, manifest):
+            _check_manifest(manifest, self._kind)
             new: Pod = self._derive(manifest, _STALE_ON_UPDATE)
             return new
         return Pod(manifest)
@@ -563,62 +543,53 @@ class Node(_Object):
         """Parse every field now; raises ObjectError for the first bad one."""
         self._validate(_NODE_PROPERTIES)
 
-    @cached_property
+    @_parsed()
     def uid(self) -> str:
         """metadata.uid, or a uuid5 of the name when the manifest has none."""
-        with _fields():
-            uid = expect_str(self.metadata.get("uid"), "metadata.uid")
+        uid = expect_str(self.metadata.get("uid"), "metadata.uid")
         return uid or str(uuid.uuid5(_UID_NAMESPACE, f"node/{self.name}"))
 
-    @cached_property
+    @_parsed()
     def unschedulable(self) -> bool:
-        with _fields():
-            return expect_bool(self.spec.get("unschedulable"), "spec.unschedulable")
+        return expect_bool(self.spec.get("unschedulable"), "spec.unschedulable")
 
-    @cached_property
+    @_parsed()
     def declared_features(self) -> tuple[str, ...]:
         """status.declaredFeatures (v1.35+): the features the node's kubelet declares, in
         the listed order (the API server requires it sorted)."""
-        with _fields():
-            features = expect_list(self.status.get("declaredFeatures"), "status.declaredFeatures")
-            return tuple(
-                expect_str(f, f"status.declaredFeatures[{i}]") for i, f in enumerate(features)
-            )
+        features = expect_list(self.status.get("declaredFeatures"), "status.declaredFeatures")
+        return tuple(expect_str(f, f"status.declaredFeatures[{i}]") for i, f in enumerate(features))
 
-    @cached_property
+    @_parsed()
     def taints(self) -> tuple[Taint, ...]:
-        with _fields():
-            return taints_from_list(self.spec.get("taints"), "spec.taints")
+        return taints_from_list(self.spec.get("taints"), "spec.taints")
 
-    @cached_property
+    @_parsed("status")
     def allocatable(self) -> Resource:
         """status.allocatable (capacity when absent), pods included. Do not mutate."""
-        with _fields("status"):
-            return node_allocatable(self.status)
+        return node_allocatable(self.status)
 
-    @cached_property
+    @_parsed()
     def images(self) -> tuple[tuple[tuple[str, ...], int], ...]:
         """status.images as (names, sizeBytes) pairs."""
-        with _fields():
-            items = expect_list(self.status.get("images"), "status.images")
-            out = []
-            for i, raw in enumerate(items):
-                path = f"status.images[{i}]"
-                img = expect_mapping(raw, path)
-                names = expect_list(img.get("names"), f"{path}.names")
-                out.append(
-                    (
-                        tuple(expect_str(n, f"{path}.names[{j}]") for j, n in enumerate(names)),
-                        expect_int(img.get("sizeBytes"), f"{path}.sizeBytes") or 0,
-                    )
+        items = expect_list(self.status.get("images"), "status.images")
+        out = []
+        for i, raw in enumerate(items):
+            path = f"status.images[{i}]"
+            img = expect_mapping(raw, path)
+            names = expect_list(img.get("names"), f"{path}.names")
+            out.append(
+                (
+                    tuple(expect_str(n, f"{path}.names[{j}]") for j, n in enumerate(names)),
+                    expect_int(img.get("sizeBytes"), f"{path}.sizeBytes") or 0,
                 )
-            return tuple(out)
+            )
+        return tuple(out)
 
-    @cached_property
+    @_parsed()
     def conditions(self) -> tuple[Mapping[str, Any], ...]:
-        with _fields():
-            items = expect_list(self.status.get("conditions"), "status.conditions")
-            return tuple(expect_mapping(c, f"status.conditions[{i}]") for i, c in enumerate(items))
+        items = expect_list(self.status.get("conditions"), "status.conditions")
+        return tuple(expect_mapping(c, f"status.conditions[{i}]") for i, c in enumerate(items))
 
     def condition_status(self, type: str) -> str | None:
         """The status ("True", "False", "Unknown") of condition ``type``, or None."""

@@ -58,7 +58,7 @@ class SpecPart:
     @classmethod
     def of(cls, spec: Mapping[str, Any]) -> Self:
         """The part of ``spec``: the one already parsed for equal content, or a new one."""
-        key = content_key(tuple(spec.get(name) for name in cls.FIELDS))
+        key = content_key(tuple(map(spec.get, cls.FIELDS)))
         part: Self = kept_by_content(cls._shared, key, cls, spec, MAX_SHARED_PARTS)
         return part
 

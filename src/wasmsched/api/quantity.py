@@ -90,7 +90,8 @@ def expect_mapping(value: Any, path: str) -> Mapping[str, Any]:
     """``value`` as a mapping; null reads as empty (as a Go nil map does)."""
     if value is None:
         return _EMPTY_MAPPING
-    if not isinstance(value, Mapping):
+    # A dict first: isinstance against the Mapping ABC costs a Python-level check.
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise FieldError(f"expected a mapping, got {type_name(value)}: {quote(value)}", path)
     return value
 

@@ -179,7 +179,7 @@ def _named_nodes(
         nodes = [ni for ni in all_nodes if ni.name in names]
         return nodes, rows_of(fwk, state, nodes, snapshot)
     row_of = columns.row_of
-    rows = sorted(row_of[name] for name in names if name in row_of)
+    rows = sorted(map(row_of.__getitem__, filter(row_of.__contains__, names)))  # no frame
     if len(rows) <= _NAMED_BY_NODE:
         return [columns.infos[r] for r in rows], None
     at = np.array(rows, dtype=np.intp)

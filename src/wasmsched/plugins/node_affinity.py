@@ -148,6 +148,10 @@ class NodeAffinity:
         self.handle = handle
         self.added_node_selector, self.added_pref_terms = parse_added_affinity(args)
         self._skip = Status(Code.SKIP)
+        # PreFilter's state and result per parsed required affinity (id -> (it, both)).
+        self._pre_filtered: dict[
+            int, tuple[RequiredNodeAffinity, _PreFilterState, PreFilterResult | None]
+        ] = {}
         self._rejected_pod = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         self._rejected_enforced = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
         # Filter's answers by _verdict: pass, the added affinity's rejection, the pod's.
@@ -170,13 +174,19 @@ class NodeAffinity:
         ):
             return None, self._skip
         req = pod.required_node_affinity
-        state.write(PRE_FILTER_KEY, _PreFilterState(req))
-        names = req.node_names
-        if names is None:
-            return None, None
-        if not names:
+        found = self._pre_filtered.get(id(req))
+        if found is None or found[0] is not req:
+            # Read-only, so shared by the pods of a template (they share ``req``, api/pod_spec).
+            names = req.node_names
+            result = None if names is None or not names else PreFilterResult(names)
+            found = (req, _PreFilterState(req), result)
+            if len(self._pre_filtered) >= _MAX_CACHED:
+                self._pre_filtered.clear()
+            self._pre_filtered[id(req)] = found
+        state.write(PRE_FILTER_KEY, found[1])
+        if found[2] is None and req.node_names is not None:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
-        return PreFilterResult(names), None
+        return found[2], None
 
     def pre_filter_extensions(self) -> None:
         """PreFilterExtensions (node_affinity.go): none."""

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from wasmsched.api.cached import derived
 from wasmsched.framework.batching import FEATURES_SIGNER
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
@@ -162,6 +163,7 @@ class NodeDeclaredFeatures:
         self.enabled = features.node_declared_features
         # The scheduler's own version (component-base version.Get()): the release modelled.
         self.version = features.version
+        self._part_key = f"node_declared_features/{self.version}"
         self._skip = Status(Code.SKIP)
         self._rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
@@ -172,7 +174,12 @@ class NodeDeclaredFeatures:
         when it requires none (or the gate is off)."""
         if not self.enabled:
             return None, self._skip
-        required = infer_for_scheduling(pod, self.version)
+        # What the inference reads is all in the containers' part of the spec: kept there,
+        # it is inferred once for the pods of a template (their errors are the pod's own:
+        # nothing is kept for a part whose fields do not parse).
+        required: frozenset[str] = derived(
+            pod.containers_part, self._part_key, lambda _: infer_for_scheduling(pod, self.version)
+        )
         if not required:
             return None, self._skip
         state.write(PRE_FILTER_KEY, _Requirements(required))

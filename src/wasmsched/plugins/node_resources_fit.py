@@ -301,6 +301,9 @@ def _shape(raw: Any) -> list[tuple[int, int]]:
 
 
 _SCORES_POD_LEVEL = False
+# PodRequests kept by NodeResourcesFit (one per distinct requests object; a cluster has few
+# templates); past it the table starts over.
+_MAX_POD_REQUESTS = 4096
 
 
 class NodeResourcesFit:
@@ -333,6 +336,10 @@ class NodeResourcesFit:
         # shouldDelegateResourceToDRA); the classes come through the handle.
         self._dra_extended = features.dra_extended_resource and handle is not None
         self._resolver = ExtendedResourceResolver()
+        # The PreFilter state of each requests object seen (id -> (requests, state)): the
+        # pods of one template share their parsed requests (api/pod_spec), and a
+        # PodRequest is read-only; kept with its requests, so an id is never reused.
+        self._pod_requests: dict[int, tuple[Resource, PodRequest]] = {}
 
     # --- PreFilter / Filter ---------------------------------------------------------
 
@@ -341,16 +348,26 @@ class NodeResourcesFit:
     ) -> tuple[PreFilterResult | None, Status | None]:
         """PreFilter (fit.go: Fit.PreFilter): computes the pod's effective requests once."""
         request = self._requests(pod)
-        state.write(
-            PRE_FILTER_KEY,
-            PodRequest(
-                request,
-                self.ignored_resources,
-                self.ignored_resource_groups,
-                self._delegable(request.scalar),
-            ),
-        )
+        delegable = self._delegable(request.scalar)
+        if delegable:
+            pod_request = PodRequest(
+                request, self.ignored_resources, self.ignored_resource_groups, delegable
+            )
+        else:
+            pod_request = self._pod_request(request)
+        state.write(PRE_FILTER_KEY, pod_request)
         return None, None
+
+    def _pod_request(self, request: Resource) -> PodRequest:
+        """The PodRequest of ``request`` with nothing delegated, once per requests object."""
+        found = self._pod_requests.get(id(request))
+        if found is not None and found[0] is request:
+            return found[1]
+        if len(self._pod_requests) >= _MAX_POD_REQUESTS:
+            self._pod_requests.clear()
+        made = PodRequest(request, self.ignored_resources, self.ignored_resource_groups)
+        self._pod_requests[id(request)] = (request, made)
+        return made
 
     def _delegable(self, scalars: Mapping[str, int]) -> frozenset[str]:
         """The requested extended resources a DeviceClass backs (the DRA manager's

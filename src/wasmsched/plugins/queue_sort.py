@@ -29,6 +29,11 @@ class PrioritySort:
         # k8s leaves equal timestamps to the heap; seq keeps our order deterministic.
         return a.seq < b.seq
 
+    def sort_key(self, info: QueuedPodInfo) -> tuple[int, float, int]:
+        """A key whose order is ``less``'s (higher priority, then earlier timestamp, then
+        arrival): the queue's heap compares these tuples instead of calling ``less``."""
+        return (-info.pod.priority, info.timestamp, info.seq)
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """EnqueueExtensions: every cluster event, as upstream registers for a plugin without
         EventsToRegister (pkg/scheduler/framework/runtime/framework.go: fillEventToPluginMap).

@@ -167,6 +167,8 @@ class VolumeRestrictions:
         """PreFilter (volume_restrictions.go: VolumeRestrictions.PreFilter): the pod's in-tree
         disks and ReadWriteOncePod claims, and how many pods already use those claims.
         """
+        if not pod.spec.get("volumes"):
+            return None, self._skip  # no volume: no disk and no claim (a DaemonSet pod's)
         disks = pod_disks(pod)
         names = claim_names(pod)
         if not disks and not names:

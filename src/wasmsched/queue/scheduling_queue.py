@@ -42,8 +42,9 @@ class Strategy(Enum):
     IMMEDIATELY = 2
 
 
-class _ActiveEntry:
-    """Heap entry ordered by the profile's QueueSort ``less``."""
+class _LessKey:
+    """An activeQ key ordered by the QueueSort plugin's ``less`` (a plugin without
+    ``sort_key``): it reads the pod's queue bookkeeping at each comparison."""
 
     __slots__ = ("info", "less")
 
@@ -51,8 +52,14 @@ class _ActiveEntry:
         self.info = info
         self.less = less
 
-    def __lt__(self, other: _ActiveEntry) -> bool:
+    def __lt__(self, other: _LessKey) -> bool:
         return self.less(self.info, other.info)
+
+
+# An activeQ entry: [key, info], compared by key (heapq compares lists in C). Keys are
+# distinct (a key's order is less's, whose last tie-break is the unique seq), so the info
+# is never compared. The key is rebuilt when the entry's pod is replaced (update).
+_Entry = list[Any]
 
 
 # Hint registrations: (plugin name, registered event or None for "all", hint fn or None).
@@ -89,8 +96,14 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
         first = next(iter(frameworks.values()))
-        self._less = first.less
-        self._active: list[_ActiveEntry] = []
+        # The QueueSort plugin's own Less, not Framework.less: the heap's comparisons read
+        # its truth value either way. A plugin with a sort key (PrioritySort) is compared
+        # without a Python call at all: about ten comparisons per pop.
+        self._less = first.queue_sort.less
+        self._sort_key: Callable[[QueuedPodInfo], Any] | None = getattr(
+            first.queue_sort, "sort_key", None
+        )
+        self._active: list[_Entry] = []
         self._active_uids: set[str] = set()
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._backoff_uids: set[str] = set()
@@ -120,6 +133,12 @@ class SchedulingQueue:
         info = QueuedPodInfo(pod, self.now(), next(self._seq))
         self._move_to_active(info)
 
+    def _key(self, info: QueuedPodInfo) -> Any:
+        """The activeQ key of ``info``: the plugin's sort key, else one that calls less."""
+        if self._sort_key is not None:
+            return self._sort_key(info)
+        return _LessKey(info, self._less)
+
     def _framework(self, info: QueuedPodInfo) -> Framework | None:
         return self.frameworks.get(info.pod.scheduler_name)
 
@@ -137,15 +156,14 @@ class SchedulingQueue:
         self.unschedulable.pop(info.pod.uid, None)
         self._drop_from_backoff(info.pod.uid)
         if info.pod.uid not in self._active_uids:
-            heapq.heappush(self._active, _ActiveEntry(info, self._less))
+            heapq.heappush(self._active, [self._key(info), info])
             self._active_uids.add(info.pod.uid)
         return True
 
     def pop(self) -> QueuedPodInfo | None:
         """The next pod to schedule, or None when activeQ is empty."""
         while self._active:
-            entry = heapq.heappop(self._active)
-            info = entry.info
+            info: QueuedPodInfo = heapq.heappop(self._active)[1]
             uid = info.pod.uid
             if uid not in self._active_uids:
                 continue  # removed while queued
@@ -307,6 +325,8 @@ class SchedulingQueue:
         """k8s MoveAllToActiveOrBackoffQueue; returns how many pods moved."""
         if self._in_flight:
             self._in_flight_events.append((next(self._event_seq), event, old, new))
+        if not self.unschedulable:
+            return 0  # no pod to move (every binding's AssignedPodAdd, most often)
         moved = 0
         # Scheduling gates are lifted only by the pod's own updates (PreEnqueue re-run);
         # other PreEnqueue plugins (DynamicResources waiting for a claim) hear their events
@@ -345,8 +365,10 @@ class SchedulingQueue:
                 self._move_to_active(info)
             return
         for entry in self._active:
-            if entry.info.pod.uid == uid:
-                entry.info.pod = new
+            queued: QueuedPodInfo = entry[1]
+            if queued.pod.uid == uid:
+                queued.pod = new
+                entry[0] = self._key(queued)  # what less would read from now on
                 return
         for _, _, binfo in self._backoff:
             if binfo.pod.uid == uid:
@@ -427,7 +449,7 @@ class SchedulingQueue:
         ]
 
     def pending(self) -> Sequence[QueuedPodInfo]:
-        active = [e.info for e in self._active if e.info.pod.uid in self._active_uids]
+        active = [e[1] for e in self._active if e[1].pod.uid in self._active_uids]
         return active + self.backoff_infos() + list(self.unschedulable.values())
 
     def __len__(self) -> int:

@@ -210,7 +210,8 @@ class DynamicResources:
             claims = self._pod_claims(pod)
         except ClaimError as err:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
-        found = self._extended_resources and pre_filter_extended(
+        # No extended resource requested, no special claim: no closures made for its lookups.
+        found = (self._extended_resources and pod.requests.scalar) and pre_filter_extended(
             pod,
             self._resolver,
             lambda: self.handle.objects(DEVICE_CLASS_KIND),
@@ -529,6 +530,8 @@ class DynamicResources:
         s: StateData | None = state.get(STATE_KEY)
         if s is None:
             return Status(Code.ERROR, ERR_NOT_FOUND)
+        if not s.claims:
+            return None  # nothing to write, no device to wait for
         for info in s.claims:
             current = self._current(info.claim)
             reserved = as_list(as_mapping(current.get("status")).get("reservedFor"))

@@ -247,8 +247,17 @@ def parse_pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
 
 def pod_affinity_terms(pod: Pod) -> PodAffinityTerms:
     """The pod's parsed terms, parsed once per pod and its copies (a pod without
-    affinity answers at once and keeps nothing)."""
-    if not pod.spec.get("affinity"):
+    affinity answers at once and keeps nothing, as does one with node affinity alone)."""
+    affinity = pod.spec.get("affinity")
+    if not affinity:
+        return _NO_TERMS
+    if (
+        type(affinity) is dict
+        and affinity.get("podAffinity") is None
+        and affinity.get("podAntiAffinity") is None
+    ):
+        # A DaemonSet pod's node pin: parse_pod_affinity_terms reads both sections as
+        # empty and returns _NO_TERMS; no content key to build (a JSON of the affinity).
         return _NO_TERMS
     return derived(pod, _TERMS_KEY, _shared_terms)
 
