@@ -731,12 +731,21 @@ def test_hopeless_nodes_are_neither_cloned_nor_filtered(monkeypatch: pytest.Monk
     preemptor = pod("p", 10, "2")
     state, nts = cycle(handle, preemptor)
     counts = _CountingClones(monkeypatch, handle)
-    result, status = plugin(handle).post_filter(state, preemptor, nts)
+    pl = plugin(handle)
+    pl.candidates_by_sums = None  # type: ignore[assignment,method-assign]  # node by node
+    result, status = pl.post_filter(state, preemptor, nts)
     assert (result, status) == (nominated("n9"), None)
     assert handle.deleted == [("low9b", "default/p")]
     # n9 alone: its clone, then the Filter after removing both low pods and for low9a's
     # return (low9b's return is rejected by Fit's arithmetic alone).
     assert (counts.clones, counts.filters) == (1, 2)
+    # The dry run by sums clones nothing and runs no Filter.
+    counts = _CountingClones(monkeypatch, handle)
+    handle.deleted.clear()
+    result, status = plugin(handle).post_filter(state, preemptor, nts)
+    assert (result, status) == (nominated("n9"), None)
+    assert handle.deleted == [("low9b", "default/p")]
+    assert (counts.clones, counts.filters) == (0, 0)
 
 
 def test_hopeless_nodes_get_their_statuses_when_no_node_helps() -> None:

@@ -134,6 +134,9 @@ class NodeAffinity:
     """
 
     name = NAME
+    # Filter reads the node alone, never the pods on it (preemption's dry run by sums,
+    # plugins/default_preemption.py, takes its verdict on the node as it stands).
+    filter_reads_node_alone = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.handle = handle

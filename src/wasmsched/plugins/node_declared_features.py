@@ -156,6 +156,9 @@ class NodeDeclaredFeatures:
     nodedeclaredfeatures.go: NodeDeclaredFeatures)."""
 
     name = NAME
+    # Filter reads the node alone, never the pods on it (preemption's dry run by sums,
+    # plugins/default_preemption.py, takes its verdict on the node as it stands).
+    filter_reads_node_alone = True
 
     def __init__(self, handle: Handle | None = None) -> None:
         features = features_of(handle)
