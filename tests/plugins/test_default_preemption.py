@@ -764,3 +764,41 @@ def test_hopeless_nodes_get_their_statuses_when_no_node_helps() -> None:
         "n0": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
         "n1": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, default_preemption.NO_VICTIMS),
     }
+
+
+# --- the dry run by sums: outcomes kept per node across preemptions -------------------------
+
+
+def _candidates(
+    handle: Handle, pl: DefaultPreemption, preemptor: Pod
+) -> list[tuple[str, list[str]]]:
+    state, _ = cycle(handle, preemptor)
+    candidates, _, _ = pl.evaluator.dry_run_preemption(
+        handle.fwk, state, preemptor, handle.snapshot().list(), [], 0, 2
+    )
+    return [(c.name, [v.name for v in c.victims]) for c in candidates]
+
+
+def test_outcomes_kept_by_sums_follow_the_nominated_pods() -> None:
+    handle = Handle(
+        [node("n0"), node("n1")], [pod("low0", 0, "2", "n0"), pod("low1", 0, "2", "n1")]
+    )
+    pl = plugin(handle)
+    preemptor = pod("p", 10, "3")
+    assert _candidates(handle, pl, preemptor) == [("n0", ["low0"]), ("n1", ["low1"])]
+    # A pod of higher priority nominated to n0 keeps 2 CPU there: n0 no longer helps,
+    # though the node itself did not change.
+    handle.nominated["n0"] = [PodInfo(pod("nom", 100, "2", nominated="n0"))]
+    assert _candidates(handle, pl, preemptor) == [("n1", ["low1"])]
+    assert _candidates(handle, plugin(handle), preemptor) == [("n1", ["low1"])]
+
+
+def test_outcomes_kept_by_sums_follow_the_preemptor() -> None:
+    handle = Handle([node("n0")], [pod("a", 0, "2", "n0"), pod("b", 7, "2", "n0")])
+    pl = plugin(handle)
+    assert _candidates(handle, pl, pod("p10", 10, "3")) == [("n0", ["b", "a"])]
+    # Of lower priority than b, the same request does not fit with a alone gone.
+    assert _candidates(handle, pl, pod("p5", 5, "3")) == []
+    # The same priority and a smaller request: b stays; then the larger one again.
+    assert _candidates(handle, pl, pod("q10", 10, "2")) == [("n0", ["a"])]
+    assert _candidates(handle, pl, pod("r10", 10, "3")) == [("n0", ["b", "a"])]
