@@ -802,3 +802,59 @@ def test_outcomes_kept_by_sums_follow_the_preemptor() -> None:
     # The same priority and a smaller request: b stays; then the larger one again.
     assert _candidates(handle, pl, pod("q10", 10, "2")) == [("n0", ["a"])]
     assert _candidates(handle, pl, pod("r10", 10, "3")) == [("n0", ["b", "a"])]
+
+
+def _pick_by_stages(candidates: Sequence[Any]) -> str:
+    """pickOneNodeForPreemption as preemption.go writes it: each score function keeps the
+    candidates with its highest score, the next one runs only on ties, then the first."""
+    from wasmsched.plugins.preemption import pod_start_time
+
+    def earliest(victims: Sequence[Pod]) -> float:
+        top = max(p.priority for p in victims)
+        return min(pod_start_time(p) for p in victims if p.priority == top)
+
+    scores: list[Callable[[Any], float]] = [
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(p.priority + 2**31 for p in c.victims),
+        lambda c: -len(c.victims),
+        lambda c: earliest(c.victims),
+    ]
+    remaining = list(candidates)
+    for score in scores:
+        best = max(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+        if len(remaining) == 1:
+            break
+    return str(remaining[0].name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.lists(
+                st.tuples(st.sampled_from([-5, 0, 3, 7]), st.sampled_from([None, 0, 1, 2])),
+                min_size=1,
+                max_size=4,
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_pick_one_node_for_preemption_follows_the_criteria_in_order(
+    shapes: list[tuple[int, list[tuple[int, int | None]]]],
+) -> None:
+    from wasmsched.plugins.preemption import Candidate, importance_key, pick_one_node_for_preemption
+
+    candidates = []
+    for i, (violations, victims) in enumerate(shapes):
+        pods = [
+            pod(f"v{i}-{j}", prio, start=None if s is None else f"2024-01-01T00:00:0{s}Z")
+            for j, (prio, s) in enumerate(victims)
+        ]
+        pods.sort(key=importance_key)
+        candidates.append(Candidate(f"n{i}", pods, violations))
+    assert pick_one_node_for_preemption(candidates) == _pick_by_stages(candidates)
