@@ -8,8 +8,10 @@ Unschedulable, picks the best candidate and evicts its victims through the handl
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasmsched.preemption")
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+_NAME = operator.attrgetter("name")
 # int64(math.MaxInt32 + 1): added to every priority so that sums compare correctly.
 _PRIORITY_OFFSET = 2**31
 
@@ -185,20 +188,18 @@ def nodes_for_status_code(
     absent = node_to_status.absent_nodes_status
     absent_code = Code.SUCCESS if absent is None else absent.code
     explicit = node_to_status.explicit()
+    if absent_code == code and not explicit:
+        return list(node_infos)
+    # The nodes share a few status objects: the ones with ``code`` by identity (None for
+    # a node without a recorded status), then one pass over the nodes without Python
+    # code per node.
+    recorded = explicit.values()
+    distinct = dict(zip(map(id, recorded), recorded, strict=True))
+    wanted = {key for key, status in distinct.items() if status.code == code}
     if absent_code == code:
-        if not explicit:
-            return list(node_infos)
-        out = []
-        for ni in node_infos:
-            status = explicit.get(ni.name)
-            if status is None or status.code == code:
-                out.append(ni)
-        return out
-    return [
-        ni
-        for ni in node_infos
-        if (status := explicit.get(ni.name)) is not None and status.code == code
-    ]
+        wanted.add(id(None))
+    statuses = map(explicit.get, map(_NAME, node_infos))
+    return list(itertools.compress(node_infos, map(wanted.__contains__, map(id, statuses))))
 
 
 def _earliest_start_of_highest_priority(victims: Sequence[Pod]) -> float:
