@@ -1,10 +1,12 @@
 """DefaultPreemption's dry run by sums (plugins/default_preemption.py: candidates_by_sums,
 kept node by node across preemptions) against the node-by-node dry run, on random clusters
 with preemption: the same seed must give every pod the same outcome, the same events and
-the same victims, whether the sums path is taken or not."""
+the same victims, whether the sums path is taken or not. And the nominated nodes of the
+columnar Filter, filtered on NodeInfo.with_pods (framework/nominated.py)."""
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
+from wasmsched.framework import node_search, nominated
 from wasmsched.framework.node_info import NodeInfo
 from wasmsched.plugins import default_preemption
 from wasmsched.plugins.default_preemption import DefaultPreemption
@@ -233,3 +236,80 @@ def test_outcomes_are_kept_until_the_node_changes(monkeypatch: pytest.MonkeyPatc
     placed = {name: node for name, _, node, _ in fast[0]}
     assert sorted(computed[:20]) == sorted(f"node-{i}" for i in range(20))
     assert computed[20:] == [placed["high-0"]]
+
+
+# --- nominated nodes in the columnar Filter (framework/nominated.py: nominated_filter) ------
+
+
+def test_with_pods_sums_as_clone_then_add_pod_info() -> None:
+    from wasmsched.framework.node_info import PodInfo
+
+    rng = random.Random(5)
+    node = Node(_node(rng, 0))
+    info = NodeInfo(node)
+    for k in range(3):
+        info.add_pod(Pod(_pod(rng, f"on-{k}", "node-0", 0, False)))
+    added = [PodInfo(Pod(_pod(rng, f"nom-{k}", None, 100, False))) for k in range(2)]
+    full = info.clone()
+    for pi in added:
+        full.add_pod_info(pi)
+    light = info.with_pods(added)
+    assert [p.pod.name for p in light.pods] == [p.pod.name for p in full.pods]
+    assert light.requested == full.requested
+    assert (light.non_zero_cpu, light.non_zero_memory) == (full.non_zero_cpu, full.non_zero_memory)
+    assert light.allocatable is full.allocatable and light.node is full.node
+    # The node itself is left as it was.
+    assert len(info.pods) == 3 and info.requested != light.requested
+
+
+def _full_nominated_filter(fwk: Any, state: Any, pod: Any) -> Any:
+    return functools.partial(nominated.run_filter_plugins_with_pods, fwk, state, pod)
+
+
+def test_nominated_nodes_are_filtered_without_clones(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PreemptionBasic's shape: while the preemptors are nominated, each cycle filters
+    # their nodes with them added, on NodeInfo.with_pods, and the dry run goes by sums:
+    # no NodeInfo is cloned, and every pod lands where the node-by-node paths put it.
+    clones = 0
+    clone = NodeInfo.clone
+
+    def counting(self: NodeInfo) -> NodeInfo:
+        nonlocal clones
+        clones += 1
+        return clone(self)
+
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    node_docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i}"},
+            "status": {"capacity": alloc, "allocatable": alloc},
+        }
+        for i in range(150)
+    ]
+
+    def pod(name: str, cpu: str, priority: int, node: str | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "priority": priority,
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
+        }
+        if node is not None:
+            spec["nodeName"] = node
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+    low = [pod(f"low-{i}-{k}", "900m", 0, f"node-{i}") for i in range(150) for k in range(4)]
+    high = [pod(f"high-{k}", "3", 10) for k in range(30)]
+    docs = (node_docs, low + high, [])
+    with monkeypatch.context() as mp:
+        mp.setattr(NodeInfo, "clone", counting)
+        fast = simulate(docs, 0)
+    assert clones == 0
+    assert sum(o[1] == "Scheduled" for o in fast[0]) == 30
+    with monkeypatch.context() as mp:
+        mp.setattr(DefaultPreemption, "candidates_by_sums", None)
+        # The full RunFilterPluginsWithNominatedPods: cloned node and state, AddPod.
+        mp.setattr(node_search, "nominated_filter", _full_nominated_filter)
+        mp.setattr(NodeInfo, "clone", counting)
+        assert simulate(docs, 0) == fast
+    assert clones > 0
