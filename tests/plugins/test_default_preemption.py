@@ -731,12 +731,21 @@ def test_hopeless_nodes_are_neither_cloned_nor_filtered(monkeypatch: pytest.Monk
     preemptor = pod("p", 10, "2")
     state, nts = cycle(handle, preemptor)
     counts = _CountingClones(monkeypatch, handle)
-    result, status = plugin(handle).post_filter(state, preemptor, nts)
+    pl = plugin(handle)
+    pl.candidates_by_sums = None  # type: ignore[assignment,method-assign]  # node by node
+    result, status = pl.post_filter(state, preemptor, nts)
     assert (result, status) == (nominated("n9"), None)
     assert handle.deleted == [("low9b", "default/p")]
     # n9 alone: its clone, then the Filter after removing both low pods and for low9a's
     # return (low9b's return is rejected by Fit's arithmetic alone).
     assert (counts.clones, counts.filters) == (1, 2)
+    # The dry run by sums clones nothing and runs no Filter.
+    counts = _CountingClones(monkeypatch, handle)
+    handle.deleted.clear()
+    result, status = plugin(handle).post_filter(state, preemptor, nts)
+    assert (result, status) == (nominated("n9"), None)
+    assert handle.deleted == [("low9b", "default/p")]
+    assert (counts.clones, counts.filters) == (0, 0)
 
 
 def test_hopeless_nodes_get_their_statuses_when_no_node_helps() -> None:
@@ -755,3 +764,97 @@ def test_hopeless_nodes_get_their_statuses_when_no_node_helps() -> None:
         "n0": Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
         "n1": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, default_preemption.NO_VICTIMS),
     }
+
+
+# --- the dry run by sums: outcomes kept per node across preemptions -------------------------
+
+
+def _candidates(
+    handle: Handle, pl: DefaultPreemption, preemptor: Pod
+) -> list[tuple[str, list[str]]]:
+    state, _ = cycle(handle, preemptor)
+    candidates, _, _ = pl.evaluator.dry_run_preemption(
+        handle.fwk, state, preemptor, handle.snapshot().list(), [], 0, 2
+    )
+    return [(c.name, [v.name for v in c.victims]) for c in candidates]
+
+
+def test_outcomes_kept_by_sums_follow_the_nominated_pods() -> None:
+    handle = Handle(
+        [node("n0"), node("n1")], [pod("low0", 0, "2", "n0"), pod("low1", 0, "2", "n1")]
+    )
+    pl = plugin(handle)
+    preemptor = pod("p", 10, "3")
+    assert _candidates(handle, pl, preemptor) == [("n0", ["low0"]), ("n1", ["low1"])]
+    # A pod of higher priority nominated to n0 keeps 2 CPU there: n0 no longer helps,
+    # though the node itself did not change.
+    handle.nominated["n0"] = [PodInfo(pod("nom", 100, "2", nominated="n0"))]
+    assert _candidates(handle, pl, preemptor) == [("n1", ["low1"])]
+    assert _candidates(handle, plugin(handle), preemptor) == [("n1", ["low1"])]
+
+
+def test_outcomes_kept_by_sums_follow_the_preemptor() -> None:
+    handle = Handle([node("n0")], [pod("a", 0, "2", "n0"), pod("b", 7, "2", "n0")])
+    pl = plugin(handle)
+    assert _candidates(handle, pl, pod("p10", 10, "3")) == [("n0", ["b", "a"])]
+    # Of lower priority than b, the same request does not fit with a alone gone.
+    assert _candidates(handle, pl, pod("p5", 5, "3")) == []
+    # The same priority and a smaller request: b stays; then the larger one again.
+    assert _candidates(handle, pl, pod("q10", 10, "2")) == [("n0", ["a"])]
+    assert _candidates(handle, pl, pod("r10", 10, "3")) == [("n0", ["b", "a"])]
+
+
+def _pick_by_stages(candidates: Sequence[Any]) -> str:
+    """pickOneNodeForPreemption as preemption.go writes it: each score function keeps the
+    candidates with its highest score, the next one runs only on ties, then the first."""
+    from wasmsched.plugins.preemption import pod_start_time
+
+    def earliest(victims: Sequence[Pod]) -> float:
+        top = max(p.priority for p in victims)
+        return min(pod_start_time(p) for p in victims if p.priority == top)
+
+    scores: list[Callable[[Any], float]] = [
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(p.priority + 2**31 for p in c.victims),
+        lambda c: -len(c.victims),
+        lambda c: earliest(c.victims),
+    ]
+    remaining = list(candidates)
+    for score in scores:
+        best = max(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+        if len(remaining) == 1:
+            break
+    return str(remaining[0].name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.lists(
+                st.tuples(st.sampled_from([-5, 0, 3, 7]), st.sampled_from([None, 0, 1, 2])),
+                min_size=1,
+                max_size=4,
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_pick_one_node_for_preemption_follows_the_criteria_in_order(
+    shapes: list[tuple[int, list[tuple[int, int | None]]]],
+) -> None:
+    from wasmsched.plugins.preemption import Candidate, importance_key, pick_one_node_for_preemption
+
+    candidates = []
+    for i, (violations, victims) in enumerate(shapes):
+        pods = [
+            pod(f"v{i}-{j}", prio, start=None if s is None else f"2024-01-01T00:00:0{s}Z")
+            for j, (prio, s) in enumerate(victims)
+        ]
+        pods.sort(key=importance_key)
+        candidates.append(Candidate(f"n{i}", pods, violations))
+    assert pick_one_node_for_preemption(candidates) == _pick_by_stages(candidates)

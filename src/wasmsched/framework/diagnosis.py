@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -46,8 +46,8 @@ class Diagnosis:
         if self.rejections is not None:
             return dict(self.rejections)
         counts: dict[str, int] = {}
-        for name, n in Counter(s.plugin for s in self.node_to_status.explicit().values()).items():
-            key = name or "(unknown)"
+        for status, n in _distinct(self.node_to_status.explicit().values()):
+            key = status.plugin or "(unknown)"
             counts[key] = counts.get(key, 0) + n
         absent = self.node_to_status.absent_nodes_status
         if self.pre_filter_msg and absent is not None and absent.plugin and not counts:
@@ -64,6 +64,14 @@ class Diagnosis:
             self.pending_plugins.add(plugin)
         elif code in _UNSCHEDULABLE:
             self.unschedulable_plugins.add(plugin)
+
+
+def _distinct(statuses: Collection[Status]) -> list[tuple[Status, int]]:
+    """Each distinct status object among ``statuses`` and how many times it occurs: the
+    nodes of a cycle share a few (each plugin's rejections), counted by identity without
+    a Python-level pass over the nodes."""
+    objects = dict(zip(map(id, statuses), statuses, strict=True))
+    return [(objects[key], n) for key, n in Counter(map(id, statuses)).items()]
 
 
 class CycleError(InternalError):
@@ -101,9 +109,9 @@ class FitError(WasmschedError):
         """(reason, node count), sorted as kube-scheduler sorts the "N reason" strings."""
         counts: dict[str, int] = {}
         nts = self.diagnosis.node_to_status
-        # Nodes share few distinct reason lists: count those, then their reasons.
-        for reasons, n in Counter(s.reasons for s in nts.explicit().values()).items():
-            for reason in reasons:
+        # Nodes share few distinct statuses: count those, then their reasons.
+        for status, n in _distinct(nts.explicit().values()):
+            for reason in status.reasons:
                 counts[reason] = counts.get(reason, 0) + n
         absent = self.num_all_nodes - len(nts)
         if absent > 0 and nts.absent_nodes_status is not None:

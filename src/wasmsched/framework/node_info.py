@@ -209,6 +209,35 @@ class NodeInfo:
         copy.generation = self.generation
         return copy
 
+    def with_pods(self, infos: Sequence[PodInfo]) -> NodeInfo:
+        """A copy with ``infos`` added as far as the node and its sums go (pods,
+        requested, non-zero requests; ``clone`` then ``add_pod_info``), sharing this
+        node's host ports, affinity lists and images, which it does not update: for
+        plugins that read the node alone or its sums (framework/nominated.py)."""
+        copy = NodeInfo.__new__(NodeInfo)
+        copy.pod_level_resources = self.pod_level_resources
+        copy.sidecar_host_ports = self.sidecar_host_ports
+        copy.node = self.node
+        copy.name = self.name
+        copy.allocatable = self.allocatable
+        copy.pods = [*self.pods, *infos]
+        copy.pods_with_affinity = self.pods_with_affinity
+        copy.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity
+        requested = self.requested.copy()
+        non_zero_cpu, non_zero_memory = self.non_zero_cpu, self.non_zero_memory
+        for info in infos:
+            requests, (cpu, memory) = self._requests(info.pod)
+            requested.add(requests)
+            non_zero_cpu += cpu
+            non_zero_memory += memory
+        copy.requested = requested
+        copy.non_zero_cpu = non_zero_cpu
+        copy.non_zero_memory = non_zero_memory
+        copy.used_ports = self.used_ports
+        copy.image_states = self.image_states
+        copy.generation = self.generation + len(infos)
+        return copy
+
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 

@@ -40,6 +40,7 @@ from wasmsched.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeS
 from wasmsched.framework.nominated import (
     NominatedPods,
     counted_nominated_pods,
+    nominated_filter,
     run_filter_plugins_with_nominated_pods,
 )
 from wasmsched.framework.observed import observe_filter, observe_normalize, observe_score
@@ -49,7 +50,7 @@ from wasmsched.framework.status import Code, Status
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
     from wasmsched.framework.cycle_state import CycleState
-    from wasmsched.framework.node_info import NodeInfo, Snapshot
+    from wasmsched.framework.node_info import NodeInfo, PodInfo, Snapshot
     from wasmsched.framework.runtime import Framework
 
 __all__ = [
@@ -355,10 +356,11 @@ def _filter_chunks(
 
             return by_plugin, 1 if effects else _MIN_FILTER_CHUNK
         if not effects:
+            with_pods = nominated_filter(fwk, state, pod)
 
             def by_plugin_and_node(chunk: np.ndarray[Any, np.dtype[np.intp]]) -> Verdicts:
                 return _filter_with_nominated_nodes(
-                    nominator, fwk, state, pod, nodes, rows, chunk, special
+                    with_pods, fwk, state, pod, nodes, rows, chunk, special
                 )
 
             return by_plugin_and_node, _MIN_FILTER_CHUNK
@@ -383,34 +385,34 @@ def _filter_chunks(
 
 def _nominated_positions(
     nominator: NominatedPods, pod: Pod, rows: NodeRows
-) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
-    """Which of ``rows`` have nominated pods that count for ``pod``
-    (``_counted_nominated_pods``), or None when none has."""
+) -> tuple[np.ndarray[Any, np.dtype[np.bool_]], dict[int, list[PodInfo]]] | None:
+    """Which of ``rows`` have nominated pods that count for ``pod``, and those pods by
+    row (``counted_nominated_pods``), or None when none has."""
     row_of = rows.columns.row_of
-    found = [
-        row_of[name]
-        for name in nominator.nominated_nodes()
-        if name in row_of and counted_nominated_pods(nominator, pod, name)
-    ]
+    found: dict[int, list[PodInfo]] = {}
+    for name in nominator.nominated_nodes():
+        if name in row_of and (counted := counted_nominated_pods(nominator, pod, name)):
+            found[row_of[name]] = counted
     if not found:
         return None
-    special = np.isin(rows.rows, np.array(found, dtype=np.intp))
-    return special if special.any() else None
+    special = np.isin(rows.rows, np.fromiter(found, np.intp, len(found)))
+    return (special, found) if special.any() else None
 
 
 def _filter_with_nominated_nodes(
-    nominator: NominatedPods,
+    with_pods: Callable[[NodeInfo, list[PodInfo]], Status | None],
     fwk: Framework,
     state: CycleState,
     pod: Pod,
     nodes: Sequence[NodeInfo],
     rows: NodeRows,
     chunk: np.ndarray[Any, np.dtype[np.intp]],
-    special: np.ndarray[Any, np.dtype[np.bool_]],
+    special: tuple[np.ndarray[Any, np.dtype[np.bool_]], dict[int, list[PodInfo]]],
 ) -> Verdicts:
     """A chunk's verdicts: the plugins' vectorized forms on the rows without nominated pods
-    that count, RunFilterPluginsWithNominatedPods node by node on the others."""
-    marked = special[chunk]
+    that count, RunFilterPluginsWithNominatedPods (``with_pods``) node by node on the
+    others, given their pods that count."""
+    marked = special[0][chunk]
     if not marked.any():
         return _run_filter_plugins_on_rows(fwk, state, pod, rows.take(chunk))
     codes = np.zeros(len(chunk), np.int64)
@@ -422,10 +424,9 @@ def _filter_with_nominated_nodes(
         )
         codes[plain] = plain_codes
         statuses.extend(plain_statuses)
+    counted = special[1]
     for pos in np.flatnonzero(marked).tolist():
-        status = run_filter_plugins_with_nominated_pods(
-            nominator, fwk, state, pod, nodes[chunk[pos]]
-        )
+        status = with_pods(nodes[chunk[pos]], counted[int(rows.rows[chunk[pos]])])
         if status is not None and status.code != Code.SUCCESS:
             statuses.append(status)
             codes[pos] = len(statuses)

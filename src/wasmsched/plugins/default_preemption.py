@@ -8,14 +8,17 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.resources import Resource
 from wasmsched.framework.nominated import counted
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins import node_resources_fit as fit
 from wasmsched.plugins.preemption import (
+    Candidate,
     Evaluator,
     PodDisruptionBudget,
     filter_pods_with_pdb_violation,
     importance_key,
+    pick_key,
 )
 
 if TYPE_CHECKING:
@@ -62,6 +65,9 @@ class DefaultPreemption:
         # The last _FitBound and what it was made of (the dry run's clones of the state
         # share the cycle's skip set and Fit's request).
         self._bound: tuple[tuple[object, ...], _FitBound | None] = ((), None)
+        # node name -> (the NodeInfo, its generation, what the outcome was computed for,
+        # the outcome): the dry run by sums of the previous preemptions, node by node.
+        self._outcomes: dict[str, tuple[NodeInfo, int, tuple[object, ...], _Outcome]] = {}
 
     # --- PostFilter ---------------------------------------------------------------------
 
@@ -182,6 +188,93 @@ class DefaultPreemption:
             self._bound = (made_of, bound)
         return bound
 
+    def candidates_by_sums(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        potential: Sequence[NodeInfo],
+        offset: int,
+        pdbs: Sequence[PodDisruptionBudget],
+        num_candidates: int,
+    ) -> list[Candidate] | None:
+        """The dry run's candidates, in its order, computed on numbers: None when this
+        cycle's Filter is not NodeResourcesFit plus plugins that read the node alone, or
+        when a PreFilterExtensions plugin is active (its AddPod/RemovePod state would
+        change with the victims). The dry run then goes node by node.
+
+        Each node's SelectVictimsOnNode is then Fit's arithmetic (fit.go: fitsRequest,
+        the same ``insufficient_amounts`` Filter calls) on the node's sums less its
+        lower-priority pods, plus the nominated pods that count in
+        RunFilterPluginsWithNominatedPods' first pass and without them in its second,
+        each reprieve tried in SelectVictimsOnNode's order; the other plugins' verdict
+        is the node's as it stands (they do not read its pods). A node's outcome is kept
+        until the node, the preemptor's priority or request, or its nominated pods
+        change, so a preemption recomputes only the nodes the previous ones touched.
+        """
+        bound = self._fit_bound(fwk, state, pod)
+        if bound is None or bound.extensions or bound.request.delegated:
+            return None
+        skip = state.skip_filter_plugins
+        others: list[Callable[[CycleState, Pod, NodeInfo], Status | None]] = []
+        calls = dict(fwk.filter_calls)
+        for plugin in fwk.filter_plugins:
+            name = plugin.name
+            if name in skip or name == fit.NAME:
+                continue
+            if not getattr(plugin, "filter_reads_node_alone", False):
+                return None
+            others.append(calls[name])
+        request = bound.request
+        priority = pod.priority
+        # What every node's outcome depends on besides the node and its nominated pods.
+        asked: tuple[object, ...] = (
+            priority,
+            request.milli_cpu,
+            request.memory,
+            request.ephemeral_storage,
+            request.scalars,
+        )
+        cache = self._outcomes if not pdbs else {}
+        nominated_pods = self.handle.nominated_pods_for_node
+        lowest = self._lowest_priority
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        n = len(potential)
+        for i in range(n):
+            node_info = potential[(offset + i) % n]
+            if priority <= lowest(node_info):
+                continue  # no potential victim
+            name = node_info.name
+            nominated = nominated_pods(name)
+            if nominated:
+                nominated = counted(nominated, pod)
+            added = _sums(node_info, nominated) if nominated else None
+            key = asked if added is None else (*asked, added)
+            cached = cache.get(name)
+            if (
+                cached is not None
+                and cached[0] is node_info
+                and cached[1] == node_info.generation
+                and cached[2] == key
+            ):
+                outcome = cached[3]
+            else:
+                outcome = _victims_by_sums(bound, node_info, nominated, pdbs)
+                cache[name] = (node_info, node_info.generation, key, outcome)
+            if outcome is None or not _passes(others, state, pod, node_info):
+                continue
+            victims, num_violating, key = outcome
+            candidate = Candidate(name, list(victims), num_violating, key)
+            if num_violating == 0:
+                if len(non_violating) < num_candidates:
+                    non_violating.append(candidate)
+            elif len(violating) < num_candidates:
+                violating.append(candidate)
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+        return non_violating + violating
+
     def select_victims_on_node(
         self,
         fwk: Framework,
@@ -264,6 +357,99 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=lambda info: importance_key(info.pod))
         return [info.pod for info in victims], num_violating, None
+
+
+# A node's dry run by sums: its victims (most important first), how many of them violate
+# a PDB and the candidate's pick_key, or None when it yields no candidate.
+_Outcome = tuple[tuple["Pod", ...], int, tuple[int, int, int, int, float]] | None
+
+
+def _sums(node_info: NodeInfo, pods: Sequence[PodInfo]) -> tuple[object, ...]:
+    """What ``pods`` add to ``node_info``'s requested sums and pod count, as a key."""
+    total = Resource()
+    requested_by = node_info.requested_by
+    for info in pods:
+        total.add(requested_by(info.pod))
+    scalars = tuple(sorted(total.scalar.items()))
+    return (total.milli_cpu, total.memory, total.ephemeral_storage, scalars, len(pods))
+
+
+def _passes(
+    filters: Sequence[Callable[[CycleState, Pod, NodeInfo], Status | None]],
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+) -> bool:
+    """Whether every one of ``filters`` passes the node (RunFilterPlugins' verdict; a
+    raised exception is an error status there)."""
+    for filter_fn in filters:
+        try:
+            status = filter_fn(state, pod, node_info)
+        except Exception:
+            return False
+        if status is not None and status.code != Code.SUCCESS:
+            return False
+    return True
+
+
+def _victims_by_sums(
+    bound: _FitBound,
+    node_info: NodeInfo,
+    nominated: Sequence[PodInfo],
+    pdbs: Sequence[PodDisruptionBudget],
+) -> _Outcome:
+    """select_victims_on_node when NodeResourcesFit alone can reject the pod (see
+    DefaultPreemption.candidates_by_sums): the same steps on the node's sums."""
+    priority = bound.pod.priority
+    potential = [info for info in node_info.pods if info.pod.priority < priority]
+    if not potential:
+        return None
+    requested_by = node_info.requested_by
+    request, alloc = bound.request, node_info.allocatable
+    used = node_info.requested.copy()
+    for info in potential:
+        used.sub(requested_by(info.pod))
+    count = len(node_info.pods) - len(potential)
+    with_nominated: Resource | None = None
+    if nominated:
+        with_nominated = Resource()
+        for info in nominated:
+            with_nominated.add(requested_by(info.pod))
+    extra = len(nominated)
+
+    def fits() -> bool:
+        # RunFilterPluginsWithNominatedPods: with the nominated pods, then without.
+        if with_nominated is not None:
+            both = used.copy()
+            both.add(with_nominated)
+            if fit.insufficient_amounts(request, alloc, both, count + extra) is not None:
+                return False
+        return fit.insufficient_amounts(request, alloc, used, count) is None
+
+    if not fits():
+        return None
+    potential.sort(key=lambda info: importance_key(info.pod))
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    victims: list[PodInfo] = []
+    num_violating = 0
+    for group in (violating, non_violating):
+        for info in group:
+            amount = requested_by(info.pod)
+            used.add(amount)
+            count += 1
+            if fits():
+                continue
+            used.sub(amount)
+            count -= 1
+            victims.append(info)
+            if group is violating:
+                num_violating += 1
+    if not victims:
+        return None  # SelectVictimsOnNode's "expected at least one victim": an error
+    if violating and non_violating:
+        victims.sort(key=lambda info: importance_key(info.pod))
+    pods = tuple(info.pod for info in victims)
+    return pods, num_violating, pick_key(pods, num_violating)
 
 
 class _FitBound:

@@ -39,6 +39,10 @@ class NodeName:
     """
 
     name = NAME
+    # Filter reads the node alone, never the pods on it, and writes nothing: preemption's
+    # dry run by sums (plugins/default_preemption.py) and the nominated nodes' first
+    # Filter pass (framework/nominated.py) take its verdict on the node as it stands.
+    filter_reads_node_alone = True
 
     def __init__(self) -> None:
         self._rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)

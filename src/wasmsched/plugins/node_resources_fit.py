@@ -310,6 +310,9 @@ class NodeResourcesFit:
     """Filter by free resources; score by the configured strategy."""
 
     name = NAME
+    # Filter reads the node's allocatable, requested sums and pod count alone, and writes
+    # nothing (framework/nominated.py: nominated_filter).
+    filter_reads_sums = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         parsed = FitArgs(args)

@@ -8,8 +8,10 @@ Unschedulable, picks the best candidate and evicts its victims through the handl
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasmsched.preemption")
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+_NAME = operator.attrgetter("name")
 # int64(math.MaxInt32 + 1): added to every priority so that sums compare correctly.
 _PRIORITY_OFFSET = 2**31
 
@@ -65,7 +68,11 @@ class PreemptionPolicy(Protocol):
     # the nodes when none of them has a potential victim, else None; and
     # ``hopeless(fwk, state, pod) -> Callable[[NodeInfo], bool] | None``, a test true for
     # nodes where select_victims_on_node surely returns no victims (its status is then
-    # computed only when the dry run ends without candidates), None when none applies.
+    # computed only when the dry run ends without candidates), None when none applies;
+    # ``candidates_by_sums(fwk, state, pod, potential, offset, pdbs, num_candidates)
+    # -> list[Candidate] | None``, the candidates the dry run below would find, in its
+    # order, without running it; None (or none found) sends the dry run node by node,
+    # which then also gives the statuses Preempt reports without candidates.
 
 
 @dataclass
@@ -75,6 +82,11 @@ class Candidate:
     name: str
     victims: list[Pod]
     num_pdb_violations: int = 0
+    # ``pick_key(victims, num_pdb_violations)`` when known already (the dry run by sums
+    # keeps it with each node's outcome).
+    pick_key: tuple[int, int, int, int, float] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 @dataclass
@@ -176,20 +188,18 @@ def nodes_for_status_code(
     absent = node_to_status.absent_nodes_status
     absent_code = Code.SUCCESS if absent is None else absent.code
     explicit = node_to_status.explicit()
+    if absent_code == code and not explicit:
+        return list(node_infos)
+    # The nodes share a few status objects: the ones with ``code`` by identity (None for
+    # a node without a recorded status), then one pass over the nodes without Python
+    # code per node.
+    recorded = explicit.values()
+    distinct = dict(zip(map(id, recorded), recorded, strict=True))
+    wanted = {key for key, status in distinct.items() if status.code == code}
     if absent_code == code:
-        if not explicit:
-            return list(node_infos)
-        out = []
-        for ni in node_infos:
-            status = explicit.get(ni.name)
-            if status is None or status.code == code:
-                out.append(ni)
-        return out
-    return [
-        ni
-        for ni in node_infos
-        if (status := explicit.get(ni.name)) is not None and status.code == code
-    ]
+        wanted.add(id(None))
+    statuses = map(explicit.get, map(_NAME, node_infos))
+    return list(itertools.compress(node_infos, map(wanted.__contains__, map(id, statuses))))
 
 
 def _earliest_start_of_highest_priority(victims: Sequence[Pod]) -> float:
@@ -206,37 +216,31 @@ def _earliest_start_of_highest_priority(victims: Sequence[Pod]) -> float:
     return earliest
 
 
+def pick_key(victims: Sequence[Pod], num_pdb_violations: int) -> tuple[int, int, int, int, float]:
+    """A candidate's scores under pickOneNodeForPreemption's criteria, most significant
+    first, each the larger the better: fewest PDB violations, lowest highest-victim
+    priority, lowest sum of priorities, fewest victims, latest start of the
+    highest-priority victims."""
+    return (
+        -num_pdb_violations,
+        -victims[0].priority,
+        -sum(p.priority + _PRIORITY_OFFSET for p in victims),
+        -len(victims),
+        _earliest_start_of_highest_priority(victims),
+    )
+
+
 def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> str:
-    """pickOneNodeForPreemption's criteria, each applied only to the ties of the previous one:
-    fewest PDB violations, lowest highest-victim priority, lowest sum of priorities, fewest
-    victims, latest start of the highest-priority victims, then the first candidate."""
-    if not candidates:
-        return ""
-
-    def score_funcs() -> list[Any]:
-        return [
-            lambda c: -c.num_pdb_violations,
-            lambda c: -c.victims[0].priority,
-            lambda c: -sum(p.priority + _PRIORITY_OFFSET for p in c.victims),
-            lambda c: -len(c.victims),
-            lambda c: _earliest_start_of_highest_priority(c.victims),
-        ]
-
-    remaining = list(candidates)
-    for fn in score_funcs():
-        best: float | None = None
-        selected: list[Candidate] = []
-        for c in remaining:
-            score = fn(c)
-            if best is None or score > best:
-                best = score
-                selected = [c]
-            elif score == best:
-                selected.append(c)
-        if len(selected) == 1:
-            return selected[0].name
-        remaining = selected
-    return remaining[0].name
+    """pickOneNodeForPreemption: each criterion decides among the ties of the previous
+    one, then the first candidate wins; that is the first candidate with the greatest
+    ``pick_key``."""
+    best = ""
+    best_key: tuple[int, int, int, int, float] | None = None
+    for c in candidates:
+        key = c.pick_key or pick_key(c.victims, c.num_pdb_violations)
+        if best_key is None or key > best_key:
+            best, best_key = c.name, key
+    return best
 
 
 def _aggregate(errors: Sequence[str]) -> str:
@@ -363,7 +367,8 @@ class Evaluator:
         Nodes are tried from ``offset`` round the list and the search stops once there are
         ``num_candidates`` candidates including at least one that violates no PDB. The
         statuses and errors are what Preempt reports when there is no candidate; with
-        candidates they leave out the nodes the policy's ``hopeless`` test ruled out.
+        candidates they leave out the nodes the policy's ``hopeless`` test ruled out, and
+        are empty when the policy's ``candidates_by_sums`` found them.
         """
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
@@ -385,6 +390,11 @@ class Evaluator:
                 for node_info, status in zip(order, every, strict=True):
                     found[node_info.name] = status
                 return [], statuses, []
+        by_sums = getattr(self.policy, "candidates_by_sums", None)
+        if by_sums is not None:
+            found = by_sums(fwk, state, pod, potential, offset, pdbs, num_candidates)
+            if found:
+                return found, statuses, []
         hopeless_test = getattr(self.policy, "hopeless", None)
         hopeless = hopeless_test(fwk, state, pod) if hopeless_test is not None else None
         # The nodes that cannot help, in the order tried, with their status (None: ruled
@@ -485,6 +495,7 @@ __all__ = [
     "filter_pods_with_pdb_violation",
     "importance_key",
     "nodes_for_status_code",
+    "pick_key",
     "pick_one_node_for_preemption",
     "pod_disruption_budgets",
     "pod_start_time",
