@@ -201,7 +201,10 @@ def post_binding(
     path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
     start = time.perf_counter()
     try:
-        api.request("POST", path, body=binding_body(pod, node_name), guard=guard)
+        # Replayable: a repeat of a binding the server took answers 409 "already
+        # assigned", the conflict path below (the assumed pod is forgotten and the watch,
+        # which shows it bound, puts it back in the cache).
+        api.request("POST", path, body=binding_body(pod, node_name), guard=guard, replayable=True)
     except FencedError:
         return BindResult(pod.uid, node_name, False, message="not the leader", fenced=True)
     except ApiError as err:
@@ -499,11 +502,14 @@ class LiveWriter:
         ns = body["metadata"]["namespace"]
         if self._events_api == "events.k8s.io/v1":
             try:
+                # Replayable: a repeat of an event the server took answers 409 (its name
+                # is taken), logged at debug below.
                 self.event_client.request(
                     "POST",
                     f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
                     body=body,
                     guard=self._guard(term),
+                    replayable=True,
                 )
                 return
             except FencedError:
@@ -521,6 +527,7 @@ class LiveWriter:
                 f"/api/v1/namespaces/{ns}/events",
                 body=_core_event(body, event),
                 guard=self._guard(term),
+                replayable=True,
             )
         except FencedError:
             self._dropped(term, "event")
