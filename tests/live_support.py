@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,27 @@ from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
 from wasmsched.scheduler.registry import default_registry
+
+
+def self_signed(root: Path) -> Path:
+    """``root`` with tls.crt and tls.key: a self-signed certificate for 127.0.0.1 (the
+    server's, its CA and a client's in the TLS tests). Skips without openssl."""
+    if shutil.which("openssl") is None:
+        import pytest
+
+        pytest.skip("openssl is not installed")
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+            "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+            "-keyout", str(root / "tls.key"), "-out", str(root / "tls.crt"),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return root
+
 
 # Short timings so that retries and backoffs fit in a test.
 FAST = {

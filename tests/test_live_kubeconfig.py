@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from live_support import self_signed
 from wasmsched.cli import app
 from wasmsched.live import ApiClient, KubeConfigError, load_kube_config
 
@@ -224,19 +224,7 @@ def test_the_kubeconfig_from_the_environment_is_named(
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    root = tmp_path_factory.mktemp("pki")
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-            "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=kc.test",
-            "-keyout", str(root / "tls.key"), "-out", str(root / "tls.crt"),
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return root
+    return self_signed(tmp_path_factory.mktemp("pki"))
 
 
 def test_a_well_formed_kubeconfig_with_certificates_loads(tmp_path: Path, pki: Path) -> None:

@@ -434,6 +434,9 @@ def test_standby_takes_over_when_the_leader_is_killed(cluster: Cluster) -> None:
     assert lease_holder(cluster) == ""  # released on SIGTERM
 
 
+RACED = 48
+
+
 def test_two_schedulers_without_election_never_bind_a_pod_twice(cluster: Cluster) -> None:
     """Misconfigured replicas race for the same pods: the binding subresource refuses the
     second binding (409, pkg/registry/core/pod/storage: setPodHostAndAnnotations) and the
@@ -444,17 +447,20 @@ def test_two_schedulers_without_election_never_bind_a_pod_twice(cluster: Cluster
     second = cluster.scheduler(CONFIG, *NO_ELECTION)
     for s in (first, second):
         wait(lambda s=s: any(m.startswith("informers synced") for m in s.messages()), 30, "sync")
-    # Both see the pods at the same moment: they pop them in the same order.
+    # Both see the pods at the same moment: they pop them in the same order. Enough pods
+    # that the two overlap even when one resumes some milliseconds after the other (each
+    # binds a pod in about a millisecond: with 12, under load, one sometimes bound them
+    # all before the other started).
     with first.paused(), second.paused():
-        for i in range(12):
+        for i in range(RACED):
             cluster.create(pod(f"web-{i:02d}"))
-    wait(lambda: len(cluster.placements()) == 12, 30, "every pod bound")
-    wait(lambda: len(first.bound()) + len(second.bound()) == 12, 10, "the bound log lines")
-    wait(lambda: len(scheduled_events(cluster)) == 12, 10, "the Scheduled events")
+    wait(lambda: len(cluster.placements()) == RACED, 30, "every pod bound")
+    wait(lambda: len(first.bound()) + len(second.bound()) == RACED, 10, "the bound log lines")
+    wait(lambda: len(scheduled_events(cluster)) == RACED, 10, "the Scheduled events")
     time.sleep(1)  # a late second binding would show now
 
     bound = first.bound() + second.bound()
-    assert sorted(bound) == sorted(f"default/web-{i:02d}" for i in range(12))
+    assert sorted(bound) == sorted(f"default/web-{i:02d}" for i in range(RACED))
     assert set(scheduled_events(cluster).values()) == {1}
     refused = [m for s in (first, second) for m in s.messages() if m.startswith("binding refused")]
     conflicts = sum(s.metric("wasmsched_binding_conflicts_total") for s in (first, second))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from typing import Any
@@ -123,6 +124,36 @@ def test_events_fall_back_to_core_v1(srv: ApiServerDouble, writer: Any) -> None:
     assert events[0]["involvedObject"]["uid"] == p.uid
     assert events[1]["message"] == "second"
     assert events[1]["source"]["component"] == "wasmsched"
+
+
+def test_an_event_is_built_on_its_worker_stamped_when_recorded(
+    srv: ApiServerDouble, writer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv.create(pod("web-0"))
+    p = stored(srv, "web-0")
+    ref = ObjectReference("Pod", "v1", p.name, p.namespace, p.uid)
+    built_on: list[str] = []
+    build = LiveWriter._event_body
+
+    def spy(self: LiveWriter, event: Event, recorded: int) -> dict[str, Any]:
+        built_on.append(threading.current_thread().name)
+        return build(self, event, recorded)
+
+    monkeypatch.setattr(LiveWriter, "_event_body", spy)
+    # The event worker is busy for a while: the event waits in the queue.
+    writer.dispatcher.submit_event(lambda: time.sleep(0.3))
+    before = time.time_ns()
+    writer.record_event(Event(0.0, ref, None, "Normal", "Scheduled", "Binding", "assigned"))
+    after = time.time_ns()
+    assert built_on == []  # not on the scheduling thread, which only queued it
+    assert writer.dispatcher.drain(5)
+    assert [name.startswith("api-events-") for name in built_on] == [True]
+    (event,) = srv.events
+    # Named and stamped at record_event, not when the worker got to it 0.3 s later.
+    assert before <= int(event["metadata"]["name"].rsplit(".", 1)[1], 16) <= after
+    stamp = dt.datetime.strptime(event["eventTime"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    micros = int(stamp.replace(tzinfo=dt.UTC).timestamp() * 10**6)
+    assert before // 1000 <= micros <= after // 1000
 
 
 def test_dispatcher_keeps_order_per_key() -> None:

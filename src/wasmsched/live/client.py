@@ -5,6 +5,13 @@ client with the cluster's TLS settings and the user's credentials (token, token 
 re-read on 401, client certificate, exec plugin). The scheduler talks plain JSON through
 that client: informers need the raw watch protocol (bookmarks, 410 Gone, resource
 versions) and the scheduler's objects are manifests, not generated models.
+
+Watches stream through httpx. Every other request (bindings, events, status patches,
+lists, the lease) goes through a lean HTTP/1.1 connection of the thread's own
+(live/http.py) with the same TLS context and the same credentials (live/auth.py: the
+header lightkube's auth flow sets, refreshed through that flow on a 401), unless a
+proxy applies to the server (HTTPS_PROXY and NO_PROXY, as httpx reads them) or its URL
+is one the lean path does not serve: then httpx carries them too.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -21,12 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import msgspec
 from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
 from lightkube.config.models import User
 from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
 from wasmsched.errors import ExternalError
+from wasmsched.live.auth import Credentials
+from wasmsched.live.http import Connection, Endpoint, HttpError, NotSent, request_head
 from wasmsched.live.kubeconfig import KubeConfigError, read_kubeconfig
 from wasmsched.live.ratelimit import TokenBucket
 
@@ -51,6 +62,14 @@ DEFAULT_TIMEOUT = 10.0
 # of them is scanned in full on every request (httpcore's ConnectionPool:
 # _assign_requests_to_connections), a third of a worker's CPU with 80 threads.
 THREAD_POOL_SIZE = 2
+# Requests a lean connection sends again when a reused connection ended before any of its
+# answer: a repeat the server already took is harmless (a GET, our merge patches, which
+# set what they set). Not PUT (it carries the resourceVersion it read: a repeat answers
+# 409, which the elector would read as a lost race), DELETE, or POST unless the caller
+# says so (a claim's POST with generateName would create a second claim).
+REPLAYABLE = frozenset({"GET", "HEAD", "PATCH"})
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 
 class ApiError(ExternalError):
@@ -198,8 +217,13 @@ class ApiClient:
         self._clients: list[httpx2.Client] = []
         self._clients_lock = threading.Lock()
         # One built here, so that a kubeconfig the client cannot use fails at once.
-        self._thread_client()
+        client = self._thread_client()
         self.server = str(config.cluster.server)
+        self._endpoint = self._lean_endpoint(client)
+        self._credentials = Credentials(self._client_args["auth"], self.server)
+        self._connections: list[Connection] = []
+        # The request headers but the per-request ones, for (user agent, Authorization).
+        self._headers: tuple[str, str | None, str] = ("", None, "")
         # Sent with every request; the runner adds its identity, as kube-scheduler's
         # "kube-scheduler/<version> (...)/leader-election" user agents name the component.
         self.user_agent = "wasmsched"
@@ -232,6 +256,12 @@ class ApiClient:
         return other
 
     @property
+    def transport(self) -> str:
+        """What carries the requests but the watches: "lean" (live/http.py) or "httpx"
+        (a proxy applies, or the server URL is one the lean path does not serve)."""
+        return "httpx" if self._endpoint is None else "lean"
+
+    @property
     def namespace(self) -> str:
         return str(self.config.namespace)
 
@@ -245,11 +275,33 @@ class ApiClient:
             self._local.client = client
         return client
 
+    def _lean_endpoint(self, client: httpx2.Client) -> Endpoint | None:
+        """The server for the lean path, or None when httpx must carry the requests: a
+        proxy applies (httpx's mounts from the environment), or an unusual URL."""
+        url = client.base_url
+        if client._transport_for_url(url) is not client._transport:
+            return None
+        verify = self._client_args["verify"]
+        return Endpoint.parse(self.server, verify if isinstance(verify, ssl.SSLContext) else None)
+
+    def _thread_connection(self, endpoint: Endpoint) -> Connection:
+        """The calling thread's lean connection (made on its first request)."""
+        conn: Connection | None = getattr(self._local, "connection", None)
+        if conn is None:
+            conn = Connection(endpoint)
+            with self._clients_lock:
+                self._connections.append(conn)
+            self._local.connection = conn
+        return conn
+
     def close(self) -> None:
         with self._clients_lock:
             clients, self._clients = self._clients, []
+            connections, self._connections = self._connections, []
         for client in clients:
             client.close()
+        for conn in connections:
+            conn.close()
 
     def request(
         self,
@@ -261,19 +313,112 @@ class ApiClient:
         content_type: str = JSON,
         timeout: float | None = None,
         guard: Callable[[], bool] | None = None,
+        replayable: bool | None = None,
     ) -> dict[str, Any]:
         """One call; the decoded JSON answer (empty when there is none). Raises ApiError.
 
         With ``guard``, the request is written only if ``guard()`` is still true once a
         connection is ready (FencedError otherwise): leader fencing as late as possible.
+        ``replayable``: whether a repeat that the server already took is harmless (it
+        answers 409), so that a kept-alive connection the server closed as the request
+        went out may carry it again on a fresh one; by default the methods of REPLAYABLE.
         """
         if self.rate_limit is not None:
             self.rate_limit.wait()
-        content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        content = None if body is None else _encode(body)
+        started = time.perf_counter()
+        endpoint = self._endpoint
+        if endpoint is None:
+            status, answer = self._httpx_request(
+                method, path, params, content, content_type, timeout, guard
+            )
+        else:
+            status, answer = self._lean_request(
+                endpoint,
+                method,
+                path,
+                params,
+                content,
+                content_type,
+                self.timeout if timeout is None else timeout,
+                guard,
+                method in REPLAYABLE if replayable is None else replayable,
+            )
+        if self.on_request is not None:
+            self.on_request(method, time.perf_counter() - started)
+        if status >= 400:
+            raise _error_from(status, answer)
+        if not answer:
+            return {}
+        try:
+            data = _decode(answer)
+        except ValueError:
+            raise ApiError(status, f"{method} {path}: answer is not JSON") from None
+        return data if isinstance(data, dict) else {}
+
+    def _lean_request(
+        self,
+        endpoint: Endpoint,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        content: bytes | None,
+        content_type: str,
+        timeout: float,
+        guard: Callable[[], bool] | None,
+        replayable: bool,
+    ) -> tuple[int, bytes]:
+        conn = self._thread_connection(endpoint)
+        target = endpoint.target(path, dict(params) if params else None)
+        auth = self._credentials.header()
+        data = request_head(method, target, self._header_block(auth), content_type, content)
+        try:
+            answer = conn.exchange(method, data, timeout, replayable=replayable, guard=guard)
+            if answer.status == 401:
+                # The token may have been rotated (a token file, an exec plugin's token):
+                # as lightkube's auth flows do, once more with the refreshed credentials.
+                fresh = self._credentials.refreshed(auth)
+                if fresh is not None:
+                    data = request_head(
+                        method, target, self._header_block(fresh), content_type, content
+                    )
+                    answer = conn.exchange(
+                        method, data, timeout, replayable=replayable, guard=guard
+                    )
+        except NotSent:
+            raise FencedError(method, path) from None
+        except HttpError as err:
+            raise ApiError(0, f"{method} {path}: {err.kind}: {err}") from None
+        return answer
+
+    def _header_block(self, auth: str | None) -> str:
+        """Host, Accept, Accept-Encoding, User-Agent and Authorization, as one block."""
+        agent, used, block = self._headers
+        if agent is self.user_agent and used is auth and block:
+            return block
+        assert self._endpoint is not None
+        block = (
+            f"Host: {self._endpoint.host_header}\r\nAccept: {JSON}\r\n"
+            f"Accept-Encoding: gzip\r\nUser-Agent: {self.user_agent}\r\n"
+        )
+        if auth is not None:
+            block += f"Authorization: {auth}\r\n"
+        self._headers = (self.user_agent, auth, block)
+        return block
+
+    def _httpx_request(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        content: bytes | None,
+        content_type: str,
+        timeout: float | None,
+        guard: Callable[[], bool] | None,
+    ) -> tuple[int, bytes]:
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
         if content is not None:
             headers["Content-Type"] = content_type
-        started = time.perf_counter()
         try:
             resp = self._thread_client().request(
                 method,
@@ -288,17 +433,7 @@ class ApiClient:
             raise FencedError(method, path) from None
         except httpx2.HTTPError as err:
             raise ApiError(0, f"{method} {path}: {type(err).__name__}: {err}") from None
-        if self.on_request is not None:
-            self.on_request(method, time.perf_counter() - started)
-        if resp.status_code >= 400:
-            raise _error_from(resp.status_code, resp.content)
-        if not resp.content:
-            return {}
-        try:
-            data = json.loads(resp.content)
-        except ValueError:
-            raise ApiError(resp.status_code, f"{method} {path}: answer is not JSON") from None
-        return data if isinstance(data, dict) else {}
+        return resp.status_code, resp.content
 
     def server_version(self) -> str | None:
         """The server's ``gitVersion`` (``/version``, readable by every authenticated user:

@@ -16,7 +16,6 @@ it must be thread-safe (the runner's inbox).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import random
 import threading
@@ -26,10 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
+import msgspec
 
 from wasmsched.live.client import ApiClient, ApiError, ResourceType, status_error
 
 log = logging.getLogger("wasmsched.live.informer")
+# Every watch event of every informer is decoded here (msgspec: about twice json's speed).
+_decode_event = msgspec.json.Decoder().decode
 
 # client-go's reflector: watches end after a random 5-10 minutes; backoff 800 ms to 30 s,
 # factor 2, jitter 1.0, reset after 2 minutes without a backoff
@@ -329,7 +331,7 @@ class Informer:
 
     def _handle_line(self, line: str) -> None:
         try:
-            event = json.loads(line)
+            event = _decode_event(line)
         except ValueError:
             raise ApiError(0, f"watch {self.kind}: undecodable event {line[:80]!r}") from None
         etype = event.get("type")

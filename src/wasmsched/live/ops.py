@@ -40,6 +40,7 @@ class SchedulerMetrics:
         # kube-scheduler exposes no *_created series; the setting is process-wide.
         disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = registry if registry is not None else CollectorRegistry()
+        self._attempt_children: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
         r = self.registry
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts_total",
@@ -117,8 +118,17 @@ class SchedulerMetrics:
         )
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.schedule_attempts.labels(result, profile).inc()
-        self.attempt_duration.labels(result, profile).observe(seconds)
+        """One scheduling attempt (on the scheduling thread, once a pod: the labelled
+        children are looked up once per label pair)."""
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            children = (
+                self.schedule_attempts.labels(result, profile),
+                self.attempt_duration.labels(result, profile),
+            )
+            self._attempt_children[(result, profile)] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def plugin(self, plugin: str, point: str, status: str, seconds: float, count: int = 1) -> None:
         """``count`` plugin calls of a sampled cycle, each lasting ``seconds``: queued,

@@ -41,8 +41,13 @@ DEFAULT_API_WORKERS = 64
 DEFAULT_EVENT_WORKERS = 16
 
 
-def now_rfc3339(micro: bool = False) -> str:
-    t = dt.datetime.now(dt.UTC)
+def now_rfc3339(micro: bool = False, at_ns: int | None = None) -> str:
+    """Now (or ``at_ns``, time.time_ns() taken earlier) as RFC 3339, UTC."""
+    if at_ns is None:
+        t = dt.datetime.now(dt.UTC)
+    else:
+        t = dt.datetime.fromtimestamp(at_ns // 10**9, dt.UTC)
+        t = t.replace(microsecond=at_ns // 1000 % 10**6)
     if micro:
         return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -201,7 +206,10 @@ def post_binding(
     path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
     start = time.perf_counter()
     try:
-        api.request("POST", path, body=binding_body(pod, node_name), guard=guard)
+        # Replayable: a repeat of a binding the server took answers 409 "already
+        # assigned", the conflict path below (the assumed pod is forgotten and the watch,
+        # which shows it bound, puts it back in the cache).
+        api.request("POST", path, body=binding_body(pod, node_name), guard=guard, replayable=True)
     except FencedError:
         return BindResult(pod.uid, node_name, False, message="not the leader", fenced=True)
     except ApiError as err:
@@ -423,9 +431,14 @@ class LiveWriter:
         self._patch_status(pod, {"conditions": [cond]})
 
     def record_event(self, event: Event) -> None:
-        body = self._event_body(event)
+        """Queues the event; its body is built on the event worker (off the scheduling
+        thread), stamped with the time it was recorded, as client-go's recorder stamps an
+        event before its broadcaster queues it (tools/record: recorder.generateEvent)."""
+        recorded = time.time_ns()
         term = self.term()
-        self.dispatcher.submit_event(lambda: self._post_event(event, body, term))
+        self.dispatcher.submit_event(
+            lambda: self._post_event(event, self._event_body(event, recorded), term)
+        )
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -472,15 +485,15 @@ class LiveWriter:
 
         self.dispatcher.submit(pod.uid, job)
 
-    def _event_body(self, event: Event) -> dict[str, Any]:
+    def _event_body(self, event: Event, recorded: int) -> dict[str, Any]:
+        """The events.k8s.io/v1 Event, named and stamped by ``recorded`` (time.time_ns())."""
         ref = event.regarding
-        stamp = time.time_ns()
-        meta = {"name": f"{ref.name}.{stamp:x}", "namespace": ref.namespace or "default"}
+        meta = {"name": f"{ref.name}.{recorded:x}", "namespace": ref.namespace or "default"}
         body: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
             "metadata": meta,
-            "eventTime": now_rfc3339(micro=True),
+            "eventTime": now_rfc3339(micro=True, at_ns=recorded),
             "reportingController": event.reporter or self.reporter,
             "reportingInstance": self.instance,
             "action": event.action or event.reason,
@@ -499,11 +512,14 @@ class LiveWriter:
         ns = body["metadata"]["namespace"]
         if self._events_api == "events.k8s.io/v1":
             try:
+                # Replayable: a repeat of an event the server took answers 409 (its name
+                # is taken), logged at debug below.
                 self.event_client.request(
                     "POST",
                     f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
                     body=body,
                     guard=self._guard(term),
+                    replayable=True,
                 )
                 return
             except FencedError:
@@ -521,6 +537,7 @@ class LiveWriter:
                 f"/api/v1/namespaces/{ns}/events",
                 body=_core_event(body, event),
                 guard=self._guard(term),
+                replayable=True,
             )
         except FencedError:
             self._dropped(term, "event")
