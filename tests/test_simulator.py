@@ -288,3 +288,26 @@ def test_a_replica_set_replaces_a_pod_deleted_during_the_run() -> None:
     assert first.pod.uid != running.uid and replacement.pod.uid == running.uid
     assert replacement.pod.name.startswith("web-") and replacement.pod.name != first.pod.name
     assert (replacement.result, replacement.node) == ("Scheduled", "n1")
+
+
+def test_the_loaded_cluster_is_out_of_the_collectors_sight_while_pods_are_scheduled() -> None:
+    """A full collection would walk the whole loaded cluster again and again mid-run: it is
+    frozen (gc.freeze) while the pods are scheduled, and handed back when the run ends."""
+    import gc
+
+    cluster = ClusterObjects(nodes=[node("n1"), node("n2")], pods=[pod("a"), pod("b")])
+    during: list[int] = []
+    sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+    sim.run(lambda done, total: during.append(gc.get_freeze_count()))
+    assert during and during[0] > 0  # the first pod bound
+    assert gc.get_freeze_count() == 0
+
+    # A caller that froze objects of its own keeps them frozen, and its count unchanged.
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        sim = Simulation(cluster, default_config(), in_tree_registry(), seed=0)
+        sim.run()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -8,10 +8,12 @@ outcome: every pod still pending was last tried against the current cluster stat
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from wasmsched.api.admission import admit_pods
@@ -196,40 +198,13 @@ class Simulation:
                 self._skipped[pod.uid] = "being deleted (metadata.deletionTimestamp is set)"
             store.add_pod(pod)  # the event handlers leave those two alone
         total = len(sched.outcomes) + workloads.pods_to_come()
-        stopped = ""
-        cycles_at_last_tick = -1
-        while True:
-            # Pods may arrive during the run (a trace): the cap grows with them.
-            max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(len(sched.outcomes), 1)
-            while store.deliver_after(sched.schedule_one):
-                if progress is not None:
-                    progress(sched.scheduled_pods, total)
-                if sched.cycles >= max_cycles:
-                    break
-            if sched.cycles >= max_cycles:
-                stopped = f"stopped after {sched.cycles} scheduling cycles"
-                break
-            next_arrival = self._arrivals[0][0] if self._arrivals else None
-            if next_arrival is None and not sched.has_work_that_could_change():
-                break
-            wakeup = sched.next_wakeup()
-            candidates = [t for t in (wakeup, next_arrival) if t is not None]
-            if not candidates:
-                break
-            target = max(self.clock.t, min(candidates))
-            if target == self.clock.t and sched.cycles == cycles_at_last_tick:
-                # Something claims to be due now, yet nothing ran since the last tick.
-                stopped = f"stopped: no progress at {target:.3f} simulated seconds"
-                break
-            cycles_at_last_tick = sched.cycles
-            if target > self.max_simulated_seconds:
-                stopped = f"stopped at {self.max_simulated_seconds:.0f} simulated seconds"
-                break
-            self.clock.t = target
-            while self._arrivals and self._arrivals[0][0] <= self.clock.t:
-                _, _, fn = heapq.heappop(self._arrivals)
-                fn()
-            store.deliver_after(sched.tick)
+        # The loaded cluster lives as long as the run, and CPython's full collections walk
+        # every object it holds, again and again: one took about 40 ms at 5,000 nodes, a
+        # third of scheduler_perf's 1,000 DaemonSet pods (benchmarks/README.md). As the
+        # live mode does (live/collector.py), it stays out of the collector's sight while
+        # the pods are scheduled, and is handed back when the run ends.
+        with _frozen_heap():
+            stopped = self._schedule_all(progress, total)
         sched.finalize_outcomes()
         for wp in sched.waiting_pods:
             outcome = sched.outcomes.get(wp.pod.uid)
@@ -266,6 +241,45 @@ class Simulation:
             feature_gates=sched.config.features.gates.changed(),
             devices=devices.to_dict() if devices is not None else None,
         )
+
+    def _schedule_all(self, progress: ProgressFn | None, total: int) -> str:
+        """Cycles and ticks until nothing is left to do; why it stopped early ("" if not)."""
+        sched, store = self.scheduler, self.store
+        stopped = ""
+        cycles_at_last_tick = -1
+        while True:
+            # Pods may arrive during the run (a trace): the cap grows with them.
+            max_cycles = DEFAULT_MAX_CYCLES_PER_POD * max(len(sched.outcomes), 1)
+            while store.deliver_after(sched.schedule_one):
+                if progress is not None:
+                    progress(sched.scheduled_pods, total)
+                if sched.cycles >= max_cycles:
+                    break
+            if sched.cycles >= max_cycles:
+                stopped = f"stopped after {sched.cycles} scheduling cycles"
+                break
+            next_arrival = self._arrivals[0][0] if self._arrivals else None
+            if next_arrival is None and not sched.has_work_that_could_change():
+                break
+            wakeup = sched.next_wakeup()
+            candidates = [t for t in (wakeup, next_arrival) if t is not None]
+            if not candidates:
+                break
+            target = max(self.clock.t, min(candidates))
+            if target == self.clock.t and sched.cycles == cycles_at_last_tick:
+                # Something claims to be due now, yet nothing ran since the last tick.
+                stopped = f"stopped: no progress at {target:.3f} simulated seconds"
+                break
+            cycles_at_last_tick = sched.cycles
+            if target > self.max_simulated_seconds:
+                stopped = f"stopped at {self.max_simulated_seconds:.0f} simulated seconds"
+                break
+            self.clock.t = target
+            while self._arrivals and self._arrivals[0][0] <= self.clock.t:
+                _, _, fn = heapq.heappop(self._arrivals)
+                fn()
+            store.deliver_after(sched.tick)
+        return stopped
 
     def add_pod(self, pod: Pod) -> None:
         """A pod created during the run (a traced arrival, a capacity copy): the
@@ -419,3 +433,17 @@ class Simulation:
 
     def close(self) -> None:
         self.scheduler.close()
+
+
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """Every object alive now moved to the collector's permanent generation for the block
+    (gc.freeze), and back after it; left alone when the caller froze objects itself."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
