@@ -22,6 +22,9 @@ from reference_support import ROOT, V137, Case, Outcome, run_cases, shrink, writ
 FIXED_SEED = 24
 FIXED_COUNT = 24
 FRESH_COUNT = 8
+# The reference's DRA cases mostly wait (its stand-in for the resourceclaim controller and
+# the binding goroutines run on their own timers), not compute: more of them at once.
+DRA_JOBS = 12
 FAILURES = ROOT / ".cache" / "reference-diff" / "failures"
 KNOWN = ROOT / "tests" / "reference_cases"
 # Disagreements the DRA strategy found, fixed: their clusters must agree from now on.
@@ -62,7 +65,7 @@ def _check(outcomes: list[Outcome], workdir: Path) -> None:
 def test_fixed_seed_dra_cases_agree(tmp_path: Path) -> None:
     cases = draw_cases(FIXED_SEED, FIXED_COUNT, prefix="dra-", version=V137.version, strategy="dra")
     assert len(cases) == FIXED_COUNT
-    outcomes = run_cases(cases, tmp_path, ref=V137)
+    outcomes = run_cases(cases, tmp_path, jobs=DRA_JOBS, ref=V137)
     # The set schedules pods, leaves some unschedulable and preempts: it compares something.
     results = {p.result for o in outcomes for p in o.ours.pods.values()}
     assert {"Scheduled", "Unschedulable"} <= results
@@ -76,7 +79,7 @@ def test_fresh_dra_cases_agree(tmp_path: Path) -> None:
     cases = draw_cases(
         seed, FRESH_COUNT, prefix=f"dra-fresh{seed}-", version=V137.version, strategy="dra"
     )
-    _check(run_cases(cases, tmp_path, ref=V137), tmp_path)
+    _check(run_cases(cases, tmp_path, jobs=DRA_JOBS, ref=V137), tmp_path)
 
 
 @pytest.mark.parametrize("name", sorted(FIXED_DIVERGENT))
