@@ -190,14 +190,21 @@ class NodeInfo:
                 return True
         return False
 
-    def clone(self) -> NodeInfo:
-        """An independent copy (preemption's what-if runs change it)."""
+    def _same_node(self) -> NodeInfo:
+        """A copy's start: what no pod changes (the node, its allocatable and images, the
+        switches), shared; ``clone`` and ``with_pods`` fill in the pods and their sums."""
         copy = NodeInfo.__new__(NodeInfo)
         copy.pod_level_resources = self.pod_level_resources
         copy.sidecar_host_ports = self.sidecar_host_ports
         copy.node = self.node
         copy.name = self.name
         copy.allocatable = self.allocatable
+        copy.image_states = self.image_states
+        return copy
+
+    def clone(self) -> NodeInfo:
+        """An independent copy (preemption's what-if runs change it)."""
+        copy = self._same_node()
         copy.pods = list(self.pods)
         copy.pods_with_affinity = list(self.pods_with_affinity)
         copy.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
@@ -205,7 +212,6 @@ class NodeInfo:
         copy.non_zero_cpu = self.non_zero_cpu
         copy.non_zero_memory = self.non_zero_memory
         copy.used_ports = {k: set(v) for k, v in self.used_ports.items()}
-        copy.image_states = self.image_states
         copy.generation = self.generation
         return copy
 
@@ -214,12 +220,7 @@ class NodeInfo:
         requested, non-zero requests; ``clone`` then ``add_pod_info``), sharing this
         node's host ports, affinity lists and images, which it does not update: for
         plugins that read the node alone or its sums (framework/nominated.py)."""
-        copy = NodeInfo.__new__(NodeInfo)
-        copy.pod_level_resources = self.pod_level_resources
-        copy.sidecar_host_ports = self.sidecar_host_ports
-        copy.node = self.node
-        copy.name = self.name
-        copy.allocatable = self.allocatable
+        copy = self._same_node()
         copy.pods = [*self.pods, *infos]
         copy.pods_with_affinity = self.pods_with_affinity
         copy.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity
@@ -234,7 +235,6 @@ class NodeInfo:
         copy.non_zero_cpu = non_zero_cpu
         copy.non_zero_memory = non_zero_memory
         copy.used_ports = self.used_ports
-        copy.image_states = self.image_states
         copy.generation = self.generation + len(infos)
         return copy
 

@@ -14,6 +14,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.plugins import node_resources_fit as fit
 from wasmsched.plugins.preemption import (
     Candidate,
+    DryRunCandidates,
     Evaluator,
     PodDisruptionBudget,
     filter_pods_with_pdb_violation,
@@ -238,8 +239,7 @@ class DefaultPreemption:
         cache = self._outcomes if not pdbs else {}
         nominated_pods = self.handle.nominated_pods_for_node
         lowest = self._lowest_priority
-        non_violating: list[Candidate] = []
-        violating: list[Candidate] = []
+        found = DryRunCandidates(num_candidates)
         n = len(potential)
         for i in range(n):
             node_info = potential[(offset + i) % n]
@@ -265,15 +265,9 @@ class DefaultPreemption:
             if outcome is None or not _passes(others, state, pod, node_info):
                 continue
             victims, num_violating, key = outcome
-            candidate = Candidate(name, list(victims), num_violating, key)
-            if num_violating == 0:
-                if len(non_violating) < num_candidates:
-                    non_violating.append(candidate)
-            elif len(violating) < num_candidates:
-                violating.append(candidate)
-            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+            if found.add(Candidate(name, list(victims), num_violating, key)):
                 break
-        return non_violating + violating
+        return found.all()
 
     def select_victims_on_node(
         self,

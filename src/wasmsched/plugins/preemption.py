@@ -89,6 +89,31 @@ class Candidate:
     )
 
 
+class DryRunCandidates:
+    """The dry run's two lists (preemption.go: DryRunPreemption): candidates evicting no
+    PDB-protected pod and those that do, each kept up to ``wanted``; the search stops once
+    there are ``wanted`` in all with at least one non-violating."""
+
+    __slots__ = ("non_violating", "violating", "wanted")
+
+    def __init__(self, wanted: int) -> None:
+        self.wanted = wanted
+        self.non_violating: list[Candidate] = []
+        self.violating: list[Candidate] = []
+
+    def add(self, candidate: Candidate) -> bool:
+        """Keeps ``candidate`` if its list has room; whether the search may stop."""
+        kept = self.violating if candidate.num_pdb_violations else self.non_violating
+        if len(kept) < self.wanted:
+            kept.append(candidate)
+        non_violating = self.non_violating
+        return bool(non_violating) and len(non_violating) + len(self.violating) >= self.wanted
+
+    def all(self) -> list[Candidate]:
+        """Non-violating candidates first, each list in the order found."""
+        return self.non_violating + self.violating
+
+
 @dataclass
 class PodDisruptionBudget:
     """What preemption reads of a policy/v1 PodDisruptionBudget."""
@@ -370,8 +395,7 @@ class Evaluator:
         candidates they leave out the nodes the policy's ``hopeless`` test ruled out, and
         are empty when the policy's ``candidates_by_sums`` found them.
         """
-        non_violating: list[Candidate] = []
-        violating: list[Candidate] = []
+        kept = DryRunCandidates(num_candidates)
         statuses = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
         n = len(potential)
         # A node without a lower-priority pod gets select_victims_on_node's "no victims"
@@ -414,14 +438,9 @@ class Evaluator:
             if candidate is None:
                 failed.append((node_info, status))
                 continue
-            if candidate.num_pdb_violations == 0:
-                if len(non_violating) < num_candidates:
-                    non_violating.append(candidate)
-            elif len(violating) < num_candidates:
-                violating.append(candidate)
-            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+            if kept.add(candidate):
                 break
-        candidates = non_violating + violating
+        candidates = kept.all()
         errors: list[str] = []
         explicit = statuses.explicit()
         for node_info, status in failed:
