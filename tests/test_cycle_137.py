@@ -19,6 +19,7 @@ from sched_support import node, pod
 from wasmsched.api.manifests import ClusterObjects, load_manifests
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config, parse_config
+from wasmsched.framework import batching
 from wasmsched.framework.sorted_nodes import ScoredNodeHeap, heap_top_index
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
@@ -477,3 +478,20 @@ def test_a_pod_waiting_at_permit_is_nominated_first(
     result, _ = run_config(config, nodes, [pod("first"), pod("second")], registry=registry)
     assert pending(result) == {"first": ("Scheduled", "node-a"), "second": ("Scheduled", "node-a")}
     assert nominated(result) == expected
+
+
+def test_the_volume_plugins_sign_a_pods_volumes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone all sign with
+    # VolumesSigner, and every pod has a volume (admission's service-account token).
+    calls: list[str] = []
+    sign_volumes = batching._volumes_signature
+
+    def spy(p: Pod) -> list[str]:
+        calls.append(p.name)
+        return sign_volumes(p)
+
+    monkeypatch.setattr(batching, "_volumes_signature", spy)
+    token = {"name": "kube-api-access-x1y2z", "projected": {"sources": []}}
+    signed = _signature(_with(volumes=[token]))
+    assert signed is not None and b"projected" in signed
+    assert calls == ["p"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -147,3 +148,102 @@ def test_a_part_reads_only_its_own_fields() -> None:
     # Fields outside the part (priority here) cannot leak into what the part computes.
     part = PodContainers.of(_manifest("a", priority=5)["spec"])
     assert set(part.spec) == {"containers"}
+
+
+def _served(name: str, volume: str, **spec: Any) -> dict[str, Any]:
+    """A pod of the template as the API server stores it: admission gives each pod its own
+    service-account token volume, mounted in every container, and defaults fields the
+    containers' part does not read."""
+    manifest = _manifest(name, **spec)
+    for c in manifest["spec"]["containers"]:
+        c["volumeMounts"] = [
+            {"name": volume, "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io"}
+        ]
+        c["terminationMessagePath"] = "/dev/termination-log"
+        c["env"] = [{"name": "POD", "value": name}]
+    manifest["spec"]["volumes"] = [{"name": volume, "projected": {"sources": []}}]
+    return manifest
+
+
+def test_pods_with_their_own_token_volumes_share_their_containers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed = _count(monkeypatch, resources, "_aggregate")
+    pods = [_decoded(_served(f"p{i}", f"kube-api-access-{i:05d}")) for i in range(20)]
+    assert all(p.containers_part is pods[0].containers_part for p in pods)
+    assert {(p.requests.milli_cpu, p.host_ports) for p in pods} == {
+        (100, (("0.0.0.0", "TCP", 8080),))
+    }
+    assert parsed[0] == 1
+    assert not any(p.uses_bind_mount_options for p in pods)
+
+
+_CONTAINER_VALUES: list[Any] = [
+    None,
+    "x",
+    3,
+    [],
+    {},
+    [{"hostPort": 81, "containerPort": 80, "protocol": "UDP"}],
+    [{"bindMountOptions": ["rbind"], "name": "v"}],
+    [{"name": "v", "bindMountOptions": None}],
+    ["not-a-mount"],
+    {"requests": {"cpu": "250m"}, "limits": {"memory": "1Gi"}},
+    {"requests": {"cpu": "12x"}},
+    [{"action": "RestartAllContainers"}],
+    "Always",
+]
+_CONTAINER_KEYS = [
+    "image",
+    "ports",
+    "resources",
+    "restartPolicy",
+    "restartPolicyRules",
+    "volumeMounts",
+    "env",
+    "name",
+    "securityContext",
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_part_of_the_read_fields_parses_as_the_whole_containers(seed: int) -> None:
+    # Every property of the part, value or error, is the same whether the containers are
+    # cut to the fields the part reads (the shared part) or parsed whole.
+    rng = random.Random(seed)
+
+    def container() -> Any:
+        if rng.random() < 0.05:
+            return rng.choice(["c", 1, None])
+        return {k: rng.choice(_CONTAINER_VALUES) for k in _CONTAINER_KEYS if rng.random() < 0.6}
+
+    spec: dict[str, Any] = {
+        field: [container() for _ in range(rng.randint(0, 2))]
+        for field in ("containers", "initContainers", "ephemeralContainers")
+        if rng.random() < 0.8
+    }
+    if rng.random() < 0.3:
+        spec["hostNetwork"] = rng.choice([True, False, "yes"])
+    cut = PodContainers.of(spec)
+    whole = PodContainers(spec)
+    assert cut is not whole
+    for prop in (
+        "requests",
+        "non_zero_requests",
+        "has_pod_level_requests",
+        "pod_level_requests",
+        "host_ports",
+        "container_host_ports",
+        "host_network",
+        "host_users",
+        "restart_rule_actions",
+        "uses_bind_mount_options",
+        "images",
+    ):
+        outcomes = []
+        for part in (cut, whole):
+            try:
+                outcomes.append(repr(getattr(part, prop)))
+            except Exception as err:
+                outcomes.append(f"{type(err).__name__}: {err}")
+        assert outcomes[0] == outcomes[1], prop

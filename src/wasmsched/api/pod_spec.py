@@ -68,6 +68,32 @@ class SpecPart:
         cls._shared.clear()
 
 
+# What PodContainers reads of a container (resources.py: pod_requests, and the properties
+# below); anything else is not part of its copy. A field read null and one absent read alike.
+_CONTAINER_FIELDS = ("image", "ports", "resources", "restartPolicy", "restartPolicyRules")
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _read_fields(container: Any) -> Any:
+    """The fields of ``container`` that PodContainers reads; of its volumeMounts, only
+    bindMountOptions (at the same indexes). A value of the wrong type is kept as it is, for
+    the parse to report it."""
+    if type(container) is not dict:
+        return container
+    out = {name: value for name in _CONTAINER_FIELDS if (value := container.get(name)) is not None}
+    mounts = container.get("volumeMounts")
+    if type(mounts) is list:
+        out["volumeMounts"] = [
+            {k: v for k, v in mount.items() if k == "bindMountOptions"}
+            if type(mount) is dict
+            else mount
+            for mount in mounts
+        ]
+    elif mounts is not None:
+        out["volumeMounts"] = mounts
+    return out
+
+
 class PodContainers(SpecPart):
     """What the containers make of a pod: requests, host ports, images, the features
     inferred from them. Paths in errors are relative to the pod (``spec.containers[0]``),
@@ -82,6 +108,20 @@ class PodContainers(SpecPart):
         "hostNetwork",
         "hostUsers",
     )
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> Self:
+        """The part of ``spec``, its containers cut to the fields the part reads: the
+        pods of a template then share one part although admission mounts each pod's own
+        service-account token volume (``kube-api-access-<random>``) in every container."""
+        fields = {name: value for name in cls.FIELDS if (value := spec.get(name)) is not None}
+        for name in _CONTAINER_LISTS:
+            containers = fields.get(name)
+            if type(containers) is list:
+                fields[name] = [_read_fields(c) for c in containers]
+        key = content_key(tuple(map(fields.get, cls.FIELDS)))
+        part: Self = kept_by_content(cls._shared, key, cls, fields, MAX_SHARED_PARTS)
+        return part
 
     @cached_property
     def requests(self) -> Resource:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.cached import content_key, kept_by_content
+from wasmsched.api.cached import content_key, derived, kept_by_content
 from wasmsched.framework.interfaces import NodeScore
 from wasmsched.framework.sorted_nodes import ScoredNodeHeap
 from wasmsched.framework.status import Code
@@ -119,7 +119,17 @@ def tolerations_signature(pod: Pod) -> list[Any]:
 
 
 def volumes_signature(pod: Pod) -> list[str]:
-    """VolumesSigner: each volume's source but configMap and secret ones, as JSON, sorted."""
+    """VolumesSigner: each volume's source but configMap and secret ones, as JSON, sorted.
+    Four plugins sign with it (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+    VolumeZone), and every pod has a volume (admission's service-account token): it is
+    computed once per pod."""
+    return derived(pod, _VOLUMES_KEY, _volumes_signature)
+
+
+_VOLUMES_KEY = "batching/volumes_signature"
+
+
+def _volumes_signature(pod: Pod) -> list[str]:
     sources = []
     for volume in (pod.spec or {}).get("volumes") or ():
         if "configMap" in volume or "secret" in volume:
