@@ -76,6 +76,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -214,14 +215,24 @@ class BindWatch:
                         self.bound[name] = time.monotonic()
             time.sleep(0.2)
 
-    def wait(self, names: list[str], timeout: float) -> bool:
+    def wait(
+        self,
+        names: list[str],
+        timeout: float,
+        first_bound: Callable[[ApiClient], None] | None = None,
+    ) -> bool:
+        """Whether every pod of ``names`` is bound within ``timeout``; ``first_bound`` is
+        called (within 10 ms) once the first binding is seen."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if first_bound is not None and self.bound:
+                first_bound(self.api)
+                first_bound = None
             if all(n in self.bound for n in names):
                 return True
             if not self._thread.is_alive():
                 raise SystemExit("the pod watch ended")
-            time.sleep(0.05)
+            time.sleep(0.01 if first_bound is not None else 0.05)
         return False
 
     def stop(self) -> None:
@@ -257,8 +268,11 @@ def _scheduler_argv(
     elif profile is not None:
         python = [sys.executable, str(ROOT / "benchmarks" / "live_profile.py"), profile]
     return [*python, "run", "--config", str(config),
-            "--no-leader-elect", "--port", "0"]  # fmt: skip
+            "--no-leader-elect", "--port", "0", *WASMSCHED_ARGS]  # fmt: skip
 
+
+# --wasmsched-args: more `wasmsched run` flags (e.g. --api-workers 16), to compare settings.
+WASMSCHED_ARGS: list[str] = []
 
 # The stages live_trace.py times: (stage, the stage it is timed from, what lies between).
 TRACE_STAGES = [
@@ -344,6 +358,63 @@ def _binding_histogram(api: ApiClient) -> dict[str, float]:
     return out
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's user+system CPU seconds so far (/proc/PID/stat, clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _request_counts(api: ApiClient) -> dict[str, float]:
+    """The API server's apiserver_request_total, summed by verb, resource and subresource
+    (every code and scope together)."""
+    with api.stream("/metrics", {}, read_timeout=30) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(
+            part.split("=", 1) for part in line[line.index("{") + 1 : line.rindex("}")].split(",")
+        )
+        key = " ".join(
+            labels.get(k, '""').strip('"') for k in ("verb", "resource", "subresource")
+        ).strip()
+        out[key] = out.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+    return out
+
+
+class CpuSampler:
+    """Where the machine's two cores went between the first and the last binding: each
+    process's CPU milliseconds per pod bound in that window, and the API server's
+    requests per pod (its apiserver_request_total, read at the first binding and after
+    the last)."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.first: tuple[dict[str, float], dict[str, float]] | None = None
+        self.api: ApiClient | None = None
+
+    def read(self) -> dict[str, float]:
+        return {k: _cpu_seconds(pid) for k, pid in self.pids.items()}
+
+    def mark(self, api: ApiClient) -> None:
+        """Called by the watch when it sees the first binding."""
+        self.first = (self.read(), _request_counts(api))
+
+    def per_pod(self, pods: int, requests: dict[str, float]) -> dict[str, Any]:
+        after = self.read()
+        if self.first is None:
+            return {}
+        cpu_before, req_before = self.first
+        cpu = {k: round((after[k] - cpu_before[k]) * 1000 / pods, 2) for k in after}
+        per_pod = {
+            k: round((v - req_before.get(k, 0.0)) / pods, 2)
+            for k, v in sorted(requests.items())
+            if v - req_before.get(k, 0.0) >= pods / 100
+        }
+        return {"cpu_ms_per_pod": cpu, "requests_per_pod": per_pod}
+
+
 def _server_side(before: dict[str, float], after: dict[str, float]) -> str:
     """Mean, p50 and p99 (as histogram bucket bounds) of the bindings between two scrapes."""
     delta = {k: v - before.get(k, 0.0) for k, v in after.items()}
@@ -414,10 +485,14 @@ def run_real(
         profiled = f"{profile}-{qps:g}" if profile is not None and which == "wasmsched" else None
         argv = _scheduler_argv(which, version, config, trace, profiled)
         proc = Process(which, argv, cluster.work / "s.log", env)
+        pids = {"kube-apiserver": cluster.apiserver.pid, "etcd": cluster.etcd.pid}
         started = time.monotonic()
         proc.start()
-        if not watch.wait(upfront, 900):
+        pids["scheduler"] = proc.pid
+        cpu = CpuSampler(pids)
+        if not watch.wait(upfront, 900, first_bound=cpu.mark):
             raise SystemExit(f"{mode}: {len(watch.bound)} of {pods} bound\n{proc.tail()}")
+        accounting = cpu.per_pod(pods - 1, _request_counts(cluster.admin))
         times = sorted(watch.bound[n] for n in upfront)
         steady = [f"pod-{pods + i}" for i in range(STEADY_PODS)]
         histogram = _binding_histogram(cluster.admin)
@@ -448,6 +523,7 @@ def run_real(
         "latency_p50_ms": round(_percentile(latency, 0.5) * 1000, 1),
         "latency_p99_ms": round(_percentile(latency, 0.99) * 1000, 1),
         "steady bindings, API server side": server,
+        "upfront, per pod (first to last bind)": accounting,
         **extra,
     }
 
@@ -461,11 +537,14 @@ def run_side_by_side(
     trace: Path | None = None,
     want_kube: bool = True,
     profile: Path | None = None,
+    repeat: int = 1,
 ) -> list[dict[str, Any]]:
     """kube-scheduler, then wasmsched (imported from ``src``), at each (qps, burst);
-    wasmsched's ratio to kube's."""
+    wasmsched's ratio to kube's. With ``repeat`` > 1 each pair runs that many times, one
+    pair after the other, and a summary line gives the median of the pairs' ratios: on a
+    shared 2-core machine one pair moves by 30% from run to run."""
     rows = []
-    for qps, burst in limits:
+    for qps, burst in [pair for pair in limits for _ in range(repeat)]:
         kube: dict[str, Any] = {"skipped": "--no-kube"}
         if want_kube:
             kube = run_real("kube-scheduler", nodes, pods, qps=qps, burst=burst, version=version)
@@ -487,6 +566,23 @@ def run_side_by_side(
             )
         print(json.dumps(ours, indent=1 if trace else None), flush=True)
         rows += [kube, ours]
+    if repeat > 1:
+        for qps, burst in limits:
+            ratios = sorted(
+                r["vs_kube_scheduler"]
+                for r in rows
+                if "vs_kube_scheduler" in r and r["mode"].endswith(f"qps {qps:g}/burst {burst}")
+            )
+            if ratios:
+                summary = {
+                    "limits": f"{qps:g}/{burst}",
+                    "pairs": len(ratios),
+                    "ratios": ratios,
+                    "median_vs_kube_scheduler": ratios[len(ratios) // 2]
+                    if len(ratios) % 2
+                    else round((ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2, 2),
+                }
+                print(json.dumps(summary), flush=True)
     return rows
 
 
@@ -523,7 +619,21 @@ def main() -> None:
         "(PREFIX-<qps>.txt and .prof files)",
     )
     parser.add_argument("--no-kube", action="store_true", help="wasmsched alone")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run each real pair N times and print the median ratio (default 1)",
+    )
+    parser.add_argument(
+        "--wasmsched-args",
+        default="",
+        metavar="FLAGS",
+        help="more `wasmsched run` flags in the real cases, e.g. '--api-workers 16'",
+    )
     args = parser.parse_args()
+    WASMSCHED_ARGS.extend(args.wasmsched_args.split())
     logging.basicConfig(level=logging.WARNING)
     nodes, pods = (100, 200) if args.quick else (500, 1000)
     limits = [(float(q), int(b)) for q, b in (p.split("/") for p in args.limits.split(","))]
@@ -536,6 +646,7 @@ def main() -> None:
         args.trace_pods,
         not args.no_kube,
         args.profile_threads,
+        args.repeat,
     )
     if args.real_only:
         return
