@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from apiserver import ApiServerDouble
 from live_support import config, node, placements, pod, running, wait
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
+from wasmsched.live.runner import LIVE_SWITCH_INTERVAL
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.sim.simulation import Simulation
 
@@ -317,6 +319,21 @@ def test_the_runner_freezes_after_the_informers_sync(
         assert gc.get_freeze_count() > 0
         wait(lambda: any(b["code"] == 201 for b in srv.bindings), what="p1 bound")
     assert gc.get_freeze_count() == 0  # unfrozen at shutdown
+
+
+def test_io_threads_wait_at_most_a_millisecond_for_the_scheduling_thread(
+    srv: ApiServerDouble,
+) -> None:
+    # The switch interval is the interpreter's: 1 ms while the loop runs (the informers'
+    # and API workers' turn comes that soon behind a cycle), as it was once it stops.
+    srv.create(node("n1"))
+    srv.create(pod("p1"))
+    before = sys.getswitchinterval()
+    with running(srv) as runner:
+        wait(lambda: any(b["code"] == 201 for b in srv.bindings), what="p1 bound")
+        assert runner.ready.is_set()
+        assert sys.getswitchinterval() == pytest.approx(LIVE_SWITCH_INTERVAL) == 0.001
+    assert sys.getswitchinterval() == before
 
 
 def test_no_freeze_when_turned_off(srv: ApiServerDouble, gc_unfrozen: None) -> None:
