@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -279,6 +279,11 @@ class Etcd(Process):
         return True
 
 
+# What kube-apiserver logs once it refuses new connections and has answered every request
+# but the long-running ones (watches).
+_STOPPED = ("HTTPServerStoppedListening", "InFlightRequestsDrained")
+
+
 class KubeApiServer(Process):
     """kube-apiserver on a free loopback port, over ``etcd``; restartable on the same port."""
 
@@ -317,6 +322,8 @@ class KubeApiServer(Process):
                 "--endpoint-reconciler-type=none",
                 f"--cert-dir={work / 'certs'}",
                 "--profiling=false",
+                # The graceful-termination events stop() waits for are logged at V(1).
+                "-v=1",
             ],
             work / "kube-apiserver.log",
         )
@@ -328,9 +335,9 @@ class KubeApiServer(Process):
         self.argv = [*self.base, *extra]
 
     def stop(self, timeout: float = 15.0) -> int | None:
-        """SIGTERM; SIGKILL once it has stopped listening and the requests in flight had
-        a second. Its HTTP server would then wait for every open connection to go idle, up
-        to the request timeout (60 s: k8s.io/apiserver config.go, ShutdownTimeout), and a
+        """SIGTERM; SIGKILL once it has stopped listening and drained the requests in
+        flight. Its HTTP server would then wait for every open connection to go idle, up to
+        the request timeout (60 s: k8s.io/apiserver config.go, ShutdownTimeout), and a
         connected scheduler's watches never are: Process.stop waited its whole ``timeout``
         for them. The clients see the same either way: new connections refused, then their
         open watches cut."""
@@ -339,16 +346,15 @@ class KubeApiServer(Process):
         seen = self.log.stat().st_size if self.log.exists() else 0
         self.proc.terminate()
         proc = self.proc
-        try:
-            # secure_serving.go: RunServer logs it once the listener is closed.
-            wait(
-                lambda: proc.poll() is not None or "Stopped listening on" in self._since(seen),
-                timeout,
-                "kube-apiserver to stop listening",
-            )
-            proc.wait(1.0)
-        except (AssertionError, subprocess.TimeoutExpired):
-            self.kill()
+
+        def drained() -> bool:
+            # genericapiserver.go: RunWithContext's shutdown events.
+            log = self._since(seen)
+            return all(f'name="{event}"' in log for event in _STOPPED)
+
+        with suppress(AssertionError):  # not drained in time: killed all the same
+            wait(lambda: proc.poll() is not None or drained(), timeout, "kube-apiserver to drain")
+        self.kill()
         return proc.returncode
 
     def _since(self, offset: int) -> str:
