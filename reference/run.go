@@ -300,11 +300,21 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	if err != nil {
 		return nil, err
 	}
+	// The pods whose last attempt ended in an error (not a rejection), by when that
+	// attempt started.
+	erroredAt := map[string]time.Time{}
 	failure := sched.FailureHandler
 	sched.FailureHandler = func(ctx context.Context, f framework.Framework, pi *framework.QueuedPodInfo, st *fwkStatus, ni *fwkNominatingInfo, start time.Time) {
 		failure(ctx, f, pi, st, ni, start)
 		mu.Lock()
 		attempted[key(pi.Pod)] = true
+		// handleSchedulingFailure (schedule_one.go) reports SchedulerError unless the
+		// status is a rejection.
+		if st != nil && !st.IsRejected() {
+			erroredAt[key(pi.Pod)] = start
+		} else {
+			delete(erroredAt, key(pi.Pod))
+		}
 		mu.Unlock()
 		activity.Add(1)
 	}
@@ -394,6 +404,25 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 	started := time.Now()
 	go sched.Run(ctx)
 	deadline := time.Now().Add(opts.timeout)
+	// A pod whose attempt ended in an error waits in the backoff queue and is retried
+	// for as long as it fails (backend/queue/backoff_queue.go: podErrorBackoffQ), so the
+	// queue never empties. When that attempt started after the cluster's last write had
+	// reached the informers (quiet after it, as for settling), a retry meets the same
+	// cluster and fails again: nothing can change any more, as the simulator concludes
+	// (scheduler.py: has_work_that_could_change).
+	backoffQ := sched.SchedulingQueue.(interface{ PodsInBackoffQ() []*corev1.Pod })
+	onlyRepeatingErrors := func() bool {
+		written := tracker.lastWriteTime()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range backoffQ.PodsInBackoffQ() {
+			start, ok := erroredAt[key(p)]
+			if !ok || start.Sub(written) < opts.quiet {
+				return false
+			}
+		}
+		return true
+	}
 	settle := func() (time.Time, string) {
 		last, quietSince := activity.Load(), time.Now()
 		for {
@@ -407,7 +436,7 @@ func runCase(parent context.Context, c *cluster, cfg *schedulerapi.KubeScheduler
 			_, summary := sched.SchedulingQueue.PendingPods()
 			var active, backoff, unsched int
 			fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d; unschedulablePods:%d", &active, &backoff, &unsched)
-			if active > 0 || backoff > 0 {
+			if active > 0 || backoff > 0 && !onlyRepeatingErrors() {
 				continue
 			}
 			mu.Lock()

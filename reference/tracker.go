@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,6 +32,8 @@ type roomyTracker struct {
 	write    sync.Mutex // one write at a time: the room checked is the room used
 	mu       sync.Mutex
 	watchers []*watch.RaceFreeFakeWatcher
+	// When the last write ended (under mu): run.go's settle compares attempts with it.
+	lastWrite time.Time
 }
 
 // newRoomyTracker makes the client's reads, writes and watches go through a roomyTracker
@@ -85,9 +89,48 @@ func (t *roomyTracker) waitForRoom() {
 	}
 }
 
+// wrote stamps the end of a write that scheduling can see (deferred inside the write
+// lock).
+func (t *roomyTracker) wrote(seen bool) {
+	if !seen {
+		return
+	}
+	t.mu.Lock()
+	t.lastWrite = time.Now()
+	t.mu.Unlock()
+}
+
+// seen: false for a pod write that changes only its conditions (and resourceVersion),
+// the failure handler reporting an attempt (schedule_one.go: updatePod). Nothing
+// scheduling reads changes: the queue ignores a pod update that changed only its status
+// (backend/queue/scheduling_queue.go: isPodUpdated), and no plugin reads a condition.
+func (t *roomyTracker) seen(gvr schema.GroupVersionResource, obj runtime.Object, ns string) bool {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || gvr != podsGVR {
+		return true
+	}
+	stored, err := t.ObjectTracker.Get(gvr, ns, pod.Name)
+	if err != nil {
+		return true
+	}
+	// Shallow copies: only their own top-level fields are cleared.
+	before, after := *stored.(*corev1.Pod), *pod
+	before.ResourceVersion, after.ResourceVersion = "", ""
+	before.Status.Conditions, after.Status.Conditions = nil, nil
+	return !equality.Semantic.DeepEqual(&before, &after)
+}
+
+// lastWriteTime is when the last write ended (zero before any).
+func (t *roomyTracker) lastWriteTime() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastWrite
+}
+
 func (t *roomyTracker) Add(obj runtime.Object) error {
 	t.write.Lock()
 	defer t.write.Unlock()
+	defer t.wrote(true)
 	t.waitForRoom()
 	return t.ObjectTracker.Add(obj)
 }
@@ -95,6 +138,7 @@ func (t *roomyTracker) Add(obj runtime.Object) error {
 func (t *roomyTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
 	t.write.Lock()
 	defer t.write.Unlock()
+	defer t.wrote(true)
 	t.waitForRoom()
 	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
 }
@@ -102,6 +146,7 @@ func (t *roomyTracker) Create(gvr schema.GroupVersionResource, obj runtime.Objec
 func (t *roomyTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
 	t.write.Lock()
 	defer t.write.Unlock()
+	defer t.wrote(t.seen(gvr, obj, ns))
 	t.waitForRoom()
 	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
 }
@@ -109,6 +154,7 @@ func (t *roomyTracker) Update(gvr schema.GroupVersionResource, obj runtime.Objec
 func (t *roomyTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
 	t.write.Lock()
 	defer t.write.Unlock()
+	defer t.wrote(t.seen(gvr, obj, ns))
 	t.waitForRoom()
 	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
 }
@@ -116,6 +162,7 @@ func (t *roomyTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object
 func (t *roomyTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
 	t.write.Lock()
 	defer t.write.Unlock()
+	defer t.wrote(true)
 	t.waitForRoom()
 	return t.ObjectTracker.Apply(gvr, obj, ns, opts...)
 }
@@ -123,6 +170,7 @@ func (t *roomyTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Object
 func (t *roomyTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
 	t.write.Lock()
 	defer t.write.Unlock()
+	defer t.wrote(true)
 	t.waitForRoom()
 	return t.ObjectTracker.Delete(gvr, ns, name, opts...)
 }

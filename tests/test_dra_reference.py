@@ -276,3 +276,81 @@ def test_same_results_as_kube_scheduler_1_37(seed: int, tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump_all(cluster(seed)))
     got = ours(path)
     assert _comparable(got) == _comparable(reference(path, got))
+
+
+def test_a_pod_that_keeps_erroring_lets_the_run_settle(tmp_path: Path) -> None:
+    """A pod whose attempts end in an error (here a CEL runtime error: the device has no
+    attribute in the selector's domain) is retried from the backoff queue for as long as
+    it fails. The reference still settles once a retry met the same cluster
+    (reference/run.go: onlyRepeatingErrors) instead of running into its --timeout."""
+    docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n0", "labels": {"kubernetes.io/hostname": "n0"}},
+            "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
+        },
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "any"}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "n0-gpu"},
+            "spec": {
+                "driver": "other.example.com",
+                "nodeName": "n0",
+                "pool": {"name": "n0", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}],
+            },
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c0", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "r0",
+                            "exactly": {
+                                "deviceClassName": "any",
+                                "allocationMode": "ExactCount",
+                                "count": 1,
+                                "selectors": [
+                                    {
+                                        "cel": {
+                                            "expression": 'device.attributes["gpu.example.com"]'
+                                            '.model == "a100"'
+                                        }
+                                    }
+                                ],
+                            },
+                        }
+                    ]
+                }
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p0", "namespace": "default"},
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}
+                ],
+                "resourceClaims": [{"name": "x", "resourceClaimName": "c0"}],
+            },
+        },
+    ]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    assert ours(path)["p0"][0] == "Error"
+    out = subprocess.run(
+        [str(BINARY), "--cluster", str(path), "--timeout", "20s"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(out.stdout)
+    assert [(p["name"], p["result"]) for p in report["pods"]] == [("p0", "Error")]
+    assert report["summary"]["stoppedEarly"] is None

@@ -524,20 +524,20 @@ def test_expired_watch_makes_the_informer_relist(cluster: Cluster, watch_cache: 
     """A pod watch that cannot resume: 410 Gone from the watch cache or from etcd.
 
     With its watch cache (the default) a restarted kube-apiserver serves watches only from
-    the revision it started at; without one (``--watch-cache-sizes=pods#0``) watches go to
-    etcd, which refuses a compacted revision.
+    the revision it started at; restarted without one (``--watch-cache-sizes=pods#0``) it
+    sends watches to etcd, which refuses a compacted revision.
     """
-    if not watch_cache:
-        cluster.restart_apiserver(["--watch-cache-sizes=pods#0"])
     try:
-        expired_watch_relists(cluster)
+        expired_watch_relists(cluster, None if watch_cache else ["--watch-cache-sizes=pods#0"])
     finally:
         if not watch_cache:
             cluster.reset()
             cluster.restart_apiserver([])
 
 
-def expired_watch_relists(cluster: Cluster) -> None:
+def expired_watch_relists(cluster: Cluster, restart_flags: list[str] | None) -> None:
+    """The pod watch breaks while the scheduler is paused; the server restarts with
+    ``restart_flags`` added (None: the same flags)."""
     cluster.add_node(node("node-0", cpu="2"))
     cluster.create(pod("gone-0", cpu="1", nodeName="node-0"))
     cluster.create(pod("keep-0", cpu="500m", nodeName="node-0"))
@@ -555,7 +555,7 @@ def expired_watch_relists(cluster: Cluster) -> None:
                 {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"}},
                 exist_ok=True,
             )
-        cluster.restart_apiserver()
+        cluster.restart_apiserver(restart_flags)
         cluster.delete_pod("gone-0")
         # Fits only once gone-0's cpu is free: the relist must deliver the delete.
         cluster.create(pod("new-0", cpu="1"))
