@@ -53,6 +53,7 @@ typedef struct {
     int nfields;
     uint32_t max_number;
     int8_t *by_number; /* field number -> index into fields, -1 when unknown */
+    Py_ssize_t hint;   /* keys of the last one decoded: its dict is made that size */
 } Message;
 
 typedef struct {
@@ -278,8 +279,12 @@ static PyObject *raw_json(Schema *schema, Cursor s) {
 static int decode_into(Schema *schema, int index, Cursor c, PyObject *dict, int depth);
 
 static PyObject *decode_new(Schema *schema, int index, Cursor c, int depth) {
-    PyObject *dict = PyDict_New();
-    if (dict != NULL && decode_into(schema, index, c, dict, depth) < 0) Py_CLEAR(dict);
+    /* Made at the size the last one of its message had: no resize as keys go in. */
+    Message *msg = &schema->messages[index];
+    PyObject *dict = msg->hint > 5 ? _PyDict_NewPresized(msg->hint) : PyDict_New();
+    if (dict == NULL) return NULL;
+    if (decode_into(schema, index, c, dict, depth) < 0) Py_CLEAR(dict);
+    else msg->hint = PyDict_GET_SIZE(dict);
     return dict;
 }
 

@@ -682,6 +682,7 @@ def test_protobuf_answers_decode_as_their_json(
         content_type="application/merge-patch+json",
     )
     cluster.create(pod("plain-0", nodeName="node-b"))
+    cluster.create(pod("gated-0", schedulingGates=[{"name": "example.com/hold"}]))
     assert cluster.admin is not None and cluster.admin_kubeconfig is not None
     as_json = cluster.admin
     api = ApiClient(load_kube_config(cluster.admin_kubeconfig), accept_protobuf=True)

@@ -61,7 +61,6 @@ def full_pod(name: str) -> dict[str, Any]:
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
                                  "uid": "0b6c0a4e-1b8e-4c3e-9d83-0a6f5c1b2d3e",
                                  "controller": True, "blockOwnerDeletion": False}],
-            "finalizers": ["example.com/keep"],
         },
         "spec": {
             "initContainers": [
@@ -101,17 +100,15 @@ def full_pod(name: str) -> dict[str, Any]:
                                                         "topologyKey": "kubernetes.io/hostname",
                                                         "matchLabelKeys": ["pod-template-hash"]}}]},
             },
-            "schedulerName": "nobody",
+            "nodeName": "node-a",
             "tolerations": [
                 {"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"},
                 {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
                 {"key": "k", "operator": "Exists"},
             ],
             "hostAliases": [{"ip": "10.0.0.1", "hostnames": ["a", "b"]}],
-            "priority": 0,
             "readinessGates": [{"conditionType": "example.com/ready"}],
             "enableServiceLinks": False,
-            "preemptionPolicy": "Never",
             "topologySpreadConstraints": [
                 {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
                  "labelSelector": SELECTOR, "minDomains": 3, "nodeAffinityPolicy": "Honor",
@@ -120,7 +117,6 @@ def full_pod(name: str) -> dict[str, Any]:
                  "whenUnsatisfiable": "ScheduleAnyway"},
             ],
             "os": {"name": "linux"},
-            "schedulingGates": [{"name": "example.com/hold"}],
             "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
             "volumes": [
                 {"name": "cache", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
