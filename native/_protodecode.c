@@ -14,10 +14,10 @@
  * ValueError), never read past the buffer.  Unknown field numbers are skipped (a newer
  * server's fields), as the generated Unmarshal skips them (skipGenerated).
  *
- * envelope() reads the "k8s\0" prefix and runtime.Unknown (apimachinery
- * pkg/runtime/serializer/protobuf/protobuf.go: Serializer.Decode); watch_event() reads one
- * frame of a watch stream, a metav1.WatchEvent whose object is a RawExtension holding an
- * enveloped object (pkg/apis/meta/v1/watch.go).
+ * decode_object() reads an answer: the "k8s\0" prefix and runtime.Unknown (apimachinery
+ * pkg/runtime/serializer/protobuf/protobuf.go: Serializer.Decode); watch_frames() reads the
+ * whole frames of a watch stream's buffer, each a metav1.WatchEvent whose object is a
+ * RawExtension holding an enveloped object (pkg/apis/meta/v1/watch.go).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -67,7 +67,8 @@ typedef struct {
 } Cursor;
 
 static PyObject *DecodeError;
-static PyObject *s_zero_qty, *s_empty, *s_zero, *s_magic_error;
+static PyObject *s_zero_qty, *s_empty, *s_zero, *s_magic_error, *s_kind, *s_api_version, *s_type,
+    *s_object;
 
 static int fail(const char *what, const char *where) {
     PyErr_Format(DecodeError, "protobuf: %s in %s", what, where);
@@ -500,110 +501,132 @@ fail:
     return NULL;
 }
 
-static int window(Py_buffer *buf, Py_ssize_t start, Py_ssize_t end, Cursor *c) {
-    if (end < 0) end = buf->len;
-    if (start < 0 || start > end || end > buf->len) {
-        PyErr_SetString(PyExc_ValueError, "window out of bounds");
-        return -1;
-    }
-    c->p = (const uint8_t *)buf->buf + start;
-    c->end = (const uint8_t *)buf->buf + end;
-    return 0;
-}
-
-/* decode(schema, index, data, start=0, end=-1) -> dict */
-static PyObject *decode(PyObject *mod, PyObject *args) {
-    PyObject *capsule;
-    int index;
-    Py_buffer buf;
-    Py_ssize_t start = 0, end = -1;
-    if (!PyArg_ParseTuple(args, "Oiy*|nn:decode", &capsule, &index, &buf, &start, &end))
-        return NULL;
-    PyObject *result = NULL;
-    Schema *schema = PyCapsule_GetPointer(capsule, "wasmsched.protobuf.Schema");
-    Cursor c;
-    if (schema != NULL && window(&buf, start, end, &c) == 0) {
-        if (index < 0 || index >= schema->nmessages)
-            PyErr_SetString(PyExc_ValueError, "decode: no such message");
-        else
-            result = decode_new(schema, index, c, 0);
-    }
-    PyBuffer_Release(&buf);
-    return result;
-}
-
-/* envelope(data, start=0, end=-1) -> (apiVersion, kind, raw start, raw end, contentType) */
-static PyObject *envelope(PyObject *mod, PyObject *args) {
-    Py_buffer buf;
-    Py_ssize_t start = 0, end = -1;
-    if (!PyArg_ParseTuple(args, "y*|nn:envelope", &buf, &start, &end)) return NULL;
-    PyObject *result = NULL;
-    /* Unknown {typeMeta=1 {apiVersion=1, kind=2}, raw=2, contentEncoding=3, contentType=4} */
-    Cursor c, unknown[5], meta[3];
-    if (window(&buf, start, end, &c) < 0) goto done;
+/* The object of a "k8s\0" + runtime.Unknown {typeMeta=1 {apiVersion=1, kind=2}, raw=2,
+ * contentEncoding=3, contentType=4}: raw decoded by the message ``kinds`` maps its kind to,
+ * with its kind and apiVersion set (as a JSON answer or watch event carries them). */
+static PyObject *enveloped(Schema *schema, PyObject *kinds, Cursor c) {
+    Cursor unknown[5], meta[3];
     if (c.end - c.p < 4 || memcmp(c.p, "k8s\0", 4) != 0) {
         PyErr_SetObject(DecodeError, s_magic_error);
-        goto done;
+        return NULL;
     }
     c.p += 4;
-    if (ld_fields(c, unknown, 5, "runtime.Unknown") < 0) goto done;
-    Cursor raw = unknown[2], type = unknown[4];
+    if (ld_fields(c, unknown, 5, "runtime.Unknown") < 0) return NULL;
+    Cursor raw = unknown[2];
     if (raw.p == NULL) raw.p = raw.end = c.p;
     if (unknown[1].p == NULL) unknown[1].p = unknown[1].end = c.p;
-    if (ld_fields(unknown[1], meta, 3, "TypeMeta") < 0) goto done;
-    Cursor api = meta[1], kind = meta[2];
-    {
-        PyObject *a = api.p ? utf8(&api) : Py_NewRef(s_empty);
-        PyObject *k = kind.p ? utf8(&kind) : Py_NewRef(s_empty);
-        PyObject *t = type.p ? utf8(&type) : Py_NewRef(s_empty);
-        if (a && k && t)
-            result = Py_BuildValue("OOnnO", a, k, (Py_ssize_t)(raw.p - (const uint8_t *)buf.buf),
-                                   (Py_ssize_t)(raw.end - (const uint8_t *)buf.buf), t);
-        Py_XDECREF(a);
-        Py_XDECREF(k);
-        Py_XDECREF(t);
+    if (ld_fields(unknown[1], meta, 3, "TypeMeta") < 0) return NULL;
+    if ((unknown[3].p && unknown[3].p != unknown[3].end) ||
+        (unknown[4].p && unknown[4].p != unknown[4].end)) {
+        fail("raw with a content encoding or type", "runtime.Unknown");
+        return NULL;
     }
-done:
+    PyObject *kind = meta[2].p ? utf8(&meta[2]) : Py_NewRef(s_empty);
+    if (kind == NULL) return NULL;
+    PyObject *index = PyDict_GetItemWithError(kinds, kind);
+    if (index == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(DecodeError, "protobuf: cannot decode kind %R", kind);
+        Py_DECREF(kind);
+        return NULL;
+    }
+    long i = PyLong_AsLong(index);
+    PyObject *obj = NULL, *api = NULL;
+    if (i < 0 || i >= schema->nmessages) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "kinds: no such message");
+    } else if ((obj = decode_new(schema, (int)i, raw, 0)) != NULL) {
+        api = meta[1].p ? utf8(&meta[1]) : Py_NewRef(s_empty);
+        if (api == NULL || PyDict_SetItem(obj, s_kind, kind) < 0 ||
+            PyDict_SetItem(obj, s_api_version, api) < 0)
+            Py_CLEAR(obj);
+    }
+    Py_XDECREF(api);
+    Py_DECREF(kind);
+    return obj;
+}
+
+static Schema *schema_of(PyObject *capsule) {
+    return PyCapsule_GetPointer(capsule, "wasmsched.protobuf.Schema");
+}
+
+/* decode_object(schema, kinds, data) -> dict: an answer's object */
+static PyObject *decode_object(PyObject *mod, PyObject *args) {
+    PyObject *capsule, *kinds, *result = NULL;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "OO!y*:decode_object", &capsule, &PyDict_Type, &kinds, &buf))
+        return NULL;
+    Schema *schema = schema_of(capsule);
+    Cursor c = {(const uint8_t *)buf.buf, (const uint8_t *)buf.buf + buf.len};
+    if (schema != NULL) result = enveloped(schema, kinds, c);
     PyBuffer_Release(&buf);
     return result;
 }
 
-/* watch_event(data, start=0, end=-1) -> (type, object start, object end): a WatchEvent
- * {type=1, object=2 RawExtension {raw=1}}. */
-static PyObject *watch_event(PyObject *mod, PyObject *args) {
-    Py_buffer buf;
-    Py_ssize_t start = 0, end = -1;
-    if (!PyArg_ParseTuple(args, "y*|nn:watch_event", &buf, &start, &end)) return NULL;
-    PyObject *result = NULL;
-    Cursor c, event[3], raw;
-    if (window(&buf, start, end, &c) < 0) goto done;
-    if (ld_fields(c, event, 3, "WatchEvent") < 0) goto done;
-    Cursor type = event[1], object = event[2];
-    if (type.p == NULL || object.p == NULL) {
+/* One frame: a WatchEvent {type=1, object=2 RawExtension {raw=1}} as {"type", "object"}. */
+static PyObject *watch_event(Schema *schema, PyObject *kinds, Cursor frame) {
+    Cursor event[3], raw;
+    if (ld_fields(frame, event, 3, "WatchEvent") < 0) return NULL;
+    if (event[1].p == NULL || event[2].p == NULL) {
         fail("event without a type or an object", "WatchEvent");
-        goto done;
+        return NULL;
     }
-    int found = first_string(object, &raw, "RawExtension");
-    if (found < 0) goto done;
-    if (!found) raw.p = raw.end = object.p;
-    PyObject *t = utf8(&type);
-    if (t != NULL)
-        result = Py_BuildValue("Nnn", t, (Py_ssize_t)(raw.p - (const uint8_t *)buf.buf),
-                               (Py_ssize_t)(raw.end - (const uint8_t *)buf.buf));
-done:
-    PyBuffer_Release(&buf);
+    int found = first_string(event[2], &raw, "RawExtension");
+    if (found < 0) return NULL;
+    if (!found) raw.p = raw.end = event[2].p;
+    PyObject *type = utf8(&event[1]);
+    if (type == NULL) return NULL;
+    PyObject *obj = enveloped(schema, kinds, raw), *result = NULL;
+    if (obj != NULL) {
+        result = PyDict_New();
+        if (result != NULL && (PyDict_SetItem(result, s_type, type) < 0 ||
+                               PyDict_SetItem(result, s_object, obj) < 0))
+            Py_CLEAR(result);
+    }
+    Py_DECREF(type);
+    Py_XDECREF(obj);
     return result;
+}
+
+/* watch_frames(schema, kinds, buffer, max_frame) -> (events, bytes used): the whole frames
+ * at the buffer's start (a 4-byte big-endian length, then the frame: apimachinery
+ * streaming.go with framer.NewLengthDelimitedFrameReader). */
+static PyObject *watch_frames(PyObject *mod, PyObject *args) {
+    PyObject *capsule, *kinds;
+    Py_buffer buf;
+    Py_ssize_t max_frame;
+    if (!PyArg_ParseTuple(args, "OO!y*n:watch_frames", &capsule, &PyDict_Type, &kinds, &buf,
+                          &max_frame))
+        return NULL;
+    Schema *schema = schema_of(capsule);
+    PyObject *events = schema != NULL ? PyList_New(0) : NULL;
+    const uint8_t *base = buf.buf;
+    Py_ssize_t pos = 0;
+    while (events != NULL && buf.len - pos >= 4) {
+        const uint8_t *p = base + pos;
+        Py_ssize_t size = ((Py_ssize_t)p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+        if (size > max_frame) {
+            PyErr_Format(DecodeError, "protobuf: watch frame of %zd bytes is too large", size);
+            Py_CLEAR(events);
+            break;
+        }
+        if (buf.len - pos - 4 < size) break;
+        Cursor frame = {p + 4, p + 4 + size};
+        PyObject *event = watch_event(schema, kinds, frame);
+        if (event == NULL || PyList_Append(events, event) < 0) Py_CLEAR(events);
+        Py_XDECREF(event);
+        pos += 4 + size;
+    }
+    PyBuffer_Release(&buf);
+    return events == NULL ? NULL : Py_BuildValue("Nn", events, pos);
 }
 
 static PyMethodDef methods[] = {
     {"compile", compile, METH_VARARGS,
      "compile(messages, json_loads) -> schema: the message tables"},
-    {"decode", decode, METH_VARARGS,
-     "decode(schema, index, data, start=0, end=-1) -> dict: one message as its JSON dict"},
-    {"envelope", envelope, METH_VARARGS,
-     "envelope(data, start=0, end=-1) -> (apiVersion, kind, raw start, raw end, contentType)"},
-    {"watch_event", watch_event, METH_VARARGS,
-     "watch_event(data, start=0, end=-1) -> (type, object start, object end)"},
+    {"decode_object", decode_object, METH_VARARGS,
+     "decode_object(schema, kinds, data) -> dict: the object of a k8s\\0 envelope"},
+    {"watch_frames", watch_frames, METH_VARARGS,
+     "watch_frames(schema, kinds, buffer, max_frame) -> (events, bytes used)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -617,7 +640,13 @@ PyMODINIT_FUNC PyInit__decode(void) {
     s_empty = PyUnicode_InternFromString("");
     s_zero = PyLong_FromLong(0);
     s_magic_error = PyUnicode_FromString("protobuf: no k8s\\x00 prefix");
-    if (!s_zero_qty || !s_empty || !s_zero || !s_magic_error) return NULL;
+    s_kind = PyUnicode_InternFromString("kind");
+    s_api_version = PyUnicode_InternFromString("apiVersion");
+    s_type = PyUnicode_InternFromString("type");
+    s_object = PyUnicode_InternFromString("object");
+    if (!s_zero_qty || !s_empty || !s_zero || !s_magic_error || !s_kind || !s_api_version ||
+        !s_type || !s_object)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     DecodeError = PyErr_NewException("wasmsched.api.protobuf._decode.DecodeError",

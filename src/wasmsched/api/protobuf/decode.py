@@ -20,7 +20,6 @@ Without the compiled module ``AVAILABLE`` is false and the client speaks JSON.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -143,32 +142,20 @@ if _native is not None:
         True: _native.compile(_TABLES, _loads),
         False: _native.compile(_tables(_ROOTS, omitzero=False)[0], _loads),
     }
-_FRAME = struct.Struct(">I")
 # A watch frame's size limit (apimachinery streaming.go: NewDecoder, maxBytes).
 MAX_FRAME = 16 * 1024 * 1024
 
 
-def _object(data: bytes | bytearray, start: int, end: int, omitzero: bool) -> dict[str, Any]:
-    """The enveloped object in data[start:end], with its kind and apiVersion."""
-    assert _native is not None
-    try:
-        api_version, kind, raw_start, raw_end, content_type = _native.envelope(data, start, end)
-        table = _INDEX.get(kind)
-        if table is None or content_type:
-            raise ProtobufDecodeError(f"protobuf: cannot decode kind {kind!r} ({content_type})")
-        obj: dict[str, Any] = _native.decode(_SCHEMAS[omitzero], table, data, raw_start, raw_end)
-    except ValueError as err:
-        raise ProtobufDecodeError(str(err)) from None
-    if kind.endswith("List"):
-        obj.setdefault("items", [])
-    obj["kind"] = kind
-    obj["apiVersion"] = api_version
-    return obj
-
-
 def decode(data: bytes, omitzero: bool = True) -> dict[str, Any]:
     """One answer's object (a Pod, Node, their list, a Status) as its JSON dict."""
-    return _object(data, 0, len(data), omitzero)
+    assert _native is not None
+    try:
+        obj: dict[str, Any] = _native.decode_object(_SCHEMAS[omitzero], _INDEX, data)
+    except ValueError as err:
+        raise ProtobufDecodeError(str(err)) from None
+    if obj["kind"].endswith("List"):
+        obj.setdefault("items", [])
+    return obj
 
 
 def decode_watch_frames(
@@ -179,29 +166,22 @@ def decode_watch_frames(
 
     Frames are a 4-byte big-endian length and a WatchEvent
     (apimachinery pkg/runtime/serializer/streaming/streaming.go: decoder.Decode, with
-    framer.NewLengthDelimitedFrameReader).
+    framer.NewLengthDelimitedFrameReader), read in C as whole frames arrive.
     """
     assert _native is not None
+    schema = _SCHEMAS[omitzero]
     buf = bytearray()
     events = 0
     for chunk in chunks:
         buf += chunk
-        pos = 0
-        while len(buf) - pos >= 4:
-            (size,) = _FRAME.unpack_from(buf, pos)
-            if size > MAX_FRAME:
-                raise ProtobufDecodeError(f"protobuf: watch frame of {size} bytes is too large")
-            if len(buf) - pos - 4 < size:
-                break
-            pos += 4
-            try:
-                etype, start, end = _native.watch_event(buf, pos, pos + size)
-            except ValueError as err:
-                raise ProtobufDecodeError(str(err)) from None
-            pos += size
-            on_event({"type": etype, "object": _object(buf, start, end, omitzero)})
-            events += 1
-        del buf[:pos]
+        try:
+            decoded, used = _native.watch_frames(schema, _INDEX, buf, MAX_FRAME)
+        except ValueError as err:
+            raise ProtobufDecodeError(str(err)) from None
+        del buf[:used]
+        for event in decoded:
+            on_event(event)
+        events += len(decoded)
     if buf:
         raise ProtobufDecodeError(f"protobuf: watch stream ended inside a frame ({len(buf)} bytes)")
     return events
