@@ -1,4 +1,6 @@
-"""Optional compiled extension: wasmsched.wasm._native (native/_native.c).
+"""Optional compiled extensions: wasmsched.wasm._native (native/_native.c) and
+wasmsched.api.protobuf._decode (native/_protodecode.c, the live client's protobuf decoder;
+without it the client speaks JSON).
 
 It includes only Python's headers and our own declarations of wasmtime's C API
 (native/wasmtime_decls.h) and links nothing: the wasmtime functions are resolved at run
@@ -37,7 +39,13 @@ setup(
             depends=["native/hot.h", "native/klog.h", "native/wasmtime_decls.h"],
             extra_compile_args=["-O2"],
             optional=True,
-        )
+        ),
+        Extension(
+            "wasmsched.api.protobuf._decode",
+            sources=["native/_protodecode.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -23,12 +23,16 @@ import yaml
 from typer.testing import CliRunner
 
 import live_support
+import varied_objects
 from kube_apiserver import LEASE, VERSIONS, Cluster, Scheduler, require, start_cluster
 from live_support import node, wait
 from reference_support import REFERENCES, Case, run_cases
 from wasmsched.api.manifests import load_manifests
+from wasmsched.api.protobuf import decode as protobuf
+from wasmsched.api.protobuf.decode import decode_watch_frames
 from wasmsched.cli import app
 from wasmsched.live import ApiClient, load_kube_config
+from wasmsched.live.client import RESOURCES, ApiError, is_protobuf
 
 SCHEDULER = "wasmsched"
 CONFIG = f"""
@@ -565,6 +569,8 @@ def expired_watch_relists(cluster: Cluster, restart_flags: list[str] | None) -> 
     assert cluster.placements() == {"keep-0": "node-0", "new-0": "node-0"}
     assert sched.metric("wasmsched_informer_relists_total", 'kind="Pod"') == lists + 1
     assert "resource version expired, relisting kind=Pod" in sched.messages()
+    if protobuf.AVAILABLE:  # the default contentType: the lists and watches were protobuf
+        assert "reading pods and nodes as protobuf" in sched.messages()
     assert sched.bound() == ["default/new-0"]
     assert_clean(sched)
     assert sched.stop() == 0
@@ -638,3 +644,104 @@ def test_snapshot_exports_dra_objects_and_simulate_allocates_as_recorded(
     finally:
         for path in reversed(made):
             cluster.request("DELETE", path)
+
+
+# --- protobuf (clientConnection.contentType) ------------------------------------------------
+
+
+def _by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {i["metadata"]["name"]: i for i in items}
+
+
+def _watch_events(api: ApiClient, path: str, rv: str, accept: str) -> list[dict[str, Any]]:
+    """Every event of a watch from ``rv`` that the server ends after a second."""
+    params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": "1"}
+    events: list[dict[str, Any]] = []
+    with api.stream(path, params, read_timeout=30, accept=accept) as resp:
+        if is_protobuf(resp):
+            decode_watch_frames(resp.iter_bytes(), events.append, api.omitzero)
+        else:
+            events = [json.loads(line) for line in resp.iter_lines() if line]
+    return events
+
+
+def test_protobuf_answers_decode_as_their_json(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gets, lists and a watch of varied pods and nodes, answered in protobuf, decode to
+    the dicts the same objects' JSON gives; an error answer too."""
+    if not protobuf.AVAILABLE:
+        pytest.skip("the protobuf decoder is not built")
+    cluster.add_node(varied_objects.full_node("node-a"))
+    cluster.add_node(node("node-b"))
+    cluster.create(varied_objects.full_pod("full-0"))
+    cluster.request(
+        "PATCH",
+        "/api/v1/namespaces/default/pods/full-0/status",
+        {"status": varied_objects.full_pod_status(varied_objects.full_pod("full-0"))},
+        content_type="application/merge-patch+json",
+    )
+    cluster.create(pod("plain-0", nodeName="node-b"))
+    cluster.create(pod("gated-0", schedulingGates=[{"name": "example.com/hold"}]))
+    assert cluster.admin is not None and cluster.admin_kubeconfig is not None
+    as_json = cluster.admin
+    api = ApiClient(load_kube_config(cluster.admin_kubeconfig), accept_protobuf=True)
+    api.omitzero = cluster.version != "1.33"
+    decoded = []
+    real_decode = protobuf.decode
+    monkeypatch.setattr(
+        protobuf,
+        "decode",
+        lambda data, omitzero=True: decoded.append(1) or real_decode(data, omitzero),
+    )
+    try:
+        for resource in (RESOURCES["Pod"], RESOURCES["Node"]):
+            items, rv = api.list(resource, page_size=1)
+            assert _by_name(items) == _by_name(as_json.list(resource)[0])
+            for name in _by_name(items):
+                path = resource.object_path("default", name)
+                assert api.request("GET", path, accept=api.accept(resource)) == as_json.request(
+                    "GET", path
+                )
+                cluster.request(
+                    "PATCH",
+                    path,
+                    {"metadata": {"labels": {"touched": "yes"}}},
+                    content_type="application/merge-patch+json",
+                )
+            path = resource.collection_path
+            via_protobuf = _watch_events(api, path, rv, api.accept(resource))
+            assert [e["type"] for e in via_protobuf] == ["MODIFIED"] * len(items)
+            assert via_protobuf == _watch_events(as_json, path, rv, "application/json")
+        with pytest.raises(ApiError) as err:
+            api.request(
+                "GET", "/api/v1/namespaces/default/pods/none", accept=api.accept(RESOURCES["Pod"])
+            )
+        assert (err.value.status, err.value.reason) == (404, "NotFound")
+        assert err.value.message == 'pods "none" not found'
+    finally:
+        api.close()
+    assert len(decoded) > 4  # the pages, the gets and the error came as protobuf
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/vnd.kubernetes.protobuf"]
+)
+def test_schedules_with_either_content_type(cluster: Cluster, content_type: str) -> None:
+    """clientConnection.contentType: protobuf (the default) reads pods and nodes as
+    protobuf when the decoder is built; application/json keeps all the traffic JSON."""
+    for i in range(2):
+        cluster.add_node(node(f"node-{i}", cpu="2"))
+    for i in range(3):
+        cluster.create(pod(f"web-{i}", cpu="500m"))
+    config = f"{CONFIG}clientConnection:\n  contentType: {content_type}\n"
+    sched = cluster.scheduler(config, *NO_ELECTION)
+    webs = {f"web-{i}" for i in range(3)}
+    wait(lambda: webs <= set(cluster.placements()), 30, "the web pods bound")
+    cluster.create(pod("web-3", cpu="500m"))  # seen by the watch, not the list
+    wait(lambda: "web-3" in cluster.placements(), 30, "web-3 bound")
+    wire = "protobuf" if protobuf.AVAILABLE and "protobuf" in content_type else "json"
+    assert f"reading pods and nodes as {wire}" in sched.messages()
+    assert sorted(sched.bound()) == sorted(f"default/web-{i}" for i in range(4))
+    assert_clean(sched)
+    assert sched.stop() == 0

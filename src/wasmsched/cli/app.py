@@ -475,6 +475,7 @@ def run(
     from wasmsched.config import load_client_connection, load_config
     from wasmsched.errors import WasmschedError
     from wasmsched.live import ApiClient, ApiError, LiveRunner
+    from wasmsched.live.client import accepts_protobuf
     from wasmsched.live.ops import configure_logging
     from wasmsched.live.options import (
         LeaderElectionFlags,
@@ -508,6 +509,9 @@ def run(
             rate_limit=TokenBucket(connection.qps, connection.burst)
             if connection.qps > 0
             else None,
+            accept_protobuf=accepts_protobuf(
+                connection.content_type, connection.accept_content_types
+            ),
         )
     except (WasmschedError, ValueError) as err:
         # ValueError: live.options' duration and lease checks (not yet InputErrors).
@@ -516,6 +520,7 @@ def run(
     options.feature_gates = feature_gates
     try:
         features = scheduler_features(api, options)
+        api.omitzero = features.creation_timestamp_omitzero
         sched_config = load_config(config, registry, features)
     except WasmschedError as err:
         api.close()

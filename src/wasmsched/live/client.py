@@ -12,10 +12,17 @@ lists, the lease) goes through a lean HTTP/1.1 connection of the thread's own
 header lightkube's auth flow sets, refreshed through that flow on a 401), unless a
 proxy applies to the server (HTTPS_PROXY and NO_PROXY, as httpx reads them) or its URL
 is one the lean path does not serve: then httpx carries them too.
+
+With ``clientConnection.contentType: application/vnd.kubernetes.protobuf`` (kube-scheduler's
+default) the lists, gets and watches of the kinds the protobuf decoder knows (Pod, Node)
+accept protobuf first, as client-go's clientset asks ("application/vnd.kubernetes.protobuf,
+application/json"), and the answer is decoded by its Content-Type to the same dict its JSON
+gives (wasmsched.api.protobuf.decode); every other request stays JSON.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -35,9 +42,10 @@ from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfi
 from lightkube.config.models import User
 from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
+from wasmsched.api.protobuf import decode as protobuf
 from wasmsched.errors import ExternalError
 from wasmsched.live.auth import Credentials
-from wasmsched.live.http import Connection, Endpoint, HttpError, NotSent, request_head
+from wasmsched.live.http import Answer, Connection, Endpoint, HttpError, NotSent, request_head
 from wasmsched.live.kubeconfig import KubeConfigError, read_kubeconfig
 from wasmsched.live.ratelimit import TokenBucket
 
@@ -49,10 +57,15 @@ __all__ = [
     "FencedError",
     "KubeConfigError",
     "ResourceType",
+    "accepts_protobuf",
     "load_kube_config",
 ]
 
 JSON = "application/json"
+PROTOBUF = protobuf.PROTOBUF
+# client-go's Accept for a protobuf clientset (rest/config.go: ContentConfig), JSON second
+# for what the server cannot send as protobuf.
+ACCEPT_PROTOBUF = f"{PROTOBUF},{JSON}"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
@@ -164,6 +177,12 @@ OPTIONAL_KINDS: tuple[ResourceType, ...] = (
 RESOURCES: dict[str, ResourceType] = {r.kind: r for r in (NODES, PODS, *OPTIONAL_KINDS)}
 
 
+def accepts_protobuf(content_type: str, accept_content_types: str = "") -> bool:
+    """Whether clientConnection asks for protobuf answers: client-go's Accept header is
+    acceptContentTypes when set, else contentType (rest/request.go: setAcceptHeader)."""
+    return PROTOBUF in (accept_content_types or content_type)
+
+
 def load_kube_config(kubeconfig: str | Path | None = None) -> SingleConfig:
     """The kubeconfig's current context, or the in-cluster service account.
 
@@ -199,8 +218,15 @@ class ApiClient:
         config: SingleConfig,
         timeout: float = DEFAULT_TIMEOUT,
         rate_limit: TokenBucket | None = None,
+        accept_protobuf: bool = False,
     ) -> None:
         self.config = config
+        # clientConnection's content types (accepts_protobuf): protobuf answers for the
+        # decoded kinds when the decoder is built; JSON for everything otherwise.
+        self.protobuf = accept_protobuf and protobuf.AVAILABLE
+        # Whether the server's JSON leaves a zero creationTimestamp out (1.34 on): protobuf
+        # answers decode to what it would write (set from the server's release).
+        self.omitzero = True
         self.timeout = timeout
         # clientConnection.qps/burst: every request (a watch's too) takes a token first.
         self.rate_limit = rate_limit
@@ -222,8 +248,9 @@ class ApiClient:
         self._endpoint = self._lean_endpoint(client)
         self._credentials = Credentials(self._client_args["auth"], self.server)
         self._connections: list[Connection] = []
-        # The request headers but the per-request ones, for (user agent, Authorization).
-        self._headers: tuple[str, str | None, str] = ("", None, "")
+        # The request headers but the per-request ones, for (user agent, Authorization,
+        # Accept).
+        self._headers: tuple[str, str | None, str, str] = ("", None, "", "")
         # Sent with every request; the runner adds its identity, as kube-scheduler's
         # "kube-scheduler/<version> (...)/leader-election" user agents name the component.
         self.user_agent = "wasmsched"
@@ -232,11 +259,14 @@ class ApiClient:
 
     @classmethod
     def from_kubeconfig(
-        cls, kubeconfig: str | Path | None = None, rate_limit: TokenBucket | None = None
+        cls,
+        kubeconfig: str | Path | None = None,
+        rate_limit: TokenBucket | None = None,
+        accept_protobuf: bool = False,
     ) -> ApiClient:
         config = load_kube_config(kubeconfig)
         try:
-            return cls(config, rate_limit=rate_limit)
+            return cls(config, rate_limit=rate_limit, accept_protobuf=accept_protobuf)
         except (LightkubeConfigError, OSError, ValueError, httpx2.InvalidURL) as err:
             # read_kubeconfig checked what the client uses; this is the last word.
             raise KubeConfigError(
@@ -260,6 +290,13 @@ class ApiClient:
         """What carries the requests but the watches: "lean" (live/http.py) or "httpx"
         (a proxy applies, or the server URL is one the lean path does not serve)."""
         return "httpx" if self._endpoint is None else "lean"
+
+    def accept(self, resource: ResourceType) -> str:
+        """The Accept header for reading ``resource``: protobuf first for the kinds the
+        decoder knows, when the configuration asks for protobuf."""
+        if self.protobuf and resource.kind in protobuf.DECODED_KINDS:
+            return ACCEPT_PROTOBUF
+        return JSON
 
     @property
     def namespace(self) -> str:
@@ -314,8 +351,12 @@ class ApiClient:
         timeout: float | None = None,
         guard: Callable[[], bool] | None = None,
         replayable: bool | None = None,
+        accept: str = JSON,
     ) -> dict[str, Any]:
-        """One call; the decoded JSON answer (empty when there is none). Raises ApiError.
+        """One call; the decoded answer (empty when there is none). Raises ApiError.
+
+        ``accept``: JSON, or ACCEPT_PROTOBUF for a kind the protobuf decoder knows (see
+        ``accept``); the answer is decoded by its Content-Type.
 
         With ``guard``, the request is written only if ``guard()`` is still true once a
         connection is ready (FencedError otherwise): leader fencing as late as possible.
@@ -329,11 +370,11 @@ class ApiClient:
         started = time.perf_counter()
         endpoint = self._endpoint
         if endpoint is None:
-            status, answer = self._httpx_request(
-                method, path, params, content, content_type, timeout, guard
+            status, answer, is_protobuf = self._httpx_request(
+                method, path, params, content, content_type, timeout, guard, accept
             )
         else:
-            status, answer = self._lean_request(
+            status, answer, is_protobuf = self._lean_request(
                 endpoint,
                 method,
                 path,
@@ -343,13 +384,19 @@ class ApiClient:
                 self.timeout if timeout is None else timeout,
                 guard,
                 method in REPLAYABLE if replayable is None else replayable,
+                accept,
             )
         if self.on_request is not None:
             self.on_request(method, time.perf_counter() - started)
         if status >= 400:
-            raise _error_from(status, answer)
+            raise _error_from(status, answer, is_protobuf)
         if not answer:
             return {}
+        if is_protobuf:
+            try:
+                return protobuf.decode(answer, self.omitzero)
+            except protobuf.ProtobufDecodeError as err:
+                raise ApiError(status, f"{method} {path}: {err}") from None
         try:
             data = _decode(answer)
         except ValueError:
@@ -367,11 +414,12 @@ class ApiClient:
         timeout: float,
         guard: Callable[[], bool] | None,
         replayable: bool,
-    ) -> tuple[int, bytes]:
+        accept: str,
+    ) -> Answer:
         conn = self._thread_connection(endpoint)
         target = endpoint.target(path, dict(params) if params else None)
         auth = self._credentials.header()
-        data = request_head(method, target, self._header_block(auth), content_type, content)
+        data = request_head(method, target, self._header_block(auth, accept), content_type, content)
         try:
             answer = conn.exchange(method, data, timeout, replayable=replayable, guard=guard)
             if answer.status == 401:
@@ -380,7 +428,7 @@ class ApiClient:
                 fresh = self._credentials.refreshed(auth)
                 if fresh is not None:
                     data = request_head(
-                        method, target, self._header_block(fresh), content_type, content
+                        method, target, self._header_block(fresh, accept), content_type, content
                     )
                     answer = conn.exchange(
                         method, data, timeout, replayable=replayable, guard=guard
@@ -391,19 +439,19 @@ class ApiClient:
             raise ApiError(0, f"{method} {path}: {err.kind}: {err}") from None
         return answer
 
-    def _header_block(self, auth: str | None) -> str:
+    def _header_block(self, auth: str | None, accept: str) -> str:
         """Host, Accept, Accept-Encoding, User-Agent and Authorization, as one block."""
-        agent, used, block = self._headers
-        if agent is self.user_agent and used is auth and block:
+        agent, used, accepted, block = self._headers
+        if agent is self.user_agent and used is auth and accepted is accept and block:
             return block
         assert self._endpoint is not None
         block = (
-            f"Host: {self._endpoint.host_header}\r\nAccept: {JSON}\r\n"
+            f"Host: {self._endpoint.host_header}\r\nAccept: {accept}\r\n"
             f"Accept-Encoding: gzip\r\nUser-Agent: {self.user_agent}\r\n"
         )
         if auth is not None:
             block += f"Authorization: {auth}\r\n"
-        self._headers = (self.user_agent, auth, block)
+        self._headers = (self.user_agent, auth, accept, block)
         return block
 
     def _httpx_request(
@@ -415,8 +463,9 @@ class ApiClient:
         content_type: str,
         timeout: float | None,
         guard: Callable[[], bool] | None,
-    ) -> tuple[int, bytes]:
-        headers = {"Accept": JSON, "User-Agent": self.user_agent}
+        accept: str,
+    ) -> Answer:
+        headers = {"Accept": accept, "User-Agent": self.user_agent}
         if content is not None:
             headers["Content-Type"] = content_type
         try:
@@ -433,7 +482,7 @@ class ApiClient:
             raise FencedError(method, path) from None
         except httpx2.HTTPError as err:
             raise ApiError(0, f"{method} {path}: {type(err).__name__}: {err}") from None
-        return resp.status_code, resp.content
+        return Answer(resp.status_code, resp.content, is_protobuf(resp))
 
     def server_version(self) -> str | None:
         """The server's ``gitVersion`` (``/version``, readable by every authenticated user:
@@ -456,8 +505,9 @@ class ApiClient:
         items: list[dict[str, Any]] = []
         query = dict(params or {})
         query["limit"] = str(page_size)
+        accept = self.accept(resource)
         while True:
-            data = self.request("GET", resource.collection_path, params=query)
+            data = self.request("GET", resource.collection_path, params=query, accept=accept)
             for item in data.get("items") or ():
                 if isinstance(item, dict):
                     item.setdefault("kind", resource.kind)
@@ -471,9 +521,10 @@ class ApiClient:
 
     @contextmanager
     def stream(
-        self, path: str, params: Mapping[str, str], read_timeout: float
+        self, path: str, params: Mapping[str, str], read_timeout: float, accept: str = JSON
     ) -> Iterator[httpx2.Response]:
-        """A streaming GET (a watch); raises ApiError for an error answer."""
+        """A streaming GET (a watch); raises ApiError for an error answer. A protobuf
+        stream (``is_protobuf``) is length-prefixed frames (protobuf.decode_watch_frames)."""
         if self.rate_limit is not None:
             self.rate_limit.wait()
         timeout = httpx2.Timeout(self.timeout, read=read_timeout)
@@ -482,11 +533,11 @@ class ApiClient:
                 "GET",
                 path,
                 params=dict(params),
-                headers={"Accept": JSON, "User-Agent": self.user_agent},
+                headers={"Accept": accept, "User-Agent": self.user_agent},
                 timeout=timeout,
             ) as resp:
                 if resp.status_code >= 400:
-                    raise _error_from(resp.status_code, resp.read())
+                    raise _error_from(resp.status_code, resp.read(), is_protobuf(resp))
                 yield resp
         except httpx2.HTTPError as err:
             raise ApiError(0, f"GET {path}: {type(err).__name__}: {err}") from None
@@ -502,11 +553,18 @@ def status_error(status: Mapping[str, Any]) -> ApiError:
     )
 
 
-def _error_from(code: int, content: bytes) -> ApiError:
-    try:
-        data = json.loads(content) if content else {}
-    except ValueError:
-        data = {}
+def is_protobuf(resp: httpx2.Response) -> bool:
+    """Whether an answer is Kubernetes protobuf (by its Content-Type)."""
+    return resp.headers.get("content-type", "").startswith(PROTOBUF)
+
+
+def _error_from(code: int, content: bytes, protobuf_body: bool = False) -> ApiError:
+    data: Any = {}
+    with contextlib.suppress(ValueError, protobuf.ProtobufDecodeError):
+        if protobuf_body:
+            data = protobuf.decode(content)
+        elif content:
+            data = json.loads(content)
     if isinstance(data, dict) and data.get("kind") == "Status":
         err = status_error(data)
         return ApiError(code, err.message, err.reason)

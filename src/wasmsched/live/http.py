@@ -39,6 +39,7 @@ MAX_HEADERS = 128
 _PATH_SAFE = "/-._~!$&'()*+,;=:@%"
 _PATH_UNSAFE = re.compile(r"[^A-Za-z0-9/\-._~!$&'()*+,;=:@%]")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_PROTOBUF = b"application/vnd.kubernetes.protobuf"
 
 
 class HttpError(Exception):
@@ -61,6 +62,8 @@ class _NothingRead(Exception):
 class Answer(NamedTuple):
     status: int
     body: bytes
+    # Content-Type application/vnd.kubernetes.protobuf (else JSON, or no body)
+    protobuf: bool = False
 
 
 class Endpoint:
@@ -261,6 +264,7 @@ class Connection:
             length = -1
             chunked = False
             encoding = b""
+            protobuf = False
             for _ in range(MAX_HEADERS):
                 header = reader.readline(MAX_LINE)
                 if header in (b"\r\n", b"\n"):
@@ -281,6 +285,8 @@ class Connection:
                     keep = token == b"keep-alive" or (keep and token != b"close")
                 elif name == b"content-encoding":
                     encoding = header[colon + 1 :].strip().lower()
+                elif name == b"content-type":
+                    protobuf = header[colon + 1 :].strip().startswith(_PROTOBUF)
             else:
                 raise self._protocol("too many headers")
             if 100 <= status < 200:
@@ -300,7 +306,7 @@ class Connection:
             keep = False
         if encoding in (b"gzip", b"x-gzip", b"deflate"):
             body = self._decoded(body, encoding)
-        return Answer(status, body), keep
+        return Answer(status, body, protobuf), keep
 
     def _read_chunked(self, reader: BinaryIO) -> bytes:
         chunks: list[bytes] = []

@@ -27,7 +27,8 @@ from typing import Any
 import httpx2
 import msgspec
 
-from wasmsched.live.client import ApiClient, ApiError, ResourceType, status_error
+from wasmsched.api.protobuf.decode import ProtobufDecodeError, decode_watch_frames
+from wasmsched.live.client import ApiClient, ApiError, ResourceType, is_protobuf, status_error
 
 log = logging.getLogger("wasmsched.live.informer")
 # Every watch event of every informer is decoded here (msgspec: about twice json's speed).
@@ -48,6 +49,10 @@ WATCH_READ_SLACK = 60.0
 SHORT_WATCH_SECONDS = 1.0
 
 Manifest = dict[str, Any]
+
+
+class _Stopped(Exception):
+    """Raised from a protobuf watch's event callback once the informer is stopping."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,8 @@ class Informer:
                     self._relist()
                 if self._watch():
                     continue
+                # A watch that ended at once with nothing in it: back off as for an error.
+                delay = self._next_backoff()
             except ApiError as err:
                 if self._stop.is_set():
                     return
@@ -305,19 +312,33 @@ class Informer:
             params["fieldSelector"] = self.field_selector
         self.watches += 1
         started = time.monotonic()
-        lines = 0
+        events = 0
         with self.api.stream(
-            self.resource.collection_path, params, read_timeout=timeout + WATCH_READ_SLACK
+            self.resource.collection_path,
+            params,
+            read_timeout=timeout + WATCH_READ_SLACK,
+            accept=self.api.accept(self.resource),
         ) as resp:
             with self._lock:
                 self._response = resp
             try:
-                for line in resp.iter_lines():
+                if is_protobuf(resp):
+                    events = decode_watch_frames(
+                        resp.iter_bytes(), self._handle_frame_event, self.api.omitzero
+                    )
                     if self._stop.is_set():
                         return True
-                    if line:
-                        lines += 1
-                        self._handle_line(line)
+                else:
+                    for line in resp.iter_lines():
+                        if self._stop.is_set():
+                            return True
+                        if line:
+                            events += 1
+                            self._handle_line(line)
+            except _Stopped:
+                return True
+            except ProtobufDecodeError as err:
+                raise ApiError(0, f"watch {self.kind}: {err}") from None
             except httpx2.HTTPError as err:
                 if self._stop.is_set():
                     return True
@@ -327,13 +348,21 @@ class Informer:
             finally:
                 with self._lock:
                     self._response = None
-        return lines > 0 or time.monotonic() - started >= SHORT_WATCH_SECONDS
+        return events > 0 or time.monotonic() - started >= SHORT_WATCH_SECONDS
 
     def _handle_line(self, line: str) -> None:
         try:
             event = _decode_event(line)
         except ValueError:
             raise ApiError(0, f"watch {self.kind}: undecodable event {line[:80]!r}") from None
+        self._handle_event(event)
+
+    def _handle_frame_event(self, event: dict[str, Any]) -> None:
+        if self._stop.is_set():
+            raise _Stopped
+        self._handle_event(event)
+
+    def _handle_event(self, event: dict[str, Any]) -> None:
         etype = event.get("type")
         obj = event.get("object")
         if not isinstance(obj, dict):

@@ -274,6 +274,10 @@ class LiveRunner:
                 self.options.bind_address,
                 self.ops.port,
             )
+        log.info(
+            "reading pods and nodes as %s",
+            "protobuf" if self.api.protobuf else "json",
+        )
         for informer in self.informers.values():
             informer.start()
         threading.Thread(target=self._flush_metrics, name="metrics-flush", daemon=True).start()

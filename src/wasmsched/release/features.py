@@ -94,6 +94,10 @@ class SchedulerFeatures:
     # (preemption/executor.go: PreemptPod); the kind of a single pod is "pod", so its texts
     # are 1.33's: nothing reads this until pod groups are modelled.
     preemption_names_preemptor_kind: bool
+    # 1.34: the API server's JSON leaves a zero metadata.creationTimestamp out instead of
+    # writing null (apimachinery pkg/apis/meta/v1/types.go: ObjectMeta, omitzero); the
+    # protobuf decoder gives what the JSON would (api/protobuf/decode.py).
+    creation_timestamp_omitzero: bool
     # 1.37: NodeName before NodeUnschedulable in the default plugins
     # (apis/config/v1/default_plugins.go: getDefaultPlugins).
     node_name_before_node_unschedulable: bool
@@ -155,6 +159,7 @@ class SchedulerFeatures:
             balanced_allocation_scores_change=version >= _V136,
             image_locality_counts_image_volumes=version >= _V136,
             preemption_names_preemptor_kind=version >= _V136,
+            creation_timestamp_omitzero=version >= _V134,
             node_name_before_node_unschedulable=version >= _V137,
         )
 

@@ -6,6 +6,8 @@ Field numbers from k8s.io/api core/v1/generated.proto, pointer-ness from core/v1
 from __future__ import annotations
 
 from wasmsched.api.protobuf.schema import (
+    DECODED,
+    KEEP,
     OPT,
     _Message,
     b,
@@ -23,21 +25,23 @@ from wasmsched.api.protobuf.schema import (
 )
 
 _LOCAL_OBJECT_REFERENCE = _Message("LocalObjectReference", s("name", 1))
-_OBJECT_FIELD_SELECTOR = _Message("ObjectFieldSelector", s("apiVersion", 1), s("fieldPath", 2))
+_OBJECT_FIELD_SELECTOR = _Message(
+    "ObjectFieldSelector", s("apiVersion", 1), s("fieldPath", 2, KEEP)
+)
 _RESOURCE_FIELD_SELECTOR = _Message(
-    "ResourceFieldSelector", s("containerName", 1), s("resource", 2), q("divisor", 3)
+    "ResourceFieldSelector", s("containerName", 1), s("resource", 2, KEEP), q("divisor", 3)
 )
 _CONFIG_MAP_KEY_SELECTOR = _Message(
     "ConfigMapKeySelector",
-    inline(1, _LOCAL_OBJECT_REFERENCE), s("key", 2), b("optional", 3, OPT),
+    inline(1, _LOCAL_OBJECT_REFERENCE), s("key", 2, KEEP), b("optional", 3, OPT),
 )  # fmt: skip
 _SECRET_KEY_SELECTOR = _Message(
     "SecretKeySelector",
-    inline(1, _LOCAL_OBJECT_REFERENCE), s("key", 2), b("optional", 3, OPT),
+    inline(1, _LOCAL_OBJECT_REFERENCE), s("key", 2, KEEP), b("optional", 3, OPT),
 )  # fmt: skip
 _FILE_KEY_SELECTOR = _Message(
     "FileKeySelector",
-    s("volumeName", 1), s("path", 2), s("key", 3), b("optional", 4, OPT),
+    s("volumeName", 1, KEEP), s("path", 2, KEEP), s("key", 3, KEEP), b("optional", 4, OPT),
 )  # fmt: skip
 _ENV_VAR_SOURCE = _Message(
     "EnvVarSource",
@@ -47,7 +51,9 @@ _ENV_VAR_SOURCE = _Message(
     m("secretKeyRef", 4, _SECRET_KEY_SELECTOR, OPT),
     m("fileKeyRef", 5, _FILE_KEY_SELECTOR, OPT),
 )
-_ENV_VAR = _Message("EnvVar", s("name", 1), s("value", 2), m("valueFrom", 3, _ENV_VAR_SOURCE, OPT))
+_ENV_VAR = _Message(
+    "EnvVar", s("name", 1, KEEP), s("value", 2), m("valueFrom", 3, _ENV_VAR_SOURCE, OPT)
+)
 _CONFIG_MAP_ENV_SOURCE = _Message(
     "ConfigMapEnvSource", inline(1, _LOCAL_OBJECT_REFERENCE), b("optional", 2, OPT)
 )
@@ -62,15 +68,15 @@ _ENV_FROM_SOURCE = _Message(
 )
 _CONTAINER_PORT = _Message(
     "ContainerPort",
-    s("name", 1), i32("hostPort", 2), i32("containerPort", 3), s("protocol", 4), s("hostIP", 5),
+    s("name", 1), i32("hostPort", 2), i32("containerPort", 3, KEEP), s("protocol", 4), s("hostIP", 5),
 )  # fmt: skip
-_RESOURCE_CLAIM = _Message("ResourceClaim", s("name", 1), s("request", 2))
+_RESOURCE_CLAIM = _Message("ResourceClaim", s("name", 1, KEEP), s("request", 2))
 _RESOURCE_REQUIREMENTS = _Message(
     "ResourceRequirements",
     mq("limits", 1), mq("requests", 2), rm("claims", 3, _RESOURCE_CLAIM),
 )  # fmt: skip
 _CONTAINER_RESIZE_POLICY = _Message(
-    "ContainerResizePolicy", s("resourceName", 1), s("restartPolicy", 2)
+    "ContainerResizePolicy", s("resourceName", 1, KEEP), s("restartPolicy", 2, KEEP)
 )
 _CONTAINER_RESTART_RULE_ON_EXIT_CODES = _Message(
     "ContainerRestartRuleOnExitCodes", s("operator", 1), ri32("values", 2)
@@ -81,20 +87,23 @@ _CONTAINER_RESTART_RULE = _Message(
 )  # fmt: skip
 _VOLUME_MOUNT = _Message(
     "VolumeMount",
-    s("name", 1), b("readOnly", 2), s("mountPath", 3), s("subPath", 4),
+    s("name", 1, KEEP), b("readOnly", 2), s("mountPath", 3, KEEP), s("subPath", 4),
     s("mountPropagation", 5, OPT), s("subPathExpr", 6), s("recursiveReadOnly", 7, OPT),
     rs("bindMountOptions", 8),
 )  # fmt: skip
-_VOLUME_DEVICE = _Message("VolumeDevice", s("name", 1), s("devicePath", 2))
+_VOLUME_DEVICE = _Message("VolumeDevice", s("name", 1, KEEP), s("devicePath", 2, KEEP))
 _EXEC_ACTION = _Message("ExecAction", rs("command", 1))
-_HTTP_HEADER = _Message("HTTPHeader", s("name", 1), s("value", 2))
+_HTTP_HEADER = _Message("HTTPHeader", s("name", 1, KEEP), s("value", 2, KEEP))
 _HTTP_GET_ACTION = _Message(
     "HTTPGetAction",
     s("path", 1), ios("port", 2), s("host", 3), s("scheme", 4),
-    rm("httpHeaders", 5, _HTTP_HEADER),
+    rm("httpHeaders", 5, _HTTP_HEADER), s("protocol", 6, OPT | DECODED),
 )  # fmt: skip
 _TCP_SOCKET_ACTION = _Message("TCPSocketAction", ios("port", 1), s("host", 2))
-_GRPC_ACTION = _Message("GRPCAction", i32("port", 1), s("service", 2, OPT))
+_GRPC_ACTION = _Message(
+    "GRPCAction",
+    i32("port", 1, KEEP), s("service", 2, OPT | KEEP), s("mode", 3, OPT | DECODED),
+)  # fmt: skip
 _PROBE_HANDLER = _Message(
     "ProbeHandler",
     m("exec", 1, _EXEC_ACTION, OPT),
@@ -109,7 +118,7 @@ _PROBE = _Message(
     i32("successThreshold", 5), i32("failureThreshold", 6),
     i64("terminationGracePeriodSeconds", 7, OPT),
 )  # fmt: skip
-_SLEEP_ACTION = _Message("SleepAction", i64("seconds", 1))
+_SLEEP_ACTION = _Message("SleepAction", i64("seconds", 1, KEEP))
 _LIFECYCLE_HANDLER = _Message(
     "LifecycleHandler",
     m("exec", 1, _EXEC_ACTION, OPT),
@@ -132,8 +141,8 @@ _WINDOWS_SECURITY_CONTEXT_OPTIONS = _Message(
     s("gmsaCredentialSpecName", 1, OPT), s("gmsaCredentialSpec", 2, OPT),
     s("runAsUserName", 3, OPT), b("hostProcess", 4, OPT),
 )  # fmt: skip
-_SECCOMP_PROFILE = _Message("SeccompProfile", s("type", 1), s("localhostProfile", 2, OPT))
-_APP_ARMOR_PROFILE = _Message("AppArmorProfile", s("type", 1), s("localhostProfile", 2, OPT))
+_SECCOMP_PROFILE = _Message("SeccompProfile", s("type", 1, KEEP), s("localhostProfile", 2, OPT))
+_APP_ARMOR_PROFILE = _Message("AppArmorProfile", s("type", 1, KEEP), s("localhostProfile", 2, OPT))
 _ULIMIT = _Message("Ulimit", s("name", 1), i64("hard", 2), i64("soft", 3))
 _SECURITY_CONTEXT = _Message(
     "SecurityContext",
@@ -153,7 +162,7 @@ _SECURITY_CONTEXT = _Message(
 )
 _CONTAINER = _Message(
     "Container",
-    s("name", 1), s("image", 2), rs("command", 3), rs("args", 4), s("workingDir", 5),
+    s("name", 1, KEEP), s("image", 2), rs("command", 3), rs("args", 4), s("workingDir", 5),
     rm("ports", 6, _CONTAINER_PORT), rm("env", 7, _ENV_VAR),
     m("resources", 8, _RESOURCE_REQUIREMENTS), rm("volumeMounts", 9, _VOLUME_MOUNT),
     m("livenessProbe", 10, _PROBE, OPT), m("readinessProbe", 11, _PROBE, OPT),

@@ -18,6 +18,8 @@ from wasmsched.api.protobuf.containers import (
 )
 from wasmsched.api.protobuf.meta import _LABEL_SELECTOR, _OBJECT_META
 from wasmsched.api.protobuf.schema import (
+    DECODED,
+    KEEP,
     OPT,
     _Message,
     b,
@@ -36,16 +38,16 @@ from wasmsched.api.protobuf.schema import (
 from wasmsched.api.protobuf.volumes import _VOLUME
 
 _NODE_SELECTOR_REQUIREMENT = _Message(
-    "NodeSelectorRequirement", s("key", 1), s("operator", 2), rs("values", 3)
+    "NodeSelectorRequirement", s("key", 1, KEEP), s("operator", 2, KEEP), rs("values", 3)
 )
 _NODE_SELECTOR_TERM = _Message(
     "NodeSelectorTerm",
     rm("matchExpressions", 1, _NODE_SELECTOR_REQUIREMENT),
     rm("matchFields", 2, _NODE_SELECTOR_REQUIREMENT),
 )
-_NODE_SELECTOR = _Message("NodeSelector", rm("nodeSelectorTerms", 1, _NODE_SELECTOR_TERM))
+_NODE_SELECTOR = _Message("NodeSelector", rm("nodeSelectorTerms", 1, _NODE_SELECTOR_TERM, KEEP))
 _PREFERRED_SCHEDULING_TERM = _Message(
-    "PreferredSchedulingTerm", i32("weight", 1), m("preference", 2, _NODE_SELECTOR_TERM)
+    "PreferredSchedulingTerm", i32("weight", 1, KEEP), m("preference", 2, _NODE_SELECTOR_TERM)
 )
 _NODE_AFFINITY = _Message(
     "NodeAffinity",
@@ -54,12 +56,12 @@ _NODE_AFFINITY = _Message(
 )
 _POD_AFFINITY_TERM = _Message(
     "PodAffinityTerm",
-    m("labelSelector", 1, _LABEL_SELECTOR, OPT), rs("namespaces", 2), s("topologyKey", 3),
+    m("labelSelector", 1, _LABEL_SELECTOR, OPT), rs("namespaces", 2), s("topologyKey", 3, KEEP),
     m("namespaceSelector", 4, _LABEL_SELECTOR, OPT), rs("matchLabelKeys", 5),
     rs("mismatchLabelKeys", 6),
 )  # fmt: skip
 _WEIGHTED_POD_AFFINITY_TERM = _Message(
-    "WeightedPodAffinityTerm", i32("weight", 1), m("podAffinityTerm", 2, _POD_AFFINITY_TERM)
+    "WeightedPodAffinityTerm", i32("weight", 1, KEEP), m("podAffinityTerm", 2, _POD_AFFINITY_TERM)
 )
 _POD_AFFINITY = _Message(
     "PodAffinity",
@@ -84,15 +86,15 @@ _TOLERATION = _Message(
 )  # fmt: skip
 _TOPOLOGY_SPREAD_CONSTRAINT = _Message(
     "TopologySpreadConstraint",
-    i32("maxSkew", 1), s("topologyKey", 2), s("whenUnsatisfiable", 3),
+    i32("maxSkew", 1, KEEP), s("topologyKey", 2, KEEP), s("whenUnsatisfiable", 3, KEEP),
     m("labelSelector", 4, _LABEL_SELECTOR, OPT), i32("minDomains", 5, OPT),
     s("nodeAffinityPolicy", 6, OPT), s("nodeTaintsPolicy", 7, OPT), rs("matchLabelKeys", 8),
 )  # fmt: skip
 
 # --------------------------------------------------------------------------- core/v1: pod
 
-_HOST_ALIAS = _Message("HostAlias", s("ip", 1), rs("hostnames", 2))
-_SYSCTL = _Message("Sysctl", s("name", 1), s("value", 2))
+_HOST_ALIAS = _Message("HostAlias", s("ip", 1, KEEP), rs("hostnames", 2))
+_SYSCTL = _Message("Sysctl", s("name", 1, KEEP), s("value", 2, KEEP))
 _POD_SECURITY_CONTEXT = _Message(
     "PodSecurityContext",
     m("seLinuxOptions", 1, _SE_LINUX_OPTIONS, OPT),
@@ -114,17 +116,17 @@ _POD_DNS_CONFIG = _Message(
     "PodDNSConfig",
     rs("nameservers", 1), rs("searches", 2), rm("options", 3, _POD_DNS_CONFIG_OPTION),
 )  # fmt: skip
-_POD_READINESS_GATE = _Message("PodReadinessGate", s("conditionType", 1))
-_POD_OS = _Message("PodOS", s("name", 1))
-_POD_SCHEDULING_GATE = _Message("PodSchedulingGate", s("name", 1))
+_POD_READINESS_GATE = _Message("PodReadinessGate", s("conditionType", 1, KEEP))
+_POD_OS = _Message("PodOS", s("name", 1, KEEP))
+_POD_SCHEDULING_GATE = _Message("PodSchedulingGate", s("name", 1, KEEP))
 _POD_RESOURCE_CLAIM = _Message(
     "PodResourceClaim",
-    s("name", 1), s("resourceClaimName", 3, OPT), s("resourceClaimTemplateName", 4, OPT),
+    s("name", 1, KEEP), s("resourceClaimName", 3, OPT), s("resourceClaimTemplateName", 4, OPT),
 )  # fmt: skip
 _POD_SPEC = _Message(
     "PodSpec",
     rm("volumes", 1, _VOLUME),
-    rm("containers", 2, _CONTAINER),
+    rm("containers", 2, _CONTAINER, KEEP),
     s("restartPolicy", 3),
     i64("terminationGracePeriodSeconds", 4, OPT),
     i64("activeDeadlineSeconds", 5, OPT),
@@ -168,16 +170,16 @@ _POD_SPEC = _Message(
 
 _POD_CONDITION = _Message(
     "PodCondition",
-    s("type", 1), s("status", 2), t("lastProbeTime", 3), t("lastTransitionTime", 4),
+    s("type", 1, KEEP), s("status", 2, KEEP), t("lastProbeTime", 3), t("lastTransitionTime", 4),
     s("reason", 5), s("message", 6), i64("observedGeneration", 7),
 )  # fmt: skip
-_HOST_IP = _Message("HostIP", s("ip", 1))
-_POD_IP = _Message("PodIP", s("ip", 1))
+_HOST_IP = _Message("HostIP", s("ip", 1, KEEP))
+_POD_IP = _Message("PodIP", s("ip", 1, KEEP))
 _CONTAINER_STATE_WAITING = _Message("ContainerStateWaiting", s("reason", 1), s("message", 2))
 _CONTAINER_STATE_RUNNING = _Message("ContainerStateRunning", t("startedAt", 1))
 _CONTAINER_STATE_TERMINATED = _Message(
     "ContainerStateTerminated",
-    i32("exitCode", 1), i32("signal", 2), s("reason", 3), s("message", 4),
+    i32("exitCode", 1, KEEP), i32("signal", 2), s("reason", 3), s("message", 4),
     t("startedAt", 5), t("finishedAt", 6), s("containerID", 7),
 )  # fmt: skip
 _CONTAINER_STATE = _Message(
@@ -190,28 +192,39 @@ _IMAGE_VOLUME_STATUS = _Message("ImageVolumeStatus", s("imageRef", 1))
 _VOLUME_STATUS = _Message("VolumeStatus", m("image", 1, _IMAGE_VOLUME_STATUS, OPT))
 _VOLUME_MOUNT_STATUS = _Message(
     "VolumeMountStatus",
-    s("name", 1), s("mountPath", 2), b("readOnly", 3), s("recursiveReadOnly", 4, OPT),
+    s("name", 1, KEEP), s("mountPath", 2, KEEP), b("readOnly", 3), s("recursiveReadOnly", 4, OPT),
     inline(5, _VOLUME_STATUS),
 )  # fmt: skip
 _LINUX_CONTAINER_USER = _Message(
-    "LinuxContainerUser", i64("uid", 1), i64("gid", 2), ri64("supplementalGroups", 3)
+    "LinuxContainerUser", i64("uid", 1, KEEP), i64("gid", 2, KEEP), ri64("supplementalGroups", 3)
 )
 _CONTAINER_USER = _Message("ContainerUser", m("linux", 1, _LINUX_CONTAINER_USER, OPT))
 _RESOURCE_HEALTH = _Message(
-    "ResourceHealth", s("resourceID", 1), s("health", 2), s("message", 6, OPT)
+    "ResourceHealth", s("resourceID", 1, KEEP), s("health", 2), s("message", 6, OPT)
 )
-_RESOURCE_STATUS = _Message("ResourceStatus", s("name", 1), rm("resources", 2, _RESOURCE_HEALTH))
+_RESOURCE_STATUS = _Message(
+    "ResourceStatus", s("name", 1, KEEP), rm("resources", 2, _RESOURCE_HEALTH)
+)
 _CONTAINER_STATUS = _Message(
     "ContainerStatus",
-    s("name", 1), m("state", 2, _CONTAINER_STATE), m("lastState", 3, _CONTAINER_STATE),
-    b("ready", 4), i32("restartCount", 5), s("image", 6), s("imageID", 7), s("containerID", 8),
+    s("name", 1, KEEP), m("state", 2, _CONTAINER_STATE), m("lastState", 3, _CONTAINER_STATE),
+    b("ready", 4, KEEP), i32("restartCount", 5, KEEP), s("image", 6, KEEP), s("imageID", 7, KEEP), s("containerID", 8),
     b("started", 9, OPT), mq("allocatedResources", 10),
     m("resources", 11, _RESOURCE_REQUIREMENTS, OPT), rm("volumeMounts", 12, _VOLUME_MOUNT_STATUS),
     m("user", 13, _CONTAINER_USER, OPT), rm("allocatedResourcesStatus", 14, _RESOURCE_STATUS),
     s("stopSignal", 15, OPT),
 )  # fmt: skip
 _POD_RESOURCE_CLAIM_STATUS = _Message(
-    "PodResourceClaimStatus", s("name", 1), s("resourceClaimName", 2, OPT)
+    "PodResourceClaimStatus", s("name", 1, KEEP), s("resourceClaimName", 2, OPT)
+)
+_CONTAINER_EXTENDED_RESOURCE_REQUEST = _Message(
+    "ContainerExtendedResourceRequest",
+    s("containerName", 1, KEEP), s("resourceName", 2, KEEP), s("requestName", 3, KEEP),
+)  # fmt: skip
+_POD_EXTENDED_RESOURCE_CLAIM_STATUS = _Message(
+    "PodExtendedResourceClaimStatus",
+    rm("requestMappings", 1, _CONTAINER_EXTENDED_RESOURCE_REQUEST, KEEP),
+    s("resourceClaimName", 2, KEEP),
 )
 _POD_STATUS = _Message(
     "PodStatus",
@@ -231,6 +244,7 @@ _POD_STATUS = _Message(
     s("resize", 14),
     rm("resourceClaimStatuses", 15, _POD_RESOURCE_CLAIM_STATUS),
     rm("hostIPs", 16, _HOST_IP),
+    m("extendedResourceClaimStatus", 18, _POD_EXTENDED_RESOURCE_CLAIM_STATUS, OPT | DECODED),
     i64("observedGeneration", 17),
     mq("allocatedResources", 19),
     m("resources", 20, _RESOURCE_REQUIREMENTS, OPT),

@@ -39,18 +39,23 @@ _STR, _I32, _I64, _BOOL = 0, 1, 2, 3
 _MSG, _INLINE, _QTY, _TIME, _IOS = 4, 5, 6, 7, 8
 _RSTR, _RMSG, _RI32, _RI64 = 9, 10, 11, 12
 _MAP_SS, _MAP_QTY = 13, 14
+_RAW_JSON = 15  # metav1.FieldsV1 {raw=1}: JSON bytes (decoded only)
 
 _WIRE = {
     _STR: _WT_LEN, _I32: _WT_VARINT, _I64: _WT_VARINT, _BOOL: _WT_VARINT,
     _MSG: _WT_LEN, _INLINE: _WT_LEN, _QTY: _WT_LEN, _TIME: _WT_LEN, _IOS: _WT_LEN,
     _RSTR: _WT_LEN, _RMSG: _WT_LEN, _RI32: _WT_VARINT, _RI64: _WT_VARINT,
-    _MAP_SS: _WT_LEN, _MAP_QTY: _WT_LEN,
+    _MAP_SS: _WT_LEN, _MAP_QTY: _WT_LEN, _RAW_JSON: _WT_LEN,
 }  # fmt: skip
 
-OPT = True  # marks a Go pointer field: written only when set
+# Field flags (types.go tags), combined with |:
+OPT = 1  # a Go pointer: written only when set
+KEEP = 2  # a json tag without omitempty: JSON writes the zero value (null for nil)
+OMITZERO = 4  # a json tag with omitzero: JSON leaves a zero Time out
+DECODED = 8  # read from the API server, not encoded for guests (decode.py)
 
-# A declared field: (json key, field number, kind, sub-message, pointer?)
-_Decl = tuple[str | None, int, int, "_Message | None", bool]
+# A declared field: (json key, field number, kind, sub-message, flags)
+_Decl = tuple[str | None, int, int, "_Message | None", int]
 # A compiled field: (json key, tag bytes, kind, sub-message, bytes written when unset)
 _Compiled = tuple[str | None, bytes, int, "_Message | None", bytes]
 
@@ -58,15 +63,20 @@ _Compiled = tuple[str | None, bytes, int, "_Message | None", bytes]
 class _Message:
     """One protobuf message: fields sorted by number, plus its all-defaults encoding."""
 
-    __slots__ = ("empty", "fields", "name")
+    __slots__ = ("decls", "empty", "fields", "name")
 
     def __init__(self, name: str, *decls: _Decl) -> None:
         self.name = name
         numbers = [d[1] for d in decls]
         if len(set(numbers)) != len(numbers):
             raise AssertionError(f"duplicate field number in {name}")
+        # Every field, for the decoder; the encoder's fields leave the DECODED ones out.
+        self.decls = tuple(sorted(decls, key=lambda d: d[1]))
         fields: list[_Compiled] = []
-        for key, number, kind, sub, pointer in sorted(decls, key=lambda d: d[1]):
+        for key, number, kind, sub, flags in self.decls:
+            if flags & DECODED:
+                continue
+            pointer = flags & OPT
             tag = _varint((number << 3) | _WIRE[kind])
             fields.append((key, tag, kind, sub, b"" if pointer else _default(kind, tag, sub)))
         self.fields: tuple[_Compiled, ...] = tuple(fields)
@@ -89,65 +99,70 @@ def _default(kind: int, tag: bytes, sub: _Message | None) -> bytes:
     return b""  # repeated fields and maps: nothing
 
 
-def s(key: str, number: int, pointer: bool = False) -> _Decl:
-    return (key, number, _STR, None, pointer)
+def s(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _STR, None, flags)
 
 
-def i32(key: str, number: int, pointer: bool = False) -> _Decl:
-    return (key, number, _I32, None, pointer)
+def i32(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _I32, None, flags)
 
 
-def i64(key: str, number: int, pointer: bool = False) -> _Decl:
-    return (key, number, _I64, None, pointer)
+def i64(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _I64, None, flags)
 
 
-def b(key: str, number: int, pointer: bool = False) -> _Decl:
-    return (key, number, _BOOL, None, pointer)
+def b(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _BOOL, None, flags)
 
 
-def m(key: str, number: int, sub: _Message, pointer: bool = False) -> _Decl:
-    return (key, number, _MSG, sub, pointer)
+def m(key: str, number: int, sub: _Message, flags: int = 0) -> _Decl:
+    return (key, number, _MSG, sub, flags)
 
 
 def inline(number: int, sub: _Message) -> _Decl:
     """An embedded Go struct whose JSON fields sit in the parent object."""
-    return (None, number, _INLINE, sub, False)
+    return (None, number, _INLINE, sub, 0)
 
 
-def q(key: str, number: int, pointer: bool = False) -> _Decl:
-    return (key, number, _QTY, None, pointer)
+def q(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _QTY, None, flags)
 
 
-def t(key: str, number: int, pointer: bool = False) -> _Decl:
-    return (key, number, _TIME, None, pointer)
+def t(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _TIME, None, flags)
 
 
 def ios(key: str, number: int) -> _Decl:
-    return (key, number, _IOS, None, False)
+    return (key, number, _IOS, None, 0)
 
 
-def rs(key: str, number: int) -> _Decl:
-    return (key, number, _RSTR, None, False)
+def rs(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _RSTR, None, flags)
 
 
-def rm(key: str, number: int, sub: _Message) -> _Decl:
-    return (key, number, _RMSG, sub, False)
+def rm(key: str, number: int, sub: _Message, flags: int = 0) -> _Decl:
+    return (key, number, _RMSG, sub, flags)
 
 
-def ri32(key: str, number: int) -> _Decl:
-    return (key, number, _RI32, None, False)
+def raw_json(key: str, number: int) -> _Decl:
+    """A pointer to a metav1.FieldsV1, whose JSON is its raw bytes (decoded only)."""
+    return (key, number, _RAW_JSON, None, OPT | DECODED)
 
 
-def ri64(key: str, number: int) -> _Decl:
-    return (key, number, _RI64, None, False)
+def ri32(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _RI32, None, flags)
 
 
-def mss(key: str, number: int) -> _Decl:
-    return (key, number, _MAP_SS, None, False)
+def ri64(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _RI64, None, flags)
 
 
-def mq(key: str, number: int) -> _Decl:
-    return (key, number, _MAP_QTY, None, False)
+def mss(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _MAP_SS, None, flags)
+
+
+def mq(key: str, number: int, flags: int = 0) -> _Decl:
+    return (key, number, _MAP_QTY, None, flags)
 
 
 def _encode_message(msg: _Message, obj: Mapping[str, Any], out: bytearray) -> None:

@@ -12,6 +12,8 @@ from wasmsched.api.protobuf.containers import (
 )
 from wasmsched.api.protobuf.meta import _LABEL_SELECTOR, _OBJECT_META
 from wasmsched.api.protobuf.schema import (
+    DECODED,
+    KEEP,
     OPT,
     _Message,
     b,
@@ -27,63 +29,79 @@ from wasmsched.api.protobuf.schema import (
     s,
 )
 
-_HOST_PATH = _Message("HostPathVolumeSource", s("path", 1), s("type", 2, OPT))
-_EMPTY_DIR = _Message("EmptyDirVolumeSource", s("medium", 1), q("sizeLimit", 2, OPT))
+_HOST_PATH = _Message("HostPathVolumeSource", s("path", 1, KEEP), s("type", 2, OPT))
+_EMPTY_DIR = _Message(
+    "EmptyDirVolumeSource", s("medium", 1), q("sizeLimit", 2, OPT), i32("mode", 3, OPT | DECODED)
+)
 _GCE_PD = _Message(
     "GCEPersistentDiskVolumeSource",
-    s("pdName", 1), s("fsType", 2), i32("partition", 3), b("readOnly", 4),
+    s("pdName", 1, KEEP), s("fsType", 2), i32("partition", 3), b("readOnly", 4),
 )  # fmt: skip
 _AWS_EBS = _Message(
     "AWSElasticBlockStoreVolumeSource",
-    s("volumeID", 1), s("fsType", 2), i32("partition", 3), b("readOnly", 4),
+    s("volumeID", 1, KEEP), s("fsType", 2), i32("partition", 3), b("readOnly", 4),
 )  # fmt: skip
-_GIT_REPO = _Message("GitRepoVolumeSource", s("repository", 1), s("revision", 2), s("directory", 3))
-_KEY_TO_PATH = _Message("KeyToPath", s("key", 1), s("path", 2), i32("mode", 3, OPT))
+_GIT_REPO = _Message(
+    "GitRepoVolumeSource", s("repository", 1, KEEP), s("revision", 2), s("directory", 3)
+)
+_KEY_TO_PATH = _Message(
+    "KeyToPath",
+    s("key", 1, KEEP),
+    s("path", 2, KEEP),
+    i32("mode", 3, OPT),
+    i64("user", 4, OPT | DECODED),
+)
 _SECRET_VOLUME = _Message(
     "SecretVolumeSource",
     s("secretName", 1), rm("items", 2, _KEY_TO_PATH),
-    i32("defaultMode", 3, OPT), b("optional", 4, OPT),
+    i32("defaultMode", 3, OPT), b("optional", 4, OPT), i64("defaultUser", 5, OPT | DECODED),
 )  # fmt: skip
-_NFS = _Message("NFSVolumeSource", s("server", 1), s("path", 2), b("readOnly", 3))
+_NFS = _Message("NFSVolumeSource", s("server", 1, KEEP), s("path", 2, KEEP), b("readOnly", 3))
 _ISCSI = _Message(
     "ISCSIVolumeSource",
-    s("targetPortal", 1), s("iqn", 2), i32("lun", 3), s("iscsiInterface", 4), s("fsType", 5),
+    s("targetPortal", 1, KEEP), s("iqn", 2, KEEP), i32("lun", 3, KEEP), s("iscsiInterface", 4), s("fsType", 5),
     b("readOnly", 6), rs("portals", 7), b("chapAuthDiscovery", 8),
     m("secretRef", 10, _LOCAL_OBJECT_REFERENCE, OPT), b("chapAuthSession", 11),
     s("initiatorName", 12, OPT),
 )  # fmt: skip
-_PVC_VOLUME = _Message("PersistentVolumeClaimVolumeSource", s("claimName", 1), b("readOnly", 2))
+_PVC_VOLUME = _Message(
+    "PersistentVolumeClaimVolumeSource", s("claimName", 1, KEEP), b("readOnly", 2)
+)
 _RBD = _Message(
     "RBDVolumeSource",
-    rs("monitors", 1), s("image", 2), s("fsType", 3), s("pool", 4), s("user", 5),
+    rs("monitors", 1, KEEP), s("image", 2, KEEP), s("fsType", 3), s("pool", 4), s("user", 5),
     s("keyring", 6), m("secretRef", 7, _LOCAL_OBJECT_REFERENCE, OPT), b("readOnly", 8),
 )  # fmt: skip
 _CINDER = _Message(
     "CinderVolumeSource",
-    s("volumeID", 1), s("fsType", 2), b("readOnly", 3),
+    s("volumeID", 1, KEEP), s("fsType", 2), b("readOnly", 3),
     m("secretRef", 4, _LOCAL_OBJECT_REFERENCE, OPT),
 )  # fmt: skip
 _DOWNWARD_API_FILE = _Message(
     "DownwardAPIVolumeFile",
-    s("path", 1),
+    s("path", 1, KEEP),
     m("fieldRef", 2, _OBJECT_FIELD_SELECTOR, OPT),
     m("resourceFieldRef", 3, _RESOURCE_FIELD_SELECTOR, OPT),
     i32("mode", 4, OPT),
+    i64("user", 5, OPT | DECODED),
 )
 _DOWNWARD_API_VOLUME = _Message(
-    "DownwardAPIVolumeSource", rm("items", 1, _DOWNWARD_API_FILE), i32("defaultMode", 2, OPT)
+    "DownwardAPIVolumeSource",
+    rm("items", 1, _DOWNWARD_API_FILE),
+    i32("defaultMode", 2, OPT),
+    i64("defaultUser", 3, OPT | DECODED),
 )
 _AZURE_FILE = _Message(
-    "AzureFileVolumeSource", s("secretName", 1), s("shareName", 2), b("readOnly", 3)
+    "AzureFileVolumeSource", s("secretName", 1, KEEP), s("shareName", 2, KEEP), b("readOnly", 3)
 )
 _CONFIG_MAP_VOLUME = _Message(
     "ConfigMapVolumeSource",
     inline(1, _LOCAL_OBJECT_REFERENCE), rm("items", 2, _KEY_TO_PATH),
-    i32("defaultMode", 3, OPT), b("optional", 4, OPT),
+    i32("defaultMode", 3, OPT), b("optional", 4, OPT), i64("defaultUser", 5, OPT | DECODED),
 )  # fmt: skip
 _AZURE_DISK = _Message(
     "AzureDiskVolumeSource",
-    s("diskName", 1), s("diskURI", 2), s("cachingMode", 3, OPT), s("fsType", 4, OPT),
+    s("diskName", 1, KEEP), s("diskURI", 2, KEEP), s("cachingMode", 3, OPT), s("fsType", 4, OPT),
     b("readOnly", 5, OPT), s("kind", 6, OPT),
 )  # fmt: skip
 _SECRET_PROJECTION = _Message(
@@ -97,12 +115,13 @@ _CONFIG_MAP_PROJECTION = _Message(
 )  # fmt: skip
 _SERVICE_ACCOUNT_TOKEN_PROJECTION = _Message(
     "ServiceAccountTokenProjection",
-    s("audience", 1), i64("expirationSeconds", 2, OPT), s("path", 3),
+    s("audience", 1), i64("expirationSeconds", 2, OPT), s("path", 3, KEEP),
+    i64("user", 4, OPT | DECODED),
 )  # fmt: skip
 _CLUSTER_TRUST_BUNDLE_PROJECTION = _Message(
     "ClusterTrustBundleProjection",
     s("name", 1, OPT), s("signerName", 2, OPT), m("labelSelector", 3, _LABEL_SELECTOR, OPT),
-    s("path", 4), b("optional", 5, OPT),
+    s("path", 4, KEEP), b("optional", 5, OPT), i64("user", 6, OPT | DECODED),
 )  # fmt: skip
 _VOLUME_PROJECTION = _Message(
     "VolumeProjection",
@@ -113,19 +132,24 @@ _VOLUME_PROJECTION = _Message(
     m("clusterTrustBundle", 5, _CLUSTER_TRUST_BUNDLE_PROJECTION, OPT),
 )
 _PROJECTED_VOLUME = _Message(
-    "ProjectedVolumeSource", rm("sources", 1, _VOLUME_PROJECTION), i32("defaultMode", 2, OPT)
-)
+    "ProjectedVolumeSource",
+    rm("sources", 1, _VOLUME_PROJECTION, KEEP), i32("defaultMode", 2, OPT),
+    i64("defaultUser", 3, OPT | DECODED),
+)  # fmt: skip
 _CSI_VOLUME = _Message(
     "CSIVolumeSource",
-    s("driver", 1), b("readOnly", 2, OPT), s("fsType", 3, OPT), mss("volumeAttributes", 4),
+    s("driver", 1, KEEP), b("readOnly", 2, OPT), s("fsType", 3, OPT), mss("volumeAttributes", 4),
     m("nodePublishSecretRef", 5, _LOCAL_OBJECT_REFERENCE, OPT),
 )  # fmt: skip
 _TYPED_LOCAL_OBJECT_REFERENCE = _Message(
-    "TypedLocalObjectReference", s("apiGroup", 1, OPT), s("kind", 2), s("name", 3)
+    "TypedLocalObjectReference",
+    s("apiGroup", 1, OPT | KEEP),
+    s("kind", 2, KEEP),
+    s("name", 3, KEEP),
 )
 _TYPED_OBJECT_REFERENCE = _Message(
     "TypedObjectReference",
-    s("apiGroup", 1, OPT), s("kind", 2), s("name", 3), s("namespace", 4, OPT),
+    s("apiGroup", 1, OPT | KEEP), s("kind", 2, KEEP), s("name", 3, KEEP), s("namespace", 4, OPT),
 )  # fmt: skip
 _VOLUME_RESOURCE_REQUIREMENTS = _Message(
     "VolumeResourceRequirements", mq("limits", 1), mq("requests", 2)
@@ -167,4 +191,4 @@ _VOLUME_SOURCE = _Message(
     m("ephemeral", 29, _EPHEMERAL_VOLUME, OPT),
     m("image", 30, _IMAGE_VOLUME, OPT),
 )
-_VOLUME = _Message("Volume", s("name", 1), inline(2, _VOLUME_SOURCE))
+_VOLUME = _Message("Volume", s("name", 1, KEEP), inline(2, _VOLUME_SOURCE))
