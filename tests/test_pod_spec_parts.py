@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sched_support import count_calls
 from wasmsched.api import resources, selectors, taints
 from wasmsched.api.objects import ObjectError, Pod
 from wasmsched.api.pod_spec import PodContainers, PodNodeAffinity, PodTolerations
@@ -52,20 +53,8 @@ def _decoded(manifest: dict[str, Any]) -> Pod:
     return Pod(json.loads(json.dumps(manifest)))
 
 
-def _count(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
-    calls = [0]
-    original = getattr(module, name)
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, spy)
-    return calls
-
-
 def test_pods_of_one_template_parse_their_requests_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed = _count(monkeypatch, resources, "_aggregate")
+    parsed = count_calls(monkeypatch, resources, "_aggregate")
     pods = [_decoded(_manifest(f"p{i}")) for i in range(20)]
     got = {(p.requests.milli_cpu, p.requests.memory, p.non_zero_requests) for p in pods}
     assert got == {(100, 200 * 2**20, (100, 200 * 2**20))}
@@ -78,7 +67,7 @@ def test_pods_of_one_template_parse_their_requests_once(monkeypatch: pytest.Monk
 def test_pods_of_one_template_parse_their_node_affinity_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    parsed = _count(monkeypatch, selectors.NodeSelector, "from_dict")
+    parsed = count_calls(monkeypatch, selectors.NodeSelector, "from_dict")
     pods = [_decoded(_manifest(f"p{i}")) for i in range(20)]
     assert {p.required_node_affinity.node_names for p in pods} == {frozenset({"node-1"})}
     assert parsed[0] == 1
@@ -87,7 +76,7 @@ def test_pods_of_one_template_parse_their_node_affinity_once(
 def test_pods_of_one_template_parse_their_tolerations_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    parsed = _count(monkeypatch, taints.Toleration, "from_dict")
+    parsed = count_calls(monkeypatch, taints.Toleration, "from_dict")
     toleration = {"key": "k", "operator": "Exists", "effect": "NoSchedule"}
     pods = [_decoded(_manifest(f"p{i}", tolerations=[toleration])) for i in range(20)]
     assert {p.tolerations for p in pods} == {(taints.Toleration("k", "Exists", "", "NoSchedule"),)}
@@ -168,7 +157,7 @@ def _served(name: str, volume: str, **spec: Any) -> dict[str, Any]:
 def test_pods_with_their_own_token_volumes_share_their_containers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    parsed = _count(monkeypatch, resources, "_aggregate")
+    parsed = count_calls(monkeypatch, resources, "_aggregate")
     pods = [_decoded(_served(f"p{i}", f"kube-api-access-{i:05d}")) for i in range(20)]
     assert all(p.containers_part is pods[0].containers_part for p in pods)
     assert {(p.requests.milli_cpu, p.host_ports) for p in pods} == {
@@ -225,7 +214,7 @@ def test_a_part_of_the_read_fields_parses_as_the_whole_containers(seed: int) -> 
     if rng.random() < 0.3:
         spec["hostNetwork"] = rng.choice([True, False, "yes"])
     cut = PodContainers.of(spec)
-    whole = PodContainers(spec)
+    whole = PodContainers(spec)  # the spec holds only the part's fields, containers whole
     assert cut is not whole
     for prop in (
         "requests",

@@ -49,17 +49,21 @@ class SpecPart:
     def __init_subclass__(cls) -> None:
         cls._shared = {}
 
-    def __init__(self, spec: Mapping[str, Any]) -> None:
-        # Only the part's own fields (an absent field and a null one read alike).
-        self.spec: Mapping[str, Any] = {
-            name: value for name in self.FIELDS if (value := spec.get(name)) is not None
-        }
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        # What the part parses: its own fields of a spec (``own_fields``), nothing else.
+        self.spec: Mapping[str, Any] = fields
+
+    @classmethod
+    def own_fields(cls, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """The part's fields of ``spec`` (an absent field and a null one read alike)."""
+        return {name: value for name in cls.FIELDS if (value := spec.get(name)) is not None}
 
     @classmethod
     def of(cls, spec: Mapping[str, Any]) -> Self:
         """The part of ``spec``: the one already parsed for equal content, or a new one."""
-        key = content_key(tuple(map(spec.get, cls.FIELDS)))
-        part: Self = kept_by_content(cls._shared, key, cls, spec, MAX_SHARED_PARTS)
+        fields = cls.own_fields(spec)
+        key = content_key(tuple(map(fields.get, cls.FIELDS)))
+        part: Self = kept_by_content(cls._shared, key, cls, fields, MAX_SHARED_PARTS)
         return part
 
     @classmethod
@@ -110,18 +114,16 @@ class PodContainers(SpecPart):
     )
 
     @classmethod
-    def of(cls, spec: Mapping[str, Any]) -> Self:
-        """The part of ``spec``, its containers cut to the fields the part reads: the
-        pods of a template then share one part although admission mounts each pod's own
+    def own_fields(cls, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """The part's fields, its containers cut to the fields the part reads: the pods of
+        a template then share one part although admission mounts each pod's own
         service-account token volume (``kube-api-access-<random>``) in every container."""
-        fields = {name: value for name in cls.FIELDS if (value := spec.get(name)) is not None}
+        fields = super().own_fields(spec)
         for name in _CONTAINER_LISTS:
             containers = fields.get(name)
             if type(containers) is list:
                 fields[name] = [_read_fields(c) for c in containers]
-        key = content_key(tuple(map(fields.get, cls.FIELDS)))
-        part: Self = kept_by_content(cls._shared, key, cls, fields, MAX_SHARED_PARTS)
-        return part
+        return fields
 
     @cached_property
     def requests(self) -> Resource:
