@@ -6,9 +6,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import DEFAULT_PLUGINS, SchedulerConfig, parse_config
+from wasmsched.framework.columns import NodeColumns
 from wasmsched.framework.interfaces import Registry
 from wasmsched.framework.status import Status
 from wasmsched.release.features import SchedulerFeatures
@@ -161,6 +164,32 @@ def placements(result: SimulationResult) -> dict[str, str | None]:
     return {o.pod.name: o.node for o in result.outcomes}
 
 
+def placements_under(
+    nodes: list[Node], pods: list[Pod], cfg: SchedulerConfig
+) -> dict[str, str | None]:
+    """pod name -> node (None: not scheduled) of a simulation with the in-tree plugins."""
+    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), cfg)
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    return {r.pod.name: r.node for r in result.pods}
+
+
+def count_calls(monkeypatch: Any, owner: object, name: str) -> list[int]:
+    """Counts the calls of ``owner.name`` (a module's function, a class's method or
+    constructor) in the returned list's one item, for as long as ``monkeypatch`` lasts."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
 def result_of(pods: list[PodResult], nodes: list[NodeUsage], **fields: Any) -> SimulationResult:
     """A SimulationResult of these pods and nodes, for the renderers of a result."""
     return SimulationResult(
@@ -179,3 +208,46 @@ def result_of(pods: list[PodResult], nodes: list[NodeUsage], **fields: Any) -> S
             **fields,
         }
     )
+
+
+# The per-node columns NodeColumns keeps (framework/columns.py), named here so that a test
+# compares each of them, not only those the code under test lists.
+COLUMN_FIELDS = (
+    "alloc_cpu",
+    "alloc_memory",
+    "alloc_ephemeral",
+    "alloc_pods",
+    "req_cpu",
+    "req_memory",
+    "req_ephemeral",
+    "non_zero_cpu",
+    "non_zero_memory",
+    "pod_count",
+    "free_cpu",
+    "free_memory",
+    "free_ephemeral",
+    "free_pods",
+    "unschedulable",
+    "tainted",
+    "uses_ports",
+)
+
+
+def assert_columns_equal(
+    got: NodeColumns, want: NodeColumns, resources: Iterable[str] = ()
+) -> None:
+    """``got`` (columns carried over) equals ``want`` (built afresh): rows, every column,
+    the taint and host-port classes up to their numbering, and the ``resources`` columns."""
+    assert got.names.tolist() == want.names.tolist()
+    assert got.row_of == want.row_of and got.usable == want.usable
+    assert got.size == want.size and np.array_equal(got.all_rows, want.all_rows)
+    for name in COLUMN_FIELDS:
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    # Rows share a taint (host port) class exactly when they have equal taints (ports).
+    for classes in ("taint_classes", "port_classes"):
+        kept, new = getattr(got, classes).ids, getattr(want, classes).ids
+        assert np.array_equal(kept == 0, new == 0), classes
+        assert np.array_equal(kept[:, None] == kept, new[:, None] == new), classes
+    for resource in resources:
+        for a, b in zip(got.scalar(resource), want.scalar(resource), strict=True):
+            assert np.array_equal(a, b), resource

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sched_support import assert_columns_equal
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
@@ -527,27 +528,6 @@ def test_quantities_too_large_for_int64_columns_fall_back_alike(memory: str) -> 
     sim.close()
 
 
-COLUMN_FIELDS = (
-    "alloc_cpu",
-    "alloc_memory",
-    "alloc_ephemeral",
-    "alloc_pods",
-    "req_cpu",
-    "req_memory",
-    "req_ephemeral",
-    "non_zero_cpu",
-    "non_zero_memory",
-    "pod_count",
-    "free_cpu",
-    "free_memory",
-    "free_ephemeral",
-    "free_pods",
-    "unschedulable",
-    "tainted",
-    "uses_ports",
-)
-
-
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_columns_follow_the_cache_incrementally(seed: int) -> None:
@@ -599,16 +579,7 @@ def assert_fresh(columns: Any, node_infos: list[Any]) -> None:
 
     fresh = NodeColumns(node_infos)
     assert list(columns.infos) == list(fresh.infos)
-    assert columns.row_of == fresh.row_of and columns.usable == fresh.usable
-    for name in COLUMN_FIELDS:
-        assert np.array_equal(getattr(columns, name), getattr(fresh, name)), name
-    # Rows share a taint (host port) class exactly when they have equal taints (ports).
-    for classes in ("taint_classes", "port_classes"):
-        kept, new = getattr(columns, classes).ids, getattr(fresh, classes).ids
-        assert np.array_equal(kept == 0, new == 0), classes
-        assert np.array_equal(kept[:, None] == kept, new[:, None] == new), classes
-    for got, want in zip(columns.scalar(GPU), fresh.scalar(GPU), strict=True):
-        assert np.array_equal(got, want)
+    assert_columns_equal(columns, fresh, (GPU,))
 
 
 @settings(max_examples=25, deadline=None)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import numpy as np
 import pytest
 
+from sched_support import assert_columns_equal
 from wasmsched.api.objects import Node, Pod
 from wasmsched.cluster.cache import Cache
 from wasmsched.framework.columns import NodeColumns, NodeRows
@@ -29,25 +29,8 @@ HOST = "kubernetes.io/hostname"
 # Each image has one size wherever it is (so that a rebuild from scratch knows it).
 IMAGES = {f"registry.example.com/app-{i}:v1": (i + 1) * 40_000_000 for i in range(8)}
 KINDS = ["small", "large", "gpu"]
-COLUMN_FIELDS = (
-    "alloc_cpu",
-    "alloc_memory",
-    "alloc_ephemeral",
-    "alloc_pods",
-    "req_cpu",
-    "req_memory",
-    "req_ephemeral",
-    "non_zero_cpu",
-    "non_zero_memory",
-    "pod_count",
-    "free_cpu",
-    "free_memory",
-    "free_ephemeral",
-    "free_pods",
-    "unschedulable",
-    "tainted",
-    "uses_ports",
-)
+# The extended resources whose columns are compared.
+RESOURCES = ("nvidia.com/gpu", "example.com/dongle")
 # Label keys whose domains (PodTopologySpread's per-row cache) are checked.
 DOMAIN_KEYS = (ZONE, "kind", HOST)
 
@@ -320,22 +303,6 @@ def image_view(ni: NodeInfo) -> dict[str, tuple[int, int, list[str]]]:
     return {name: (s.size, s.num_nodes, sorted(s.nodes)) for name, s in ni.image_states.items()}
 
 
-def assert_columns_equal(got: NodeColumns, want: NodeColumns) -> None:
-    assert got.names.tolist() == want.names.tolist()
-    assert got.row_of == want.row_of and got.usable == want.usable
-    assert got.size == want.size and np.array_equal(got.all_rows, want.all_rows)
-    for name in COLUMN_FIELDS:
-        assert np.array_equal(getattr(got, name), getattr(want, name)), name
-    # Rows share a taint (host port) class exactly when they have equal taints (ports).
-    for classes in ("taint_classes", "port_classes"):
-        kept, new = getattr(got, classes).ids, getattr(want, classes).ids
-        assert np.array_equal(kept == 0, new == 0), classes
-        assert np.array_equal(kept[:, None] == kept, new[:, None] == new), classes
-    for resource in ("nvidia.com/gpu", "example.com/dongle"):
-        for a, b in zip(got.scalar(resource), want.scalar(resource), strict=True):
-            assert np.array_equal(a, b), resource
-
-
 def rebuilt(cache: Cache, model: TreeModel) -> Cache:
     """A new cache of the same nodes and pods, its nodes added zone by zone in the tree's
     order (so that its node tree is the same)."""
@@ -366,8 +333,8 @@ def check(cache: Cache, model: TreeModel) -> None:
     ]
     assert snap.columns is not None and fresh.columns is not None
     assert list(snap.columns.infos) == snap.node_infos
-    assert_columns_equal(snap.columns, NodeColumns(snap.node_infos))
-    assert_columns_equal(snap.columns, fresh.columns)
+    assert_columns_equal(snap.columns, NodeColumns(snap.node_infos), RESOURCES)
+    assert_columns_equal(snap.columns, fresh.columns, RESOURCES)
     # The node cache's entries, carried and re-read since they were first filled, answer
     # as the per-node forms do and as entries filled afresh.
     kept = columnar_answers(cache, snap)

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from sched_support import node, pod
-from wasmsched.api.manifests import ClusterObjects
+from sched_support import count_calls, node, placements_under, pod
 from wasmsched.api.objects import Node, Pod
 from wasmsched.config import default_config
 from wasmsched.framework import batching, diagnosis, node_search
@@ -21,7 +20,6 @@ from wasmsched.framework.types import ClusterEvent
 from wasmsched.plugins import node_affinity, node_declared_features
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
-from wasmsched.sim.simulation import Simulation
 
 V137 = SchedulerFeatures.of(KubernetesVersion(1, 37))
 
@@ -41,25 +39,7 @@ def _daemon_pod(i: int, target: str, cpu: str = "100m") -> Pod:
 
 
 def _placements(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
-    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(V137))
-    try:
-        result = sim.run()
-    finally:
-        sim.close()
-    return {r.pod.name: r.node for r in result.pods}
-
-
-def _count_calls(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
-    """Counts the calls of the method ``cls.name`` (in the list's one item)."""
-    calls = [0]
-    original = getattr(cls, name)
-
-    def spy(self: Any, *args: Any) -> Any:
-        calls[0] += 1
-        return original(self, *args)
-
-    monkeypatch.setattr(cls, name, spy)
-    return calls
+    return placements_under(nodes, pods, default_config(V137))
 
 
 def test_a_daemonset_pods_named_node_is_filtered_node_by_node(
@@ -119,7 +99,7 @@ def test_an_event_is_matched_once_per_profile_entry_not_once_per_pod(
 ) -> None:
     # MoveAllToActiveOrBackoffQueue at every binding: which registered events an incoming
     # event matches does not depend on the pod, so it is worked out once per kind of event.
-    calls = _count_calls(monkeypatch, ClusterEvent, "matches")
+    calls = count_calls(monkeypatch, ClusterEvent, "matches")
     nodes = _nodes(4)
     stuck = [pod(f"big-{i}", cpu="8") for i in range(40)]  # fit nowhere: unschedulable
     small = [pod(f"small-{i}") for i in range(20)]
@@ -133,7 +113,7 @@ def test_an_event_is_matched_once_per_profile_entry_not_once_per_pod(
 def test_gated_pods_are_not_looked_at_per_event(monkeypatch: pytest.MonkeyPatch) -> None:
     # Gated pods leave the pool only through their own updates: each event compares itself
     # with ForceActivate once, not once per gated pod.
-    compared = _count_calls(monkeypatch, ClusterEvent, "__eq__")
+    compared = count_calls(monkeypatch, ClusterEvent, "__eq__")
     nodes = _nodes(4)
     gated = [pod(f"gated-{i}", schedulingGates=[{"name": "wait"}]) for i in range(30)]
     free = [pod(f"free-{i}") for i in range(10)]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sched_support import node, pod
+from sched_support import count_calls, node, placements_under, pod
 from wasmsched.api import objects
 from wasmsched.api.manifests import ClusterObjects
 from wasmsched.api.objects import Node, ObjectError, Pod
@@ -50,32 +50,14 @@ _PIN = {
 }
 
 
+def _placements(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
+    return placements_under(nodes, pods, default_config(V137))
+
+
 class _Handle:
     """A handle with the 1.37 features (what the plugins read of it here)."""
 
     features = V137
-
-
-def _run(nodes: list[Node], pods: list[Pod]) -> dict[str, str | None]:
-    sim = Simulation(ClusterObjects(nodes=nodes, pods=pods, others=[]), default_config(V137))
-    try:
-        result = sim.run()
-    finally:
-        sim.close()
-    return {r.pod.name: r.node for r in result.pods}
-
-
-def _spy(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[int]:
-    """Counts the calls of ``owner.name`` (a function or a method) in the list's item."""
-    calls = [0]
-    original = getattr(owner, name)
-
-    def counted(*args: Any) -> Any:
-        calls[0] += 1
-        return original(*args)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 def _calls_during(read: Callable[[], object]) -> list[str]:
@@ -107,7 +89,7 @@ def test_node_affinity_alone_has_no_pod_affinity_terms_and_no_content_key(
 ) -> None:
     # A DaemonSet pod's affinity is its node pin: InterPodAffinity's PreFilter reads no
     # terms, as parse_pod_affinity_terms says, without a JSON of the affinity for the key.
-    keys = _spy(monkeypatch, terms, "_terms_key")
+    keys = count_calls(monkeypatch, terms, "_terms_key")
     p = pod("ds-0", affinity=affinity)
     assert terms.pod_affinity_terms(p) is terms.parse_pod_affinity_terms(p)
     assert keys[0] == 0
@@ -190,11 +172,11 @@ def test_an_event_with_no_unschedulable_pod_matches_no_registrations(
 ) -> None:
     # Every binding's AssignedPodAdd goes to MoveAllToActiveOrBackoffQueue; with no pod in
     # the unschedulable pool there is nothing to look up, compare or move.
-    looked_up = _spy(monkeypatch, SchedulingQueue, "_interested_in")
-    placed = _run([node(f"n-{i}") for i in range(4)], [pod(f"p-{i}") for i in range(12)])
+    looked_up = count_calls(monkeypatch, SchedulingQueue, "_interested_in")
+    placed = _placements([node(f"n-{i}") for i in range(4)], [pod(f"p-{i}") for i in range(12)])
     assert all(placed.values())
     assert looked_up[0] == 0
-    stuck = _run([node("n-1")], [pod("big", cpu="64"), pod("small")])
+    stuck = _placements([node("n-1")], [pod("big", cpu="64"), pod("small")])
     assert stuck == {"big": None, "small": "n-1"}
     assert looked_up[0] > 0
 
@@ -253,15 +235,17 @@ def test_plugins_with_nothing_to_do_for_a_plain_pod_return_early(
     # A DaemonSet pod has no volume, no claim and no extended resource: VolumeRestrictions
     # Skips before parsing disks, DynamicResources' PreFilter makes no lookup for a special
     # claim and its PreBind waits for no device. A pod with a volume still parses its disks.
-    disks = _spy(monkeypatch, volume_restrictions, "pod_disks")
-    extended = _spy(monkeypatch, dra_plugin, "pre_filter_extended")
-    devices = _spy(monkeypatch, dra_plugin, "wait_for_devices")
+    disks = count_calls(monkeypatch, volume_restrictions, "pod_disks")
+    extended = count_calls(monkeypatch, dra_plugin, "pre_filter_extended")
+    devices = count_calls(monkeypatch, dra_plugin, "wait_for_devices")
     pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(5)]
-    placed = _run([node(f"n-{i}") for i in range(3)], pods)
+    placed = _placements([node(f"n-{i}") for i in range(3)], pods)
     assert set(placed.values()) == {"n-1"}
     assert disks == [0] and extended == [0] and devices == [0]
     volume = {"name": "v", "gcePersistentDisk": {"pdName": "d"}}
-    assert _run([node("n-1")], [pod("with-volume", volumes=[volume])]) == {"with-volume": "n-1"}
+    assert _placements([node("n-1")], [pod("with-volume", volumes=[volume])]) == {
+        "with-volume": "n-1"
+    }
     assert disks[0] > 0
     gpu = Pod(
         {
@@ -270,19 +254,19 @@ def test_plugins_with_nothing_to_do_for_a_plain_pod_return_early(
             "spec": {"containers": [{"name": "c", "resources": {"requests": {"x.io/gpu": "1"}}}]},
         }
     )
-    assert _run([node("n-1")], [gpu]) == {"gpu": None}
+    assert _placements([node("n-1")], [gpu]) == {"gpu": None}
     assert extended[0] > 0
 
 
 def test_the_fit_state_is_built_once_per_requests_object(monkeypatch: pytest.MonkeyPatch) -> None:
     # NodeResourcesFit's PreFilter state (read-only) depends on the pod's requests alone,
     # which the pods of one template share: one PodRequest for them all.
-    built = _spy(monkeypatch, node_resources_fit.PodRequest, "__init__")
+    built = count_calls(monkeypatch, node_resources_fit.PodRequest, "__init__")
     pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(20)]
-    assert set(_run([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
+    assert set(_placements([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
     assert built == [1]
     big = [pod(f"big-{i}", cpu="3") for i in range(3)]  # one fits each node
-    placed = _run([node(f"n-{i}") for i in range(2)], big)
+    placed = _placements([node(f"n-{i}") for i in range(2)], big)
     assert sorted(n for n in placed.values() if n) == ["n-0", "n-1"]
     assert built == [2]
 
@@ -291,13 +275,13 @@ def test_node_features_are_kept_on_the_containers_part(monkeypatch: pytest.Monke
     # NodeDeclaredFeatures (1.35+) infers from the containers' part of the spec alone:
     # the pods of one template read their inputs once, the part keeps the answer.
     monkeypatch.setattr(PodContainers, "_shared", {})  # parts kept by earlier tests
-    read = _spy(monkeypatch, node_declared_features.PodFeatureInputs, "of")
+    read = count_calls(monkeypatch, node_declared_features.PodFeatureInputs, "of")
     pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(20)]
-    assert set(_run([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
+    assert set(_placements([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
     assert read == [1]
     rule = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [1]}}
     restarting = pod("restarting", containers=[{"name": "c", "restartPolicyRules": [rule]}])
-    assert _run([node("n-1")], [restarting]) == {"restarting": None}  # no node declares it
+    assert _placements([node("n-1")], [restarting]) == {"restarting": None}  # no node declares it
     assert read == [2]
     bad = pod("bad", containers=[{"name": "c", "restartPolicyRules": "x"}])
     with pytest.raises(ObjectError, match=r"^spec.containers\[0\].restartPolicyRules: expected"):
@@ -308,7 +292,7 @@ def test_node_features_are_kept_on_the_containers_part(monkeypatch: pytest.Monke
 def test_copies_of_a_pod_are_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
     # Binding copies the pod twice (assumed, then the API server's bound pod): a copy of a
     # checked manifest keeps its kind and is a dict; a newer version from outside is checked.
-    checked = _spy(monkeypatch, objects, "_check_manifest")
+    checked = count_calls(monkeypatch, objects, "_check_manifest")
     p = pod("p", affinity=_PIN)
     assert checked == [1]
     bound = p.with_node_name("n-1").with_nominated_node_name("")
@@ -322,9 +306,9 @@ def test_node_affinity_prefilters_a_template_once(monkeypatch: pytest.MonkeyPatc
     # The pods of a template share their parsed required affinity; NodeAffinity's
     # PreFilter state and PreFilterResult (read-only) are made once for them.
     monkeypatch.setattr(PodNodeAffinity, "_shared", {})
-    built = _spy(monkeypatch, node_affinity._PreFilterState, "__init__")
+    built = count_calls(monkeypatch, node_affinity._PreFilterState, "__init__")
     pods = [pod(f"ds-{i}", affinity=_PIN) for i in range(20)]
-    assert set(_run([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
+    assert set(_placements([node(f"n-{i}") for i in range(3)], pods).values()) == {"n-1"}
     assert built == [1]
     field = [
         {"key": "metadata.name", "operator": "In", "values": ["n-0"]},

@@ -92,6 +92,20 @@ def _pod(
     }
 
 
+def _uniform_nodes(count: int) -> list[dict[str, Any]]:
+    """``count`` nodes of 4 CPUs and 8Gi, node-0 to node-<count-1>."""
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i}"},
+            "status": {"capacity": alloc, "allocatable": alloc},
+        }
+        for i in range(count)
+    ]
+
+
 def _millis(cpu: str) -> int:
     return int(cpu[:-1]) if cpu.endswith("m") else int(cpu) * 1000
 
@@ -204,16 +218,7 @@ def test_outcomes_are_kept_until_the_node_changes(monkeypatch: pytest.MonkeyPatc
         return original(bound, node_info, *args)
 
     monkeypatch.setattr(default_preemption, "_victims_by_sums", spy)
-    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
-    node_docs = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"node-{i}"},
-            "status": {"capacity": alloc, "allocatable": alloc},
-        }
-        for i in range(20)
-    ]
+    node_docs = _uniform_nodes(20)
     rng = random.Random(0)
     low = []
     for i in range(20):
@@ -278,16 +283,7 @@ def test_nominated_nodes_are_filtered_without_clones(monkeypatch: pytest.MonkeyP
         clones += 1
         return clone(self)
 
-    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
-    node_docs = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"node-{i}"},
-            "status": {"capacity": alloc, "allocatable": alloc},
-        }
-        for i in range(150)
-    ]
+    node_docs = _uniform_nodes(150)
 
     def pod(name: str, cpu: str, priority: int, node: str | None = None) -> dict[str, Any]:
         spec: dict[str, Any] = {
