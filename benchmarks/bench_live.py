@@ -339,11 +339,16 @@ def _create(cluster: Any, names: list[str], threads: int = 8) -> dict[str, float
     return created
 
 
+def _metrics(api: ApiClient) -> str:
+    """The API server's /metrics, as text."""
+    with api.stream("/metrics", {}, read_timeout=30) as resp:
+        return str(resp.read().decode())
+
+
 def _binding_histogram(api: ApiClient) -> dict[str, float]:
     """The API server's own duration histogram of binding POSTs (its /metrics:
     apiserver_request_duration_seconds, cumulative: upper bound -> count, "sum" -> s)."""
-    with api.stream("/metrics", {}, read_timeout=30) as resp:
-        text = resp.read().decode()
+    text = _metrics(api)
     out: dict[str, float] = {}
     for line in text.splitlines():
         if not line.startswith("apiserver_request_duration_seconds") or (
@@ -367,8 +372,7 @@ def _cpu_seconds(pid: int) -> float:
 def _request_counts(api: ApiClient) -> dict[str, float]:
     """The API server's apiserver_request_total, summed by verb, resource and subresource
     (every code and scope together)."""
-    with api.stream("/metrics", {}, read_timeout=30) as resp:
-        text = resp.read().decode()
+    text = _metrics(api)
     out: dict[str, float] = {}
     for line in text.splitlines():
         if not line.startswith("apiserver_request_total{"):
@@ -392,7 +396,6 @@ class CpuSampler:
     def __init__(self, pids: dict[str, int]) -> None:
         self.pids = pids
         self.first: tuple[dict[str, float], dict[str, float]] | None = None
-        self.api: ApiClient | None = None
 
     def read(self) -> dict[str, float]:
         return {k: _cpu_seconds(pid) for k, pid in self.pids.items()}
