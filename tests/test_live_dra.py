@@ -31,7 +31,8 @@ from wasmsched.api.dra import (
 )
 from wasmsched.api.objects import Pod
 from wasmsched.live.claims import ClaimCache, ClaimWritten, claim_change
-from wasmsched.live.writer import Dispatcher, LiveWriter
+from wasmsched.live.dispatcher import Dispatcher
+from wasmsched.live.writer import LiveWriter
 
 CLAIM_STATUS = r"/resourceclaims/[^/]+/status$"
 
