@@ -418,6 +418,17 @@ class CpuSampler:
         return {"cpu_ms_per_pod": cpu, "requests_per_pod": per_pod}
 
 
+def _events_written(api: ApiClient, want: int, timeout: float = 20.0) -> str:
+    """The Events POSTed once every pod is bound, waiting up to ``timeout`` for queued ones
+    (one Scheduled event a pod: fewer means dropped or never sent)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        posted = int(_request_counts(api).get("POST events", 0.0))
+        if posted >= want or time.monotonic() >= deadline:
+            return f"{posted} of {want}"
+        time.sleep(0.5)
+
+
 def _server_side(before: dict[str, float], after: dict[str, float]) -> str:
     """Mean, p50 and p99 (as histogram bucket bounds) of the bindings between two scrapes."""
     delta = {k: v - before.get(k, 0.0) for k, v in after.items()}
@@ -508,6 +519,7 @@ def run_real(
             raise SystemExit(f"{mode}: the steady pods were not all bound\n{proc.tail()}")
         latency = [watch.bound[n] - created[n] for n in steady]
         server = _server_side(histogram, _binding_histogram(cluster.admin))
+        events = _events_written(cluster.admin, pods + STEADY_PODS)
         watch.stop()
     finally:
         if proc is not None:
@@ -527,6 +539,7 @@ def run_real(
         "latency_p99_ms": round(_percentile(latency, 0.99) * 1000, 1),
         "steady bindings, API server side": server,
         "upfront, per pod (first to last bind)": accounting,
+        "events_written": events,
         **extra,
     }
 

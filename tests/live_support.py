@@ -158,6 +158,16 @@ def running(
         r.api.close()
 
 
+class ManualClock:
+    """A monotonic clock the test moves (``clock.t += 1.0``)."""
+
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
 def wait(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():

@@ -9,15 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from live_support import ManualClock
 from wasmsched.live.collector import IdleCollector
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 class Cycle:
@@ -40,14 +33,14 @@ def _alive(refs: list[weakref.ref[Cycle]]) -> int:
 
 def test_synced_freezes_what_survives_a_collection(unfrozen: None) -> None:
     refs = [weakref.ref(Cycle())]
-    collector = IdleCollector(clock=Clock())
+    collector = IdleCollector(clock=ManualClock(0.0))
     collector.synced()
     assert gc.get_freeze_count() > 0
     assert _alive(refs) == 0  # collected before the freeze, not frozen as garbage
 
 
 def test_idle_refreezes_only_when_the_period_has_passed(unfrozen: None) -> None:
-    clock = Clock()
+    clock = ManualClock(0.0)
     collector = IdleCollector(freeze_period=30.0, full_period=600.0, clock=clock)
     collector.idle()  # before the informers synced: nothing
     assert (collector.freezes, gc.get_freeze_count()) == (0, 0)
@@ -64,7 +57,7 @@ def test_idle_refreezes_only_when_the_period_has_passed(unfrozen: None) -> None:
 
 
 def test_the_full_period_frees_cycles_that_died_frozen(unfrozen: None) -> None:
-    clock = Clock()
+    clock = ManualClock(0.0)
     collector = IdleCollector(freeze_period=30.0, full_period=600.0, clock=clock)
     doomed = [Cycle() for _ in range(5)]
     refs = [weakref.ref(c) for c in doomed]

@@ -31,7 +31,8 @@ from wasmsched.api.dra import (
 )
 from wasmsched.api.objects import Pod
 from wasmsched.live.claims import ClaimCache, ClaimWritten, claim_change
-from wasmsched.live.writer import Dispatcher, LiveWriter
+from wasmsched.live.dispatcher import Dispatcher
+from wasmsched.live.writer import LiveWriter
 
 CLAIM_STATUS = r"/resourceclaims/[^/]+/status$"
 
@@ -117,7 +118,7 @@ def schedule_train_a(srv: ApiServerDouble, method: str, path: str, code: int) ->
     srv.create(claiming_pod("train-a", claim="claim-a"))
     srv.faults.fail_next(method, path, status=code)
     with running(srv, dra_config()):
-        wait(lambda: placements(srv).get("train-a") == "node-1", what="train-a bound")
+        wait(lambda: placements(srv).get("train-a") == "node-1", 20, what="train-a bound")
     assert_allocated_for(srv, "claim-a", "train-a")
 
 
@@ -149,13 +150,14 @@ def test_claim_writes_leave_the_scheduling_thread(srv: ApiServerDouble) -> None:
     # train-a first (priority), then web-0, which has no claim.
     srv.create(claiming_pod("train-a", claim="claim-a", priority=100))
     srv.create(pod("web-0"))
-    srv.faults.delay(CLAIM_STATUS, 2.0, method="PUT", count=1)
+    # Long enough that web-0 is bound within it on a loaded machine too.
+    srv.faults.delay(CLAIM_STATUS, 5.0, method="PUT", count=1)
     with running(srv, dra_config()):
         wait(lambda: "web-0" in placements(srv), what="web-0 bound")
         # web-0 was scheduled and bound while train-a's claim was being written.
         assert "allocation" not in claim(srv, "claim-a").get("status", {})
         assert "train-a" not in placements(srv)
-        wait(lambda: placements(srv).get("train-a") == "node-1", what="train-a bound")
+        wait(lambda: placements(srv).get("train-a") == "node-1", 20, what="train-a bound")
     assert_allocated_for(srv, "claim-a", "train-a")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from apiserver import ApiServerDouble
-from live_support import api_for, node, pod, wait
+from live_support import ManualClock, api_for, node, pod, wait
 from wasmsched.live.client import RESOURCES
 from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced, WatchBackoff
 
@@ -169,16 +169,8 @@ def test_failures_on_the_first_list(
         assert len(failed) == 2
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_watch_backoff_grows_caps_and_resets_after_a_healthy_period() -> None:
-    clock = FakeClock()
+    clock = ManualClock()
     b = WatchBackoff(0.8, 30.0, 120.0, clock=clock, jitter=0.0)
     delays = []
     for _ in range(8):
@@ -199,7 +191,7 @@ def test_a_drop_after_a_healthy_period_reconnects_fast(srv: ApiServerDouble) -> 
     # The delay went back to its minimum only when a watch ended cleanly: after a burst of
     # drops, every later drop left the informer blind for the maximum delay.
     srv.create(node("node-0"))
-    clock = FakeClock()
+    clock = ManualClock()
     items: list[InformerItem] = []
     inf = Informer(
         api_for(srv),

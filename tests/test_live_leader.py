@@ -13,6 +13,7 @@ import pytest
 
 from apiserver import ApiServerDouble
 from live_support import (
+    ManualClock,
     api_for,
     make_runner,
     node,
@@ -37,14 +38,6 @@ SHORT = LeaseConfig(
 )
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 @pytest.fixture
 def srv() -> Any:
     server = ApiServerDouble()
@@ -59,12 +52,12 @@ def spec(srv: ApiServerDouble) -> dict[str, Any]:
     return lease["spec"]
 
 
-def elector(srv: ApiServerDouble, identity: str, clock: Clock) -> LeaderElector:
+def elector(srv: ApiServerDouble, identity: str, clock: ManualClock) -> LeaderElector:
     return LeaderElector(api_for(srv), LEASE, identity, clock=clock)
 
 
 def test_first_candidate_creates_the_lease(srv: ApiServerDouble) -> None:
-    clock = Clock()
+    clock = ManualClock()
     a = elector(srv, "a", clock)
     assert a.try_acquire_or_renew()
     assert a.is_leader()
@@ -78,7 +71,7 @@ def test_first_candidate_creates_the_lease(srv: ApiServerDouble) -> None:
 def test_a_held_lease_is_taken_only_after_it_went_unrenewed_for_its_duration(
     srv: ApiServerDouble,
 ) -> None:
-    clock = Clock()
+    clock = ManualClock()
     a, b = elector(srv, "a", clock), elector(srv, "b", clock)
     assert a.try_acquire_or_renew()
     acquired = spec(srv)["acquireTime"]
@@ -99,7 +92,7 @@ def test_a_held_lease_is_taken_only_after_it_went_unrenewed_for_its_duration(
 
 
 def test_concurrent_update_loses_on_resource_version(srv: ApiServerDouble) -> None:
-    clock = Clock()
+    clock = ManualClock()
     a, b = elector(srv, "a", clock), elector(srv, "b", clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()  # b observes the record
@@ -119,7 +112,7 @@ def test_concurrent_update_loses_on_resource_version(srv: ApiServerDouble) -> No
 
 
 def test_release_clears_the_holder_so_another_takes_over_at_once(srv: ApiServerDouble) -> None:
-    clock = Clock()
+    clock = ManualClock()
     a, b = elector(srv, "a", clock), elector(srv, "b", clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
@@ -133,7 +126,7 @@ def test_release_clears_the_holder_so_another_takes_over_at_once(srv: ApiServerD
 
 
 def test_healthz_watchdog_fails_a_leader_long_overdue(srv: ApiServerDouble) -> None:
-    clock = Clock()
+    clock = ManualClock()
     a = elector(srv, "a", clock)
     assert a.healthy  # not leading: nothing to watch
     assert a.try_acquire_or_renew()
@@ -206,7 +199,7 @@ def test_a_leader_that_cannot_renew_stops_scheduling(srv: ApiServerDouble) -> No
 
 
 def test_the_term_goes_up_on_acquisition_and_after_a_lapsed_renewal(srv: ApiServerDouble) -> None:
-    clock = Clock()
+    clock = ManualClock()
     a = elector(srv, "a", clock)
     assert a.term == 0
     assert a.try_acquire_or_renew()

@@ -9,7 +9,7 @@ import pytest
 
 from apiserver import ApiServerDouble
 from live_support import node, placements, pod, running, wait
-from wasmsched.live.writer import Dispatcher
+from wasmsched.live.dispatcher import Dispatcher
 
 LATENCY = 0.2
 

@@ -13,7 +13,8 @@ from apiserver import ApiServerDouble
 from live_support import api_for, node, pod, wait
 from wasmsched.api.objects import Pod
 from wasmsched.framework.interfaces import Event, ObjectReference
-from wasmsched.live.writer import BindResult, Dispatcher, LiveWriter, post_binding, truncate
+from wasmsched.live.dispatcher import Dispatcher
+from wasmsched.live.writer import BindResult, LiveWriter, post_binding, truncate
 
 
 @pytest.fixture

@@ -444,12 +444,14 @@ def run(
             "--api-workers",
             metavar="N",
             min=1,
-            help="Workers for bindings, status, deletes (default 64).",
+            help="Most bindings, status patches, deletes in flight (default 64).",
         ),
     ] = None,
     event_workers: Annotated[
         int | None,
-        typer.Option("--event-workers", metavar="N", min=1, help="Event workers (default 16)."),
+        typer.Option(
+            "--event-workers", metavar="N", min=1, help="Most events in flight (default 16)."
+        ),
     ] = None,
     event_queue_length: Annotated[
         int | None,

@@ -36,7 +36,7 @@ from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError, Fe
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
-    from wasmsched.live.writer import Dispatcher
+    from wasmsched.live.dispatcher import Dispatcher
 
 log = logging.getLogger("wasmsched.live.writer")
 

@@ -28,18 +28,17 @@ from wasmsched.framework.interfaces import Registry
 from wasmsched.live.claims import ClaimCache, ClaimWritten
 from wasmsched.live.client import PODS, RESOURCES, ApiClient
 from wasmsched.live.collector import IdleCollector
+from wasmsched.live.dispatcher import (
+    DEFAULT_API_WORKERS,
+    DEFAULT_EVENT_WORKERS,
+    EVENT_QUEUE_LENGTH,
+    Dispatcher,
+)
 from wasmsched.live.informer import Delta, Disabled, Informer, InformerItem, Synced
 from wasmsched.live.leader import LeaderElector, LeaseConfig
 from wasmsched.live.ops import OpsServer, SchedulerMetrics
 from wasmsched.live.scheduler import PLUGIN_METRICS_SAMPLE_PERCENT, LiveScheduler
-from wasmsched.live.writer import (
-    DEFAULT_API_WORKERS,
-    DEFAULT_EVENT_WORKERS,
-    EVENT_QUEUE_LENGTH,
-    BindResult,
-    Dispatcher,
-    LiveWriter,
-)
+from wasmsched.live.writer import BindResult, LiveWriter
 from wasmsched.release.version import KubernetesVersion
 
 log = logging.getLogger("wasmsched.live")

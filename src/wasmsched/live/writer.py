@@ -1,23 +1,19 @@
 """Writing back to the API server: bindings, pod status, events, preemption victims.
 
-All calls leave the scheduling thread: a ``Dispatcher`` runs them on a few worker threads.
-Calls about one pod go to the same worker (chosen by uid), so they reach the API server
-in the order the scheduler made them (a status patch is never overtaken by the binding
-that follows it). Events go through their own bounded queue and are dropped when it is
-full, as client-go's event broadcaster does, so a burst of failures cannot hold up
-bindings.
+All calls leave the scheduling thread: a ``Dispatcher`` (live/dispatcher.py) runs them on
+worker threads. Calls about one pod are keyed by its uid and run one at a time, so they
+reach the API server in the order the scheduler made them (a status patch is never
+overtaken by the binding that follows it). Events go through their own bounded queue and
+are dropped when it is full, as client-go's event broadcaster does, so a burst of
+failures cannot hold up bindings.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import logging
-import queue
 import socket
-import threading
 import time
-import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,18 +23,15 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.live.claim_writes import CLAIM_WRITES_TIMEOUT, DYNAMIC_RESOURCES, ClaimWrites
 from wasmsched.live.claims import ClaimCache, ClaimWritten
 from wasmsched.live.client import STRATEGIC_MERGE_PATCH, ApiClient, ApiError, FencedError
+from wasmsched.live.dispatcher import Dispatcher
 
 if TYPE_CHECKING:
     from wasmsched.api.objects import Pod
 
 log = logging.getLogger("wasmsched.live.writer")
 
-Job = Callable[[], None]
 # validation.NoteLengthLimit: event notes and condition messages are cut to this.
 NOTE_LENGTH_LIMIT = 1024
-EVENT_QUEUE_LENGTH = 1000
-DEFAULT_API_WORKERS = 64
-DEFAULT_EVENT_WORKERS = 16
 
 
 def now_rfc3339(micro: bool = False, at_ns: int | None = None) -> str:
@@ -58,122 +51,6 @@ def truncate(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
     if len(message) <= limit:
         return message
     return message[: limit - 4] + " ..."
-
-
-class Dispatcher:
-    """Worker threads running API calls; jobs with the same key run in submission order.
-
-    ``workers`` threads take the per-pod calls (bindings, status patches, deletes) and
-    ``event_workers`` the events, from a queue of ``event_queue_length``. With an API
-    server answering in 200 ms, 64 workers allow 320 bindings/s and 16 event workers 80
-    events/s; kube-scheduler binds each pod on its own goroutine and the event
-    broadcaster keeps 1000 queued events (client-go tools/record: maxQueuedEvents).
-    ``on_drop`` is told the total each time an event is dropped.
-    """
-
-    def __init__(
-        self,
-        workers: int = DEFAULT_API_WORKERS,
-        name: str = "api",
-        *,
-        event_workers: int = DEFAULT_EVENT_WORKERS,
-        event_queue_length: int = EVENT_QUEUE_LENGTH,
-        on_drop: Callable[[int], None] = lambda total: None,
-    ) -> None:
-        self._queues: list[queue.SimpleQueue[Job | None]] = [
-            queue.SimpleQueue() for _ in range(max(1, workers))
-        ]
-        self._events: queue.Queue[Job | None] = queue.Queue(max(1, event_queue_length))
-        self._pending = 0
-        self._lock = threading.Condition()
-        self._threads = [
-            threading.Thread(target=self._work, args=(q,), name=f"{name}-{i}", daemon=True)
-            for i, q in enumerate(self._queues)
-        ]
-        self._event_threads = [
-            threading.Thread(
-                target=self._work, args=(self._events,), name=f"{name}-events-{i}", daemon=True
-            )
-            for i in range(max(1, event_workers))
-        ]
-        self._threads.extend(self._event_threads)
-        self.dropped_events = 0
-        self.abandoned = 0
-        self.on_drop = on_drop
-        self._closed = False
-        for t in self._threads:
-            t.start()
-
-    def submit(self, key: str, job: Job) -> None:
-        if self._closed:
-            log.warning("dispatcher closed, dropping an API call")
-            return
-        with self._lock:
-            self._pending += 1
-        self._queues[zlib.crc32(key.encode()) % len(self._queues)].put(job)
-
-    def submit_event(self, job: Job) -> None:
-        if self._closed:
-            return
-        with self._lock:
-            self._pending += 1
-        try:
-            self._events.put_nowait(job)
-        except queue.Full:
-            with self._lock:
-                self._pending -= 1
-                self._lock.notify_all()
-                self.dropped_events += 1
-                total = self.dropped_events
-            self.on_drop(total)
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return self._pending
-
-    def _work(self, q: queue.SimpleQueue[Job | None] | queue.Queue[Job | None]) -> None:
-        while True:
-            job = q.get()
-            if job is None:
-                return
-            try:
-                if self._closed:
-                    # Shutting down after the drain deadline: what is left is abandoned,
-                    # not sent through a client that is being closed.
-                    self.abandoned += 1
-                else:
-                    job()
-            except Exception:
-                log.exception("API call failed")
-            finally:
-                with self._lock:
-                    self._pending -= 1
-                    self._lock.notify_all()
-
-    def drain(self, timeout: float) -> bool:
-        """Waits until every submitted call has run; False on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._lock.wait(left)
-        return True
-
-    def close(self, timeout: float = 5.0) -> None:
-        self._closed = True
-        for q in self._queues:
-            q.put(None)
-        for _ in self._event_threads:
-            with contextlib.suppress(queue.Full):
-                self._events.put(None, timeout=timeout)
-        deadline = time.monotonic() + timeout
-        for t in self._threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        if self.abandoned:
-            log.warning("API calls abandoned at shutdown count=%d", self.abandoned)
 
 
 @dataclass(frozen=True)
