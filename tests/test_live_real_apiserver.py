@@ -741,7 +741,8 @@ def test_protobuf_answers_decode_as_their_json(
 )
 def test_schedules_with_either_content_type(cluster: Cluster, content_type: str) -> None:
     """clientConnection.contentType: protobuf (the default) reads pods and nodes as
-    protobuf when the decoder is built; application/json keeps all the traffic JSON."""
+    protobuf when the decoder is built and writes bindings and events as protobuf;
+    application/json keeps all the traffic JSON."""
     for i in range(2):
         cluster.add_node(node(f"node-{i}", cpu="2"))
     for i in range(3):
@@ -754,6 +755,8 @@ def test_schedules_with_either_content_type(cluster: Cluster, content_type: str)
     wait(lambda: "web-3" in cluster.placements(), 30, "web-3 bound")
     wire = "protobuf" if protobuf.AVAILABLE and "protobuf" in content_type else "json"
     assert f"reading pods and nodes as {wire}" in sched.messages()
+    writes = "protobuf" if "protobuf" in content_type else "json"
+    assert f"writing bindings and events as {writes}" in sched.messages()
     assert sorted(sched.bound()) == sorted(f"default/web-{i}" for i in range(4))
     assert_clean(sched)
     assert sched.stop() == 0
