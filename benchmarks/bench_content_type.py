@@ -17,7 +17,13 @@ Against a real kube-apiserver (tests/kube_apiserver.py, 1.37 by default) with 50
   watch's encoding and writing in the window, without the patches' cost and noise;
 * the client's CPU to decode the bytes it got: msgspec JSON (the live client's decoder)
   against the protobuf decoder (wasmsched.api.protobuf.decode), per pod, for the LIST
-  pages and for the watch events.
+  pages and for the watch events;
+* the API server's CPU per bound pod for the live mode's two writes, a pod's binding and
+  its Scheduled event, as ``wasmsched run`` sends them (live/writer.py: post_binding and
+  the LiveWriter's events, from 8 threads) with ``contentType`` JSON and protobuf, in
+  batches of ``--write-batch`` pods alternating (``--writes-only``: this case alone;
+  ``--write-profiles DIR``: each batch's CPU profile of the API server, whose serializer
+  functions show the encoding's share where the process's CPU is too noisy).
 
     python benchmarks/bench_content_type.py [--kubernetes-version 1.37] [--lists 5]
 """
@@ -29,6 +35,7 @@ import gc
 import json
 import os
 import ssl
+import statistics
 import sys
 import threading
 import time
@@ -201,6 +208,84 @@ def replay_case(server: Server, cluster: Any, other: str, pods: int, repeat: int
     }
 
 
+def writes_case(
+    cluster: Any, pods: int, batch: int, profiles: Path | None = None
+) -> dict[str, Any]:
+    """The API server's CPU per pod for binding ``pods`` pending pods and posting their
+    Scheduled events through the live writer, JSON and protobuf batches alternating; with
+    ``profiles`` (a server run with --profiling=true), each batch's CPU profile of the API
+    server (PROFILE_SECONDS from its start) is written there."""
+    from wasmsched.api.objects import Pod
+    from wasmsched.framework.interfaces import Event
+    from wasmsched.live import ApiClient, load_kube_config
+    from wasmsched.live.writer import Dispatcher, LiveWriter, post_binding
+
+    pending = [Pod(p) for p in cluster.pods() if not p["spec"].get("nodeName")][:pods]
+    nodes = [n["metadata"]["name"] for n in cluster.request("GET", "/api/v1/nodes")["items"]]
+    cpu: dict[str, list[float]] = {"json": [], "protobuf": []}
+    seconds: dict[str, list[float]] = {"json": [], "protobuf": []}
+    for start in range(0, len(pending) - batch + 1, batch):
+        name = "json" if start // batch % 2 == 0 else "protobuf"
+        profile = None
+        if profiles is not None:
+            profile = _Profile(Server(cluster), profiles / f"{name}-{start // batch}.pprof")
+            profile.start()
+            time.sleep(0.5)  # the profile has begun
+        api = ApiClient(
+            load_kube_config(cluster.admin_kubeconfig),
+            accept_protobuf=name == "protobuf",
+            send_protobuf=name == "protobuf",
+        )
+        dispatcher = Dispatcher(workers=8, event_workers=8, event_queue_length=batch)
+        writer = LiveWriter(api, dispatcher, {}.get)
+        began, began_at = process_cpu(cluster.apiserver.pid), time.monotonic()
+        for i, pod in enumerate(pending[start : start + batch]):
+            node = nodes[(start + i) % len(nodes)]
+            dispatcher.submit(
+                pod.uid, lambda api=api, pod=pod, node=node: post_binding(api, pod, node)
+            )
+            note = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+            writer.record_event(
+                Event.about_pod(0.0, pod, "Normal", "Scheduled", "Binding", note, "wasmsched")
+            )
+        dispatcher.drain(120)
+        cpu[name].append(process_cpu(cluster.apiserver.pid) - began)
+        seconds[name].append(round(time.monotonic() - began_at, 2))
+        dispatcher.close()
+        api.close()
+        if profile is not None:
+            profile.join()
+    return {
+        "batch": batch,
+        "batches": {k: len(v) for k, v in cpu.items()},
+        "batch_seconds": seconds,
+        "apiserver_cpu_ms_per_pod": {
+            k: [round(s * 1000 / batch, 3) for s in v] for k, v in cpu.items()
+        },
+        "median": {k: round(statistics.median(v) * 1000 / batch, 3) for k, v in cpu.items()},
+    }
+
+
+PROFILE_SECONDS = 20
+
+
+class _Profile(threading.Thread):
+    """The API server's CPU profile (/debug/pprof/profile) for PROFILE_SECONDS, to ``path``
+    (read with ``go tool pprof -top -focus='serializer/(json|protobuf)' PATH``)."""
+
+    def __init__(self, server: Server, path: Path) -> None:
+        super().__init__(daemon=True)
+        self.server, self.path = server, path
+
+    def run(self) -> None:
+        params = {"seconds": str(PROFILE_SECONDS)}
+        resp = self.server.new_client().get(
+            "/debug/pprof/profile", params=params, timeout=PROFILE_SECONDS + 60
+        )
+        resp.raise_for_status()
+        self.path.write_bytes(resp.content)
+
+
 def _patch_all(cluster: Any, pods: int, value: str) -> None:
     patch = {"metadata": {"labels": {"round": value}}}
 
@@ -264,18 +349,37 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--lists", type=int, default=5)
+    parser.add_argument("--write-batch", type=int, default=250)
+    parser.add_argument("--writes-only", action="store_true")
+    parser.add_argument(
+        "--write-profiles", type=Path, help="a folder for the write batches' CPU profiles"
+    )
     args = parser.parse_args()
     if not pb.AVAILABLE:
         raise SystemExit("the protobuf decoder is not built (python setup.py build_ext --inplace)")
     from kube_apiserver import start_cluster
 
-    cluster = start_cluster(version=args.kubernetes_version)
+    profiling = ["--profiling=true"] if args.write_profiles else []
+    cluster = start_cluster(profiling, version=args.kubernetes_version)
+    if args.write_profiles:
+        args.write_profiles.mkdir(parents=True, exist_ok=True)
     try:
         for i in range(args.nodes):
             node = dict(make_node(i).manifest)
             node["status"] = {k: v for k, v in node["status"].items() if k != "conditions"}
             cluster.add_node(node)
         _create(cluster, [f"pod-{i}" for i in range(args.pods)])
+        if args.writes_only:
+            print(
+                json.dumps(
+                    {
+                        "writes": writes_case(
+                            cluster, args.pods, args.write_batch, args.write_profiles
+                        )
+                    }
+                )
+            )
+            return
         server = Server(cluster)
         pages: dict[str, list[bytes]] = {}
         list_cpu: dict[str, list[float]] = {"json": [], "protobuf": []}
@@ -302,6 +406,7 @@ def main() -> None:
             "watch": rows,
             "replay": [replay_case(server, cluster, o, args.pods, 2) for o in (PROTOBUF, JSON)],
             "client": client_decode(pages, watch_bytes),
+            "writes": writes_case(cluster, args.pods, args.write_batch, args.write_profiles),
         }
         print(json.dumps(result, indent=1))
     finally:

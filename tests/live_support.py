@@ -109,9 +109,10 @@ def config(text: str = "") -> SchedulerConfig:
     )
 
 
-def api_for(srv: ApiServerDouble) -> ApiClient:
+def api_for(srv: ApiServerDouble, **options: Any) -> ApiClient:
+    """A client of the double; ``options`` as ApiClient takes them (accept_protobuf, ...)."""
     path = Path(tempfile.mkdtemp()) / "kubeconfig"
-    return ApiClient(load_kube_config(srv.kubeconfig(path)))
+    return ApiClient(load_kube_config(srv.kubeconfig(path)), **options)
 
 
 class Running:

@@ -28,11 +28,23 @@ from kube_apiserver import LEASE, VERSIONS, Cluster, Scheduler, require, start_c
 from live_support import node, wait
 from reference_support import REFERENCES, Case, run_cases
 from wasmsched.api.manifests import load_manifests
+from wasmsched.api.objects import Pod
 from wasmsched.api.protobuf import decode as protobuf
 from wasmsched.api.protobuf.decode import decode_watch_frames
 from wasmsched.cli import app
+from wasmsched.framework.interfaces import Event, ObjectReference
 from wasmsched.live import ApiClient, load_kube_config
-from wasmsched.live.client import RESOURCES, ApiError, is_protobuf
+from wasmsched.live import client as client_module
+from wasmsched.live.client import (
+    JSON,
+    PROTOBUF,
+    RESOURCES,
+    ApiError,
+    accepts_protobuf,
+    is_protobuf,
+    sends_protobuf,
+)
+from wasmsched.live.writer import Dispatcher, LiveWriter, now_rfc3339, post_binding
 
 SCHEDULER = "wasmsched"
 CONFIG = f"""
@@ -729,7 +741,8 @@ def test_protobuf_answers_decode_as_their_json(
 )
 def test_schedules_with_either_content_type(cluster: Cluster, content_type: str) -> None:
     """clientConnection.contentType: protobuf (the default) reads pods and nodes as
-    protobuf when the decoder is built; application/json keeps all the traffic JSON."""
+    protobuf when the decoder is built and writes bindings and events as protobuf;
+    application/json keeps all the traffic JSON."""
     for i in range(2):
         cluster.add_node(node(f"node-{i}", cpu="2"))
     for i in range(3):
@@ -742,6 +755,96 @@ def test_schedules_with_either_content_type(cluster: Cluster, content_type: str)
     wait(lambda: "web-3" in cluster.placements(), 30, "web-3 bound")
     wire = "protobuf" if protobuf.AVAILABLE and "protobuf" in content_type else "json"
     assert f"reading pods and nodes as {wire}" in sched.messages()
+    writes = "protobuf" if "protobuf" in content_type else "json"
+    assert f"writing bindings and events as {writes}" in sched.messages()
     assert sorted(sched.bound()) == sorted(f"default/web-{i}" for i in range(4))
     assert_clean(sched)
     assert sched.stop() == 0
+
+
+def test_protobuf_writes_bind_and_record_as_json_does(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With contentType protobuf (kube-scheduler's default) the binding and the Event go as
+    protobuf bodies: the pod ends bound, each Event reads back (as JSON) with exactly the
+    fields the JSON path's twin has (managedFields' fieldsV1 included), its eventTime to the
+    microsecond, and a refused binding's protobuf Status reads as the JSON one does."""
+    assert cluster.admin_kubeconfig is not None
+    cluster.add_node(node("node-0"))
+    sent: list[tuple[str, str, str]] = []
+    request = ApiClient.request
+
+    def spy(self: ApiClient, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        sent.append((method, path, kw.get("content_type", JSON)))
+        return request(self, method, path, **kw)
+
+    monkeypatch.setattr(ApiClient, "request", spy)
+    error_bodies: list[bool] = []  # whether each error answer was protobuf
+    error_from = client_module._error_from
+    monkeypatch.setattr(
+        client_module,
+        "_error_from",
+        lambda code, body, pb=False: error_bodies.append(pb) or error_from(code, body, pb),
+    )
+    refusals: dict[str, str] = {}
+    pods = {name: Pod(cluster.create(pod(name))) for name in ("web-json", "web-pb")}
+    # Both clients record the same two events about the protobuf-bound pod.
+    regarding = ObjectReference("Pod", "v1", "web-pb", "default", pods["web-pb"].uid)
+    for content_type, name in ((JSON, "web-json"), (PROTOBUF, "web-pb")):
+        target = pods[name]
+        api = ApiClient(
+            load_kube_config(cluster.admin_kubeconfig),
+            accept_protobuf=accepts_protobuf(content_type),
+            send_protobuf=sends_protobuf(content_type),
+        )
+        dispatcher = Dispatcher(workers=1)
+        writer = LiveWriter(api, dispatcher, {}.get)
+        try:
+            assert post_binding(api, target, "node-0").ok
+            refused = post_binding(api, target, "node-0")
+            assert refused.conflict
+            refusals[content_type] = refused.message.replace(name, "<pod>")
+            for related in (None, ObjectReference("Node", "v1", "node-0")):
+                writer.record_event(
+                    Event(0.0, regarding, related, "Normal", "Scheduled", "Binding", "assigned")
+                )
+            assert dispatcher.drain(10)
+        finally:
+            dispatcher.close()
+            api.close()
+    assert cluster.placements() == {"web-json": "node-0", "web-pb": "node-0"}
+    assert refusals[JSON] == refusals[PROTOBUF]
+    assert error_bodies == [False, protobuf.AVAILABLE]  # the server's Status, as accepted
+    assert refusals[PROTOBUF].startswith("409 Conflict: Operation cannot be fulfilled on pods/")
+    writes = collections.Counter(
+        (path, ctype)
+        for method, path, ctype in sent
+        if method == "POST" and path.endswith(("/binding", "/events"))
+    )
+    assert writes == {
+        ("/api/v1/namespaces/default/pods/web-json/binding", JSON): 2,
+        ("/api/v1/namespaces/default/pods/web-pb/binding", PROTOBUF): 2,
+        ("/apis/events.k8s.io/v1/namespaces/default/events", JSON): 2,
+        ("/apis/events.k8s.io/v1/namespaces/default/events", PROTOBUF): 2,
+    }
+    events = [e for e in cluster.events() if e["reason"] == "Scheduled"]
+    assert len(events) == 4
+
+    def comparable(event: dict[str, Any]) -> dict[str, Any]:
+        """The event without what differs between two creations: name, uid, times."""
+        recorded = int(event["metadata"]["name"].rsplit(".", 1)[1], 16)
+        assert event["eventTime"] == now_rfc3339(micro=True, at_ns=recorded)
+        meta = dict(event["metadata"])
+        for key in ("name", "uid", "resourceVersion", "creationTimestamp"):
+            meta.pop(key)
+        meta["managedFields"] = [
+            {k: v for k, v in entry.items() if k != "time"} for entry in meta["managedFields"]
+        ]
+        rest = {k: v for k, v in event.items() if k not in ("metadata", "eventTime")}
+        return {"metadata": meta, **rest}
+
+    by_related = collections.defaultdict(list)
+    for event in events:
+        by_related["related" in event].append(comparable(event))
+    for twins in by_related.values():
+        assert len(twins) == 2 and twins[0] == twins[1]

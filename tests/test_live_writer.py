@@ -13,8 +13,21 @@ from apiserver import ApiServerDouble
 from live_support import api_for, node, pod, wait
 from wasmsched.api.objects import Pod
 from wasmsched.framework.interfaces import Event, ObjectReference
+from wasmsched.live.client import (
+    JSON,
+    PROTOBUF,
+    STRATEGIC_MERGE_PATCH,
+    accepts_protobuf,
+    sends_protobuf,
+)
 from wasmsched.live.dispatcher import Dispatcher
-from wasmsched.live.writer import BindResult, LiveWriter, post_binding, truncate
+from wasmsched.live.writer import (
+    BindResult,
+    LiveWriter,
+    binding_body,
+    post_binding,
+    truncate,
+)
 
 
 @pytest.fixture
@@ -103,6 +116,59 @@ def test_binding_answers(srv: ApiServerDouble, writer: Any) -> None:
     assert (first.ok, first.conflict) == (True, False)
     assert (again.ok, again.conflict) == (False, True) and again.message.startswith("409")
     assert (gone.ok, gone.conflict) == (False, True) and gone.message.startswith("404")
+
+
+@pytest.mark.parametrize("content_type", [JSON, PROTOBUF])
+def test_the_binding_and_the_event_go_in_the_configured_content_type(
+    srv: ApiServerDouble, content_type: str
+) -> None:
+    """clientConnection.contentType protobuf (kube-scheduler's default): the binding and the
+    events.k8s.io Event are protobuf bodies, read back to what the JSON path writes; the
+    status patch stays JSON. application/json: all JSON."""
+    srv.create(node("node-0"))
+    srv.create(pod("web-0"))
+    p = stored(srv, "web-0")
+    dispatcher = Dispatcher(workers=1)
+    api = api_for(
+        srv,
+        accept_protobuf=accepts_protobuf(content_type),
+        send_protobuf=sends_protobuf(content_type),
+    )
+    w = LiveWriter(api, dispatcher, {}.get)
+    ref = ObjectReference("Pod", "v1", p.name, p.namespace, p.uid)
+    related = ObjectReference("Node", "v1", "node-0")
+    try:
+        assert post_binding(api, p, "node-0").ok
+        again = post_binding(api, p, "node-0")
+        w.record_event(Event(0.0, ref, related, "Normal", "Scheduled", "Binding", "assigned"))
+        w.set_unschedulable(p, "Unschedulable", "none fit")
+        assert dispatcher.drain(5)
+    finally:
+        dispatcher.close()
+        api.close()
+    assert (again.ok, again.conflict) == (False, True)
+    assert again.message.startswith("409 Conflict: Operation cannot be fulfilled on pods/binding")
+    sent = {(m, path): ctype for m, path, ctype in srv.content_types}
+    assert sent[("POST", "/api/v1/namespaces/default/pods/web-0/binding")] == content_type
+    assert sent[("POST", "/apis/events.k8s.io/v1/namespaces/default/events")] == content_type
+    assert sent[("PATCH", "/api/v1/namespaces/default/pods/web-0/status")] == (
+        STRATEGIC_MERGE_PATCH
+    )
+    assert srv.bindings[0]["binding"] == binding_body(p, "node-0")
+    (event,) = srv.events
+    assert {k: v for k, v in event.items() if k not in ("metadata", "eventTime")} == {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "reportingController": "wasmsched",
+        "reportingInstance": w.instance,
+        "action": "Binding",
+        "reason": "Scheduled",
+        "regarding": {"kind": "Pod", "apiVersion": "v1", "name": "web-0",
+                      "namespace": "default", "uid": p.uid},
+        "related": {"kind": "Node", "apiVersion": "v1", "name": "node-0"},
+        "note": "assigned",
+        "type": "Normal",
+    }  # fmt: skip
 
 
 def test_events_fall_back_to_core_v1(srv: ApiServerDouble, writer: Any) -> None:

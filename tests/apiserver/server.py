@@ -26,7 +26,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
+from wasmsched.errors import InternalError
+
 from . import patch as patches
+from . import protobuf
 from .faults import REASONS, Faults
 from .resources import (
     BOOTSTRAP,
@@ -303,6 +306,8 @@ class ApiServerDouble:
         self._store = Store()
         self.faults = Faults(lambda kind: lookup(kind).key, self._compact)
         self.requests: list[tuple[str, str, int]] = []
+        # (method, path, Content-Type) of every request with a body.
+        self.content_types: list[tuple[str, str, str]] = []
         self.bindings: list[Obj] = []
         # The request being served on this handler thread (who sent a binding, and when).
         self._local = threading.local()
@@ -499,6 +504,8 @@ class ApiServerDouble:
             h.close_connection = True
             return
         is_watch = method == "GET" and query.get("watch") in ("true", "1")
+        if body:
+            self.content_types.append((method, path, h.headers.get("Content-Type", "")))
         self._local.user_agent = agent = h.headers.get("User-Agent", "")
         self.user_agents.add(agent)
         self._local.received = time.monotonic()
@@ -624,7 +631,7 @@ class ApiServerDouble:
         if r.sub == "legacy-binding":
             if method != "POST":
                 raise not_allowed
-            binding = self._json(body)
+            binding = self._object(body, headers)
             name = str((binding.get("metadata") or {}).get("name", ""))
             return self._bind(ns or "", name, binding, query)
         if r.name is None:
@@ -636,7 +643,7 @@ class ApiServerDouble:
                 if res.namespaced and ns is None:
                     raise not_allowed
                 with self._store.cond:
-                    out = self._create(res, ns, self._json(body), query, trusted=False)
+                    out = self._create(res, ns, self._object(body, headers), query, trusted=False)
                 return Reply(201, out)
             if method == "DELETE":
                 return self._delete_collection(res, ns, query, body)
@@ -645,7 +652,7 @@ class ApiServerDouble:
         if r.sub == "binding":
             if method != "POST":
                 raise not_allowed
-            return self._bind(ns or "", name, self._json(body), query)
+            return self._bind(ns or "", name, self._object(body, headers), query)
         if method in ("GET", "HEAD"):
             with self._store.cond:
                 obj = self._store.get(res, ns, name)
@@ -660,6 +667,18 @@ class ApiServerDouble:
         if method == "DELETE" and r.sub is None:
             return self._delete(res, ns, name, query, body)
         raise not_allowed
+
+    @staticmethod
+    def _object(body: bytes, headers: Message) -> Obj:
+        """A created object: JSON, or protobuf for what tests/apiserver/protobuf.py reads."""
+        if (headers.get("Content-Type") or "").split(";")[0].strip() != protobuf.PROTOBUF:
+            return ApiServerDouble._json(body)
+        try:
+            return protobuf.read_body(body)
+        except protobuf.UnsupportedBody as err:
+            raise StatusError(415, str(err), "UnsupportedMediaType") from err
+        except InternalError as err:
+            raise bad_request(f"protobuf: {err}") from err
 
     @staticmethod
     def _json(body: bytes) -> Obj:

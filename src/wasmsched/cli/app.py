@@ -477,7 +477,7 @@ def run(
     from wasmsched.config import load_client_connection, load_config
     from wasmsched.errors import WasmschedError
     from wasmsched.live import ApiClient, ApiError, LiveRunner
-    from wasmsched.live.client import accepts_protobuf
+    from wasmsched.live.client import accepts_protobuf, sends_protobuf
     from wasmsched.live.ops import configure_logging
     from wasmsched.live.options import (
         LeaderElectionFlags,
@@ -514,6 +514,7 @@ def run(
             accept_protobuf=accepts_protobuf(
                 connection.content_type, connection.accept_content_types
             ),
+            send_protobuf=sends_protobuf(connection.content_type),
         )
     except (WasmschedError, ValueError) as err:
         # ValueError: live.options' duration and lease checks (not yet InputErrors).

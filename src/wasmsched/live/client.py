@@ -17,7 +17,13 @@ With ``clientConnection.contentType: application/vnd.kubernetes.protobuf`` (kube
 default) the lists, gets and watches of the kinds the protobuf decoder knows (Pod, Node)
 accept protobuf first, as client-go's clientset asks ("application/vnd.kubernetes.protobuf,
 application/json"), and the answer is decoded by its Content-Type to the same dict its JSON
-gives (wasmsched.api.protobuf.decode); every other request stays JSON.
+gives (wasmsched.api.protobuf.decode). The two writes made per bound pod, the v1 Binding and
+the events.k8s.io/v1 Event (``create``), are sent as protobuf (wasmsched.api.protobuf:
+encode_object) with that same Accept: their answers are not read, but the API server
+encodes a protobuf answer (the whole created Event) for less than its JSON; an error's
+metav1.Status is decoded for its message either way. Every other request stays JSON: status
+patches (strategic merge), deletes, ResourceClaims, the lease, the core v1 Event fallback.
+``contentType: application/json`` keeps all the traffic JSON.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfi
 from lightkube.config.models import User
 from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
+from wasmsched.api.protobuf import ENCODED_KINDS, encode_object
 from wasmsched.api.protobuf import decode as protobuf
 from wasmsched.errors import ExternalError
 from wasmsched.live.auth import Credentials
@@ -59,6 +66,7 @@ __all__ = [
     "ResourceType",
     "accepts_protobuf",
     "load_kube_config",
+    "sends_protobuf",
 ]
 
 JSON = "application/json"
@@ -183,6 +191,12 @@ def accepts_protobuf(content_type: str, accept_content_types: str = "") -> bool:
     return PROTOBUF in (accept_content_types or content_type)
 
 
+def sends_protobuf(content_type: str) -> bool:
+    """Whether clientConnection asks for protobuf request bodies: client-go sends its
+    contentType (rest/request.go: Request.Body)."""
+    return PROTOBUF in content_type
+
+
 def load_kube_config(kubeconfig: str | Path | None = None) -> SingleConfig:
     """The kubeconfig's current context, or the in-cluster service account.
 
@@ -219,11 +233,14 @@ class ApiClient:
         timeout: float = DEFAULT_TIMEOUT,
         rate_limit: TokenBucket | None = None,
         accept_protobuf: bool = False,
+        send_protobuf: bool = False,
     ) -> None:
         self.config = config
         # clientConnection's content types (accepts_protobuf): protobuf answers for the
         # decoded kinds when the decoder is built; JSON for everything otherwise.
         self.protobuf = accept_protobuf and protobuf.AVAILABLE
+        # (sends_protobuf): the bodies ``create`` sends of the kinds the encoder writes.
+        self.send_protobuf = send_protobuf
         # Whether the server's JSON leaves a zero creationTimestamp out (1.34 on): protobuf
         # answers decode to what it would write (set from the server's release).
         self.omitzero = True
@@ -263,10 +280,16 @@ class ApiClient:
         kubeconfig: str | Path | None = None,
         rate_limit: TokenBucket | None = None,
         accept_protobuf: bool = False,
+        send_protobuf: bool = False,
     ) -> ApiClient:
         config = load_kube_config(kubeconfig)
         try:
-            return cls(config, rate_limit=rate_limit, accept_protobuf=accept_protobuf)
+            return cls(
+                config,
+                rate_limit=rate_limit,
+                accept_protobuf=accept_protobuf,
+                send_protobuf=send_protobuf,
+            )
         except (LightkubeConfigError, OSError, ValueError, httpx2.InvalidURL) as err:
             # read_kubeconfig checked what the client uses; this is the last word.
             raise KubeConfigError(
@@ -352,8 +375,10 @@ class ApiClient:
         guard: Callable[[], bool] | None = None,
         replayable: bool | None = None,
         accept: str = JSON,
+        read_answer: bool = True,
     ) -> dict[str, Any]:
-        """One call; the decoded answer (empty when there is none). Raises ApiError.
+        """One call; the decoded answer (empty when there is none, or ``read_answer`` is
+        false). Raises ApiError. ``body``: an object sent as JSON, or bytes sent as they are.
 
         ``accept``: JSON, or ACCEPT_PROTOBUF for a kind the protobuf decoder knows (see
         ``accept``); the answer is decoded by its Content-Type.
@@ -366,7 +391,7 @@ class ApiClient:
         """
         if self.rate_limit is not None:
             self.rate_limit.wait()
-        content = None if body is None else _encode(body)
+        content = body if body is None or isinstance(body, bytes) else _encode(body)
         started = time.perf_counter()
         endpoint = self._endpoint
         if endpoint is None:
@@ -390,7 +415,7 @@ class ApiClient:
             self.on_request(method, time.perf_counter() - started)
         if status >= 400:
             raise _error_from(status, answer, is_protobuf)
-        if not answer:
+        if not answer or not read_answer:
             return {}
         if is_protobuf:
             try:
@@ -402,6 +427,36 @@ class ApiClient:
         except ValueError:
             raise ApiError(status, f"{method} {path}: answer is not JSON") from None
         return data if isinstance(data, dict) else {}
+
+    def create(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        guard: Callable[[], bool] | None = None,
+        replayable: bool | None = None,
+    ) -> None:
+        """POSTs a new object (or a subresource's, a Binding) and leaves the answer's body
+        unread. Raises ApiError, as ``request``.
+
+        As protobuf when clientConnection's contentType asks for it and the encoder writes
+        the kind (protobuf ENCODED_KINDS), else JSON; protobuf answers are accepted when
+        reads accept them (an error's Status is decoded either way).
+        """
+        if self.send_protobuf and (body["apiVersion"], body["kind"]) in ENCODED_KINDS:
+            content, content_type = encode_object(body), PROTOBUF
+        else:
+            content, content_type = _encode(body), JSON
+        self.request(
+            "POST",
+            path,
+            body=content,
+            content_type=content_type,
+            guard=guard,
+            replayable=replayable,
+            accept=ACCEPT_PROTOBUF if self.protobuf else JSON,
+            read_answer=False,
+        )
 
     def _lean_request(
         self,

@@ -273,9 +273,9 @@ class LiveRunner:
                 self.options.bind_address,
                 self.ops.port,
             )
+        log.info("reading pods and nodes as %s", "protobuf" if self.api.protobuf else "json")
         log.info(
-            "reading pods and nodes as %s",
-            "protobuf" if self.api.protobuf else "json",
+            "writing bindings and events as %s", "protobuf" if self.api.send_protobuf else "json"
         )
         for informer in self.informers.values():
             informer.start()

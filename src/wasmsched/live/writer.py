@@ -86,7 +86,8 @@ def post_binding(
         # Replayable: a repeat of a binding the server took answers 409 "already
         # assigned", the conflict path below (the assumed pod is forgotten and the watch,
         # which shows it bound, puts it back in the cache).
-        api.request("POST", path, body=binding_body(pod, node_name), guard=guard, replayable=True)
+        # As protobuf when clientConnection's contentType asks for it (ApiClient.create).
+        api.create(path, binding_body(pod, node_name), guard=guard, replayable=True)
     except FencedError:
         return BindResult(pod.uid, node_name, False, message="not the leader", fenced=True)
     except ApiError as err:
@@ -390,11 +391,11 @@ class LiveWriter:
         if self._events_api == "events.k8s.io/v1":
             try:
                 # Replayable: a repeat of an event the server took answers 409 (its name
-                # is taken), logged at debug below.
-                self.event_client.request(
-                    "POST",
+                # is taken), logged at debug below. As protobuf when clientConnection's
+                # contentType asks for it (ApiClient.create); the answer is not read.
+                self.event_client.create(
                     f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
-                    body=body,
+                    body,
                     guard=self._guard(term),
                     replayable=True,
                 )

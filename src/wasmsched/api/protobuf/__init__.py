@@ -1,4 +1,5 @@
-"""Kubernetes protobuf wire encoding of Pod, Node and NodeList manifests.
+"""Kubernetes protobuf wire encoding of Pod, Node and NodeList manifests, and of the live
+mode's write bodies (v1 Binding, events.k8s.io/v1 Event).
 
 Guests receive ``k8s.io.api.core.v1.Pod`` / ``Node`` / ``NodeList`` as raw
 message bytes (no ``k8s\\0`` envelope: kube-scheduler-wasm-extension
@@ -34,6 +35,10 @@ and the rarely used volume sources (cephfs, fc, flocker, flexVolume, quobyte,
 vsphereVolume, photonPersistentDisk, portworxVolume, scaleIO, storageos,
 glusterfs).  Unknown manifest keys are ignored; values of the wrong type raise
 :class:`ProtobufEncodeError` naming the field path.
+
+:func:`encode_object` writes a request body for the API server: the object's message in
+the ``k8s\\0`` envelope (envelope.py), for the kinds of ``ENCODED_KINDS``, with
+``metav1.MicroTime`` as seconds and nanos cut to microseconds.
 """
 
 from __future__ import annotations
@@ -41,17 +46,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wasmsched.api.protobuf.binding import _BINDING
+from wasmsched.api.protobuf.envelope import envelope
+from wasmsched.api.protobuf.event import _EVENT
 from wasmsched.api.protobuf.meta import _LIST_META
 from wasmsched.api.protobuf.node import _NODE
 from wasmsched.api.protobuf.pod import _POD
 from wasmsched.api.protobuf.schema import _encode_message, _Message
 from wasmsched.api.protobuf.wire import ProtobufEncodeError, _Fail, _mapping, _put_varint, _varint
 
-__all__ = ["ProtobufEncodeError", "encode_node", "encode_node_list", "encode_pod"]
+__all__ = [
+    "ENCODED_KINDS",
+    "ProtobufEncodeError",
+    "encode_node",
+    "encode_node_list",
+    "encode_object",
+    "encode_pod",
+]
 
 # NodeList.metadata is an empty ListMeta, still written (its strings included).
 _NODE_LIST_PREFIX = b"\x0a" + _varint(len(_LIST_META.empty)) + _LIST_META.empty
 _NODE_LIST_ITEM_TAG = b"\x12"
+# The request bodies encode_object writes, by (apiVersion, kind).
+_REQUEST_BODIES = {("v1", "Binding"): _BINDING, ("events.k8s.io/v1", "Event"): _EVENT}
+ENCODED_KINDS = frozenset(_REQUEST_BODIES)
 
 # --------------------------------------------------------------------------- public API
 
@@ -86,3 +104,10 @@ def encode_node_list(encoded_nodes: Sequence[bytes]) -> bytes:
         _put_varint(out, len(node))
         out += node
     return bytes(out)
+
+
+def encode_object(manifest: Mapping[str, Any]) -> bytes:
+    """A request body of a kind in ``ENCODED_KINDS`` (by its apiVersion and kind): its
+    message in the ``k8s\\0`` envelope, as client-go sends it with a protobuf content type."""
+    api_version, kind = manifest["apiVersion"], manifest["kind"]
+    return envelope(api_version, kind, _encode_top(_REQUEST_BODIES[api_version, kind], manifest))

@@ -24,6 +24,7 @@ from wasmsched.api.protobuf.wire import (
     _int_or_string_payload,
     _integer,
     _mapping,
+    _micro_time_payload,
     _put_len,
     _put_varint,
     _quantity_payload,
@@ -40,12 +41,13 @@ _MSG, _INLINE, _QTY, _TIME, _IOS = 4, 5, 6, 7, 8
 _RSTR, _RMSG, _RI32, _RI64 = 9, 10, 11, 12
 _MAP_SS, _MAP_QTY = 13, 14
 _RAW_JSON = 15  # metav1.FieldsV1 {raw=1}: JSON bytes (decoded only)
+_MICRO_TIME = 16  # metav1.MicroTime (encoded only: an Event's eventTime)
 
 _WIRE = {
     _STR: _WT_LEN, _I32: _WT_VARINT, _I64: _WT_VARINT, _BOOL: _WT_VARINT,
     _MSG: _WT_LEN, _INLINE: _WT_LEN, _QTY: _WT_LEN, _TIME: _WT_LEN, _IOS: _WT_LEN,
     _RSTR: _WT_LEN, _RMSG: _WT_LEN, _RI32: _WT_VARINT, _RI64: _WT_VARINT,
-    _MAP_SS: _WT_LEN, _MAP_QTY: _WT_LEN, _RAW_JSON: _WT_LEN,
+    _MAP_SS: _WT_LEN, _MAP_QTY: _WT_LEN, _RAW_JSON: _WT_LEN, _MICRO_TIME: _WT_LEN,
 }  # fmt: skip
 
 # Field flags (types.go tags), combined with |:
@@ -87,7 +89,7 @@ class _Message:
 
 def _default(kind: int, tag: bytes, sub: _Message | None) -> bytes:
     """Bytes gogo writes for an unset non-pointer field of this kind."""
-    if kind in (_STR, _I32, _I64, _BOOL, _TIME):
+    if kind in (_STR, _I32, _I64, _BOOL, _TIME, _MICRO_TIME):
         return tag + b"\x00"
     if kind in (_MSG, _INLINE):
         assert sub is not None
@@ -130,6 +132,10 @@ def q(key: str, number: int, flags: int = 0) -> _Decl:
 
 def t(key: str, number: int, flags: int = 0) -> _Decl:
     return (key, number, _TIME, None, flags)
+
+
+def mt(key: str, number: int) -> _Decl:
+    return (key, number, _MICRO_TIME, None, 0)
 
 
 def ios(key: str, number: int) -> _Decl:
@@ -214,6 +220,8 @@ def _encode_message(msg: _Message, obj: Mapping[str, Any], out: bytearray) -> No
                 _put_len(out, tag, _time_payload(value))
             elif kind == _QTY:
                 _put_len(out, tag, _quantity_payload(value))
+            elif kind == _MICRO_TIME:
+                _put_len(out, tag, _micro_time_payload(value))
             elif kind == _IOS:
                 _put_len(out, tag, _int_or_string_payload(value))
             else:  # _RI32 / _RI64

@@ -106,6 +106,31 @@ _SECOND = _dt.timedelta(seconds=1)
 
 def _time_payload(value: Any) -> bytes:
     """Inner bytes of a metav1.Time: empty for the zero time, else seconds and nanos=0."""
+    return _timestamp(_moment(value), 0)
+
+
+def _micro_time_payload(value: Any) -> bytes:
+    """Inner bytes of a metav1.MicroTime: empty for the zero time, else seconds and nanos
+    cut to microseconds (apimachinery pkg/apis/meta/v1/micro_time_proto.go:
+    MicroTime.ProtoMicroTime)."""
+    moment = _moment(value)
+    return _timestamp(moment, moment.microsecond * 1000)
+
+
+def _timestamp(moment: _dt.datetime, nanos: int) -> bytes:
+    """A Timestamp {seconds=1, nanos=2}, both written (meta/v1 generated.pb.go:
+    Timestamp.MarshalToSizedBuffer); empty for the zero time (time_proto.go: Time.Marshal)."""
+    if moment == _ZERO_TIME:
+        return b""
+    out = bytearray(b"\x08")
+    _put_varint(out, (moment - _EPOCH) // _SECOND)
+    out.append(0x10)
+    _put_varint(out, nanos)
+    return bytes(out)
+
+
+def _moment(value: Any) -> _dt.datetime:
+    """A timestamp (datetime, date or RFC 3339 text) as an aware datetime, UTC if naive."""
     if isinstance(value, _dt.datetime):
         moment = value
     elif isinstance(value, _dt.date):
@@ -119,13 +144,7 @@ def _time_payload(value: Any) -> bytes:
         _fail("RFC3339 timestamp", value)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_UTC)
-    if moment == _ZERO_TIME:
-        return b""
-    seconds = (moment - _EPOCH) // _SECOND
-    out = bytearray(b"\x08")
-    _put_varint(out, seconds)
-    out += b"\x10\x00"
-    return bytes(out)
+    return moment
 
 
 def _seq(value: Any) -> Sequence[Any]:
