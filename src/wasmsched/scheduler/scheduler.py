@@ -190,6 +190,7 @@ class Scheduler:
             float(config.pod_initial_backoff_seconds),
             float(config.pod_max_backoff_seconds),
             backoff_by_unschedulable_count=config.features.backoff_by_unschedulable_count,
+            pop_from_backoff=config.features.pop_from_backoff_q,
         )
         self.algorithm = Algorithm(
             self.extenders,
