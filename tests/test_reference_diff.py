@@ -73,6 +73,13 @@ FIXED_DIVERGENT = {
     # claimed by this claim (pv_controller.go: syncUnboundClaim); else the claim is
     # unbound ("pod has unbound immediate PersistentVolumeClaims").
     "claim-names-missing-pv": KNOWN / "claim_names_missing_pv",
+    # wasmsched's: pod-7 preempts run-4 on node-0 and is nominated there. The victim's
+    # deletion requeues it to backoffQ, and with activeQ empty Pop takes it from there at
+    # once (SchedulerPopFromBackoffQ: active_queue.go: unlockedPop), before the watch
+    # event of its nominatedNodeName patch (schedule_one.go: handleSchedulingFailure,
+    # updatePod): no evaluateNominatedNode fast path, and node-4 scores higher. wasmsched
+    # waited out the backoff, by when the patch had landed, and bound it to node-0.
+    "preemptor-retried-at-once": KNOWN / "preemptor_retried_at_once",
 }
 
 

@@ -87,8 +87,8 @@ def test_gates_change_the_switches_and_locked_gates_are_refused() -> None:
         (37, "GenericWorkload=true", "GenericWorkload=true (default false): wasmsched models "
          "kube-scheduler 1.37 with this gate at the default only"),
         (33, "SchedulerQueueingHints=false", "SchedulerQueueingHints=false (default true)"),
-        (37, "SchedulerAsyncPreemption=false,SchedulerPopFromBackoffQ=false",
-         "SchedulerAsyncPreemption=false (default true), SchedulerPopFromBackoffQ=false "
+        (37, "SchedulerAsyncPreemption=false,CoordinatedLeaderElection=true",
+         "CoordinatedLeaderElection=true (default false), SchedulerAsyncPreemption=false "
          "(default true): wasmsched models kube-scheduler 1.37 with these gates"),
         (36, "CoordinatedLeaderElection=true", "CoordinatedLeaderElection=true"),
     ],
@@ -108,6 +108,7 @@ def test_gates_the_scheduler_reads_but_wasmsched_does_not_model_are_refused(
         (37, "SchedulerAsyncAPICalls=true"),  # when writes are issued
         (37, "ContainerCheckpoint=false"),  # a kubelet's gate: kube-scheduler never reads it
         (33, "DRAPrioritizedList=true,DRAAdminAccess=true"),  # modelled both ways
+        (37, "SchedulerPopFromBackoffQ=false"),  # modelled both ways
     ],
 )
 def test_gates_that_change_nothing_modelled_are_taken(minor: int, text: str) -> None:

@@ -113,3 +113,26 @@ def test_scenario(path: Path) -> None:
                 p.victim for p in result.preemptions if p.preemptor.rsplit("/", 1)[-1] == e.pod
             )
             assert preempted == sorted(e.victims), f"{e.pod} preempted {preempted}"
+
+
+@pytest.mark.parametrize(("gates", "node", "seconds"), [("", "big", 0.0), ("false", "small", 1.0)])
+def test_preemptor_retried_at_once_only_pops_from_backoff_with_the_gate(
+    gates: str, node: str, seconds: float
+) -> None:
+    """preemption_preemptor_retried_at_once with SchedulerPopFromBackoffQ=false: the
+    preemptor waits out its 1 s backoff, by when its nominatedNodeName has reached the
+    queue, so its retry tries the nominated node first (schedule_one.go:
+    evaluateNominatedNode), as the reference does with the gate off."""
+    features = SchedulerFeatures.of(
+        SCENARIO_VERSION, f"SchedulerPopFromBackoffQ={gates}" if gates else ""
+    )
+    path = SCENARIOS / "preemption_preemptor_retried_at_once.yaml"
+    objects = load_manifests(path, kubernetes_version=SCENARIO_VERSION)
+    sim = Simulation(objects, default_config(features), default_registry())
+    try:
+        result = sim.run()
+    finally:
+        sim.close()
+    assert {o.pod.name: o.node for o in result.outcomes} == {"anti": node}
+    assert [(p.victim, p.node) for p in result.preemptions] == [("default/cache", "small")]
+    assert result.simulated_seconds == seconds

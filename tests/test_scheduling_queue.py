@@ -52,13 +52,16 @@ class FakeFramework:
 
 
 def make_queue(
-    fwk: FakeFramework | None = None, backoff_by_unschedulable_count: bool = False
+    fwk: FakeFramework | None = None,
+    backoff_by_unschedulable_count: bool = False,
+    pop_from_backoff: bool = False,
 ) -> tuple[SchedulingQueue, Clock]:
     clock = Clock()
     q = SchedulingQueue(
         clock,
         {"default-scheduler": fwk or FakeFramework()},  # type: ignore[dict-item]
         backoff_by_unschedulable_count=backoff_by_unschedulable_count,
+        pop_from_backoff=pop_from_backoff,
     )
     return q, clock
 
@@ -190,6 +193,41 @@ def test_event_during_the_cycle_is_not_lost() -> None:
     info.unschedulable_plugins = {"Fit"}
     # requeued (after its backoff) rather than parked until the next event
     assert q.add_unschedulable(info) == "backoff"
+
+
+@pytest.mark.parametrize("pop_from_backoff", [True, False])
+def test_empty_active_queue_pops_rejected_pods_from_backoff(pop_from_backoff: bool) -> None:
+    """SchedulerPopFromBackoffQ (active_queue.go: unlockedPop): with activeQ empty, Pop
+    takes backoffQ's head, by backoff expiry aligned to the second, then priority
+    (backoff_queue.go: lessBackoffCompletedWithPriority); never an errored pod
+    (podErrorBackoffQ). Without the gate, Pop waits for the backoff flush."""
+    registered = [("Fit", ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)))]
+    q, clock = make_queue(FakeFramework(registered), pop_from_backoff=pop_from_backoff)
+    for name, prio in [("low", 1), ("high", 10), ("again", 100), ("broken", 1000)]:
+        q.add(pod(name, priority=prio))
+    fail(q, None)  # broken: an error, into podErrorBackoffQ
+    again = q.pop()
+    assert again is not None
+    again.attempts = 2  # its second attempt: a 2 s backoff (1.33)
+    again.unschedulable_plugins = {"Fit"}
+    q.on_event(NODE_ADD)  # in flight: each rejected pod goes to backoffQ
+    assert q.add_unschedulable(again) == "backoff"
+    clock.t = 0.25
+    for _ in range(2):
+        info = q.pop()
+        assert info is not None
+        info.unschedulable_plugins = {"Fit"}
+        q.on_event(NODE_ADD)
+        assert q.add_unschedulable(info) == "backoff"
+    assert q.active_len() == 0 and len(q.backoff_infos()) == 4
+    q.add(pod("new"))
+    popped = [info.pod.name for info in iter(q.pop, None)]
+    if pop_from_backoff:
+        # high and low's expiries, 1.25 s, share a window: priority orders them.
+        assert popped == ["new", "high", "low", "again"]
+        assert [info.pod.name for info in q.backoff_infos()] == ["broken"]
+    else:
+        assert popped == ["new"]
 
 
 def test_pending_plugin_queues_immediately_without_backoff() -> None:

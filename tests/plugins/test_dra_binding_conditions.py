@@ -139,15 +139,17 @@ def test_without_a_driver_the_binding_times_out_and_the_claim_is_reallocated(
         "deallocation of ResourceClaim completed"
     )
     # Allocated at 0, waited 600 s (the pod held the device), failed; the next attempt's
-    # Filter finds the allocation timed out and PostFilter deallocates it; allocated again.
+    # Filter finds the allocation timed out and PostFilter deallocates it; allocated again
+    # at once: the deallocation requeued the pod to backoffQ, and with activeQ empty Pop
+    # takes it from there (SchedulerPopFromBackoffQ: active_queue.go: unlockedPop).
     assert changes[0] == (0.0, "gpu-0")
-    assert changes[1:3] == [(601.0, "-"), (602.0, "gpu-0")]
+    assert changes[1:3] == [(601.0, "-"), (601.0, "gpu-0")]
     reasons = [(e.time, e.reason) for e in sim.store.events if e.regarding.name == "train"]
     assert reasons[:4] == [
         (0.0, "BindingConditionsPending"),
         (600.0, "FailedScheduling"),
         (601.0, "FailedScheduling"),
-        (602.0, "BindingConditionsPending"),
+        (601.0, "BindingConditionsPending"),
     ]
     assert not sim.store.pods[sim.store.uid_of("default/train")].node_name
 
@@ -166,7 +168,8 @@ def test_a_failure_condition_fails_the_binding_at_the_next_poll(tmp_path: Any) -
     sim, _, changes = simulate(tmp_path, 100.0, driver=(12.0, "broken", "True"))
     failed = [(e.time, e.note) for e in sim.store.events if e.reason == "FailedScheduling"]
     # Failed at the poll of 15 s; the retry's Filter sees the failure and PostFilter
-    # deallocates the claim (and its device status); it is allocated again.
+    # deallocates the claim (and its device status); it is allocated again at once, popped
+    # from backoffQ (SchedulerPopFromBackoffQ).
     assert failed[0] == (
         15.0,
         "running PreBind plugin 'DynamicResources': device binding failed: claim=claim-a, "
@@ -176,7 +179,7 @@ def test_a_failure_condition_fails_the_binding_at_the_next_poll(tmp_path: Any) -
         "0/1 nodes are available: 1 resourceclaim not available on the node. "
         "deallocation of ResourceClaim completed"
     )
-    assert changes == [(0.0, "gpu-0"), (16.0, "-"), (17.0, "gpu-0")]
+    assert changes == [(0.0, "gpu-0"), (16.0, "-"), (16.0, "gpu-0")]
 
 
 def allocated(

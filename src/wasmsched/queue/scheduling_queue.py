@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -86,8 +87,12 @@ class SchedulingQueue:
         max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
         backoff_by_unschedulable_count: bool = False,
+        pop_from_backoff: bool = False,
     ) -> None:
         self.now = now
+        # SchedulerPopFromBackoffQ: with activeQ empty, Pop takes the head of backoffQ
+        # (backend/queue/active_queue.go: unlockedPop).
+        self.pop_from_backoff = pop_from_backoff
         # 1.34+: the backoff doubles per rejection (or per consecutive error), not per
         # attempt (SchedulerFeatures.backoff_by_unschedulable_count).
         self.backoff_by_unschedulable_count = backoff_by_unschedulable_count
@@ -107,6 +112,11 @@ class SchedulingQueue:
         self._active_uids: set[str] = set()
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._backoff_uids: set[str] = set()
+        # The rejected pods of backoffQ as Pop takes them: by backoff expiry aligned to the
+        # second, then the QueueSort order (backoff_queue.go:
+        # lessBackoffCompletedWithPriority). A pod that errored (no plugin to blame) waits
+        # in podErrorBackoffQ, which Pop does not take from.
+        self._backoff_by_priority: list[tuple[int, Any, int, float, QueuedPodInfo]] = []
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
         self._event_seq = itertools.count()
@@ -161,20 +171,31 @@ class SchedulingQueue:
         return True
 
     def pop(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None when activeQ is empty."""
+        """The next pod to schedule, or None when activeQ (and, with
+        SchedulerPopFromBackoffQ, backoffQ's rejected pods) is empty."""
         while self._active:
             info: QueuedPodInfo = heapq.heappop(self._active)[1]
             uid = info.pod.uid
             if uid not in self._active_uids:
                 continue  # removed while queued
             self._active_uids.discard(uid)
-            self.scheduling_cycle += 1
-            info.attempts += 1
-            if info.initial_attempt_timestamp is None:
-                info.initial_attempt_timestamp = self.now()
-            self._in_flight[uid] = next(self._event_seq)
-            return info
+            return self._popped(info)
+        if self.pop_from_backoff:
+            while self._backoff_by_priority:
+                _, _, _, expiry, info = heapq.heappop(self._backoff_by_priority)
+                if info.pod.uid not in self._backoff_uids or expiry != info.backoff_expiry:
+                    continue  # a stale entry: the pod left backoff or was re-added since
+                self._backoff_uids.discard(info.pod.uid)
+                return self._popped(info)
         return None
+
+    def _popped(self, info: QueuedPodInfo) -> QueuedPodInfo:
+        self.scheduling_cycle += 1
+        info.attempts += 1
+        if info.initial_attempt_timestamp is None:
+            info.initial_attempt_timestamp = self.now()
+        self._in_flight[info.pod.uid] = next(self._event_seq)
+        return info
 
     def done(self, uid: str) -> None:
         """The pod's scheduling (and binding) attempt is over: stop recording events for it."""
@@ -254,8 +275,13 @@ class SchedulingQueue:
         uid = info.pod.uid
         self.unschedulable.pop(uid, None)
         info.backoff_expiry = info.timestamp + self.backoff_duration(info)
-        heapq.heappush(self._backoff, (info.backoff_expiry, next(self._seq), info))
+        seq = next(self._seq)
+        heapq.heappush(self._backoff, (info.backoff_expiry, seq, info))
         self._backoff_uids.add(uid)
+        if self.pop_from_backoff and (info.unschedulable_plugins or info.pending_plugins):
+            aligned = math.floor(info.backoff_expiry)  # backoff_queue.go: alignToWindow
+            entry = (aligned, self._key(info), seq, info.backoff_expiry, info)
+            heapq.heappush(self._backoff_by_priority, entry)
 
     def _drop_from_backoff(self, uid: str) -> None:
         self._backoff_uids.discard(uid)  # lazily skipped when popped
@@ -403,6 +429,10 @@ class SchedulingQueue:
             self._backoff_uids.discard(info.pod.uid)
             self._move_to_active(info)
             moved += 1
+        # The pods moved above left their entries there: drop the ones now due.
+        by_priority = self._backoff_by_priority
+        while by_priority and by_priority[0][3] <= now:
+            heapq.heappop(by_priority)
         return moved
 
     def flush_unschedulable_leftover(self) -> int:

@@ -65,6 +65,9 @@ class SchedulerFeatures:
     storage_capacity_scoring: bool
     # VolumeLimitScaling: CSIDriver.spec.preventPodSchedulingIfMissing in NodeVolumeLimits.
     volume_limit_scaling: bool
+    # SchedulerPopFromBackoffQ: with activeQ empty, Pop takes a rejected pod from backoffQ
+    # before its backoff ends (backend/queue/active_queue.go: unlockedPop).
+    pop_from_backoff_q: bool
 
     # --- changes a release made without a gate ------------------------------------------
     # 1.34: NodeResourcesFit's Filter is UnschedulableAndUnresolvable when a request
@@ -149,6 +152,7 @@ class SchedulerFeatures:
             clearing_nominated_node_name_after_binding=on("ClearingNominatedNodeNameAfterBinding"),
             storage_capacity_scoring=on("StorageCapacityScoring"),
             volume_limit_scaling=on("VolumeLimitScaling"),
+            pop_from_backoff_q=on("SchedulerPopFromBackoffQ"),
             fit_unresolvable_over_allocatable=version >= _V134,
             taint_message_names_taint=version < _V134,
             rwop_in_use_message=version >= _V134,
@@ -184,6 +188,7 @@ MODELLED_GATES = frozenset(
         "ClearingNominatedNodeNameAfterBinding",
         "StorageCapacityScoring",
         "VolumeLimitScaling",
+        "SchedulerPopFromBackoffQ",
     }
 )
 # Gates kube-scheduler reads that change nothing a run shows, either state.

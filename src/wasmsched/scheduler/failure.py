@@ -94,7 +94,7 @@ def handle_scheduling_failure(
         sched.nominator.add(pod, nominating.nominated_node_name)
         if nominating.nominated_node_name or outcome.nominated_node:
             outcome.nominated_node = nominating.nominated_node_name or None
-            sched.writer.set_nominated_node(pod, nominating.nominated_node_name)
+            sched.write_nomination(pod, nominating.nominated_node_name)
     sched.writer.record_event(
         pod_event(sched.now(), pod, "Warning", "FailedScheduling", "Scheduling", message)
     )

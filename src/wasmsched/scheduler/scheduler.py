@@ -163,6 +163,16 @@ class Scheduler:
         # With explain: the "namespace/name" of the pods to record (None: every pod).
         self.explain_pods: frozenset[str] | None = None
         self.attempts = attempts
+        # Set by the simulator, whose writes reach the event handlers when a step ends,
+        # before the next Pop. kube-scheduler pops again as soon as handleSchedulingFailure
+        # returns, and the watch event of its status patch (updatePod, its last call)
+        # reaches the queue during the next cycle: a pod popped at once (activeQ empty,
+        # SchedulerPopFromBackoffQ) is tried without the nominatedNodeName it was just
+        # given (schedule_one.go: handleSchedulingFailure; scheduling_queue.go: Update of
+        # an in-flight pod). So that write waits for the next Pop. Live, the informer
+        # decides.
+        self.nomination_written_after_pop = False
+        self._after_pop: list[Callable[[], None]] = []
         self.cache = Cache(config.features)
         self.current_snapshot = Snapshot()
         self.waiting_pods = WaitingPods()
@@ -190,6 +200,7 @@ class Scheduler:
             float(config.pod_initial_backoff_seconds),
             float(config.pod_max_backoff_seconds),
             backoff_by_unschedulable_count=config.features.backoff_by_unschedulable_count,
+            pop_from_backoff=config.features.pop_from_backoff_q,
         )
         self.algorithm = Algorithm(
             self.extenders,
@@ -268,6 +279,10 @@ class Scheduler:
         cycle (at once unless the pod waits at Permit); False when idle."""
         self.run_ready_bindings()
         info = self.queue.pop()
+        if self._after_pop:
+            writes, self._after_pop = self._after_pop, []
+            for write in writes:
+                write()
         if info is None:
             return False
         pod = info.pod
@@ -295,6 +310,14 @@ class Scheduler:
             self.binding.start(fwk, state, info, result, outcome, pods_to_activate)
         self.run_ready_bindings()
         return True
+
+    def write_nomination(self, pod: Pod, node_name: str) -> None:
+        """handleSchedulingFailure's nominatedNodeName patch: written now, or after the
+        next Pop (``nomination_written_after_pop``)."""
+        if self.nomination_written_after_pop:
+            self._after_pop.append(lambda: self.writer.set_nominated_node(pod, node_name))
+        else:
+            self.writer.set_nominated_node(pod, node_name)
 
     def attempt_ended(self, fwk: Framework, pod: Pod, outcome: PodOutcome) -> None:
         """Tells the attempt observer that an attempt ended."""

@@ -88,6 +88,7 @@ class Simulation:
         )
         self.scheduler = Scheduler(config, registry, self.store, self.clock.now, seed, explain)
         self.scheduler.explain_pods = explain_pods
+        self.scheduler.nomination_written_after_pop = True
         self.store.add_event_handler(self.scheduler)
         if explain:
             self.store.subscribe(
