@@ -6,9 +6,7 @@ lets only ``limit`` calls be in flight, a number found by climbing: more calls i
 are kept only while they answer more calls a second. Against an API server 200 ms away
 the lane needs its 64 workers (kube-scheduler binds each pod on a goroutine of its own);
 against one on the same two cores, 64 calls at once only queue in the server and in this
-interpreter and cost both more CPU per call (`benchmarks/bench_live.py`: 8 bindings and 2
-events in flight bound about 1.3x more pods a second than 64 and 16 against a local
-kube-apiserver, with about 30% less CPU per pod on each side).
+interpreter (benchmarks/README.md, "Calls in flight found by climbing").
 
 Calls with the same key (a pod's uid) run one at a time, in the order they were submitted;
 every waiting call stays in the lane's one queue until a worker is free, so a slow call
