@@ -18,6 +18,7 @@ from typing import IO, Any
 from apiserver import ApiServerDouble
 from wasmsched.config import SchedulerConfig, default_config, parse_config
 from wasmsched.live import ApiClient, LiveRunner, RunOptions, load_kube_config
+from wasmsched.live.dispatcher import DEFAULT_API_WORKERS
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.release.features import SchedulerFeatures
 from wasmsched.release.version import KubernetesVersion
@@ -186,14 +187,16 @@ def placements(srv: ApiServerDouble, namespace: str | None = None) -> dict[str, 
     }
 
 
-def replica_command(kubeconfig: Path, identity: str, **lease: float) -> list[str]:
+def replica_command(
+    kubeconfig: Path, identity: str, api_workers: int = DEFAULT_API_WORKERS, **lease: float
+) -> list[str]:
     """The command line of a replica in its own process (``python live_support.py replica``)."""
     args = [sys.executable, str(Path(__file__)), "replica", str(kubeconfig), identity]
     for key in ("lease_duration", "renew_deadline", "retry_period"):
         args.append(
             str(lease.get(key, {"lease_duration": 4.0, "renew_deadline": 3.0}.get(key, 0.5)))
         )
-    return args
+    return [*args, str(api_workers)]
 
 
 def replica_env() -> dict[str, str]:
@@ -206,13 +209,20 @@ def _replica(argv: list[str]) -> int:
     from wasmsched.live import LeaseConfig
     from wasmsched.live.ops import configure_logging
 
-    kubeconfig, identity, duration, deadline, retry = argv
+    kubeconfig, identity, duration, deadline, retry, api_workers = argv
     configure_logging("text", "info")
     lease = LeaseConfig(
         lease_duration=float(duration), renew_deadline=float(deadline), retry_period=float(retry)
     )
     api = ApiClient(load_kube_config(kubeconfig))
-    opts = RunOptions(leader_elect=True, lease=lease, identity=identity, port=None, **FAST)
+    opts = RunOptions(
+        leader_elect=True,
+        lease=lease,
+        identity=identity,
+        port=None,
+        api_workers=int(api_workers),
+        **FAST,
+    )
     runner = LiveRunner(api, default_config(DOUBLE_RELEASE), in_tree_registry(), opts)
     signal.signal(signal.SIGTERM, lambda signum, frame: runner.stop())
     try:

@@ -238,21 +238,22 @@ def test_a_paused_leader_sends_nothing_once_deposed(
     n_pods = 60
     for i in range(4):
         srv.create(node(f"node-{i}", cpu="64", memory="256Gi"))
-    srv.faults.delay(r"/binding$", 0.25, method="POST")  # bindings queue up on the workers
+    # Bindings queue up on the workers: 8 of them, 250 ms a binding.
+    srv.faults.delay(r"/binding$", 0.25, method="POST")
     kubeconfig = srv.kubeconfig(tmp_path / "kubeconfig")
     a_agent, b_agent = "wasmsched (replica-a)", "wasmsched (replica-b)"
     procs: dict[str, subprocess.Popen[bytes]] = {}
     logs = {name: open(tmp_path / f"{name}.log", "wb") for name in ("a", "b")}  # noqa: SIM115
     try:
         procs["a"] = subprocess.Popen(
-            replica_command(kubeconfig, "replica-a"),
+            replica_command(kubeconfig, "replica-a", api_workers=8),
             stdout=logs["a"],
             stderr=subprocess.STDOUT,
             env=replica_env(),
         )
         wait(lambda: _lease_holder(srv) == "replica-a", 60, "replica-a leading")
         procs["b"] = subprocess.Popen(
-            replica_command(kubeconfig, "replica-b"),
+            replica_command(kubeconfig, "replica-b", api_workers=8),
             stdout=logs["b"],
             stderr=subprocess.STDOUT,
             env=replica_env(),

@@ -1,12 +1,11 @@
 """The worker threads that run the live mode's API calls, and how many run at once.
 
 Bindings, status patches and deletes go through one lane, events through another. Each
-lane has a fixed set of threads (its ceiling: ``--api-workers``, ``--event-workers``) but
-lets only ``limit`` calls be in flight, a number found by climbing: more calls in flight
-are kept only while they answer more calls a second. Against an API server 200 ms away
-the lane needs its 64 workers (kube-scheduler binds each pod on a goroutine of its own);
-against one on the same two cores, 64 calls at once only queue in the server and in this
-interpreter (benchmarks/README.md, "Calls in flight found by climbing").
+lane has a fixed set of threads (``--api-workers``, ``--event-workers``) and lets
+``limit`` calls be in flight: all of its workers (against an API server 200 ms away the
+lane needs its 64; kube-scheduler binds each pod on a goroutine of its own), fewer only
+while fewer answer clearly more calls a second, as a server that thrashes under load
+does (``InFlightLimit``; benchmarks/README.md, "Calls in flight").
 
 Calls with the same key (a pod's uid) run one at a time, in the order they were submitted;
 every waiting call stays in the lane's one queue until a worker is free, so a slow call
@@ -29,24 +28,26 @@ Job = Callable[[], None]
 DEFAULT_API_WORKERS = 64
 DEFAULT_EVENT_WORKERS = 16
 EVENT_QUEUE_LENGTH = 1000
-# Where the climb starts, and the least it goes down to (capped by the workers).
+# The fewest calls in flight a lane goes down to (capped by its workers).
 API_CALLS_FLOOR = 8
 EVENT_CALLS_FLOOR = 2
 
 
 class InFlightLimit:
-    """How many calls may be in flight: hill climbing on the calls answered a second.
+    """How many calls may be in flight: as many as the workers, fewer only where fewer
+    answer clearly more calls a second.
 
     The lane reports each answer (``answered``) and whether calls were waiting for a
     worker then. A *round* is ``limit`` answers and at least ``min_round`` seconds; only
     a round in which calls waited at every answer says what the limit allows (otherwise
-    the callers, not the limit, set the rate). After such a round the limit may be
-    probed: doubled, and kept if the next full round answered ``gain`` times as many calls
-    a second (then doubled again at once), or halved, and kept if it answered at least
-    ``keep`` times as many (fewer calls in flight do as well: the server was queueing
-    them). A probe that fails goes back to the limit it left and the next one goes the
-    other way, after ``hold`` seconds, doubled at each failure up to 8 holds. The first
-    probe goes up; the clock is injectable for the tests.
+    the callers, not the limit, set the rate). The limit starts at the ceiling, as
+    kube-scheduler sends each binding from a goroutine of its own. After a full round it
+    may be probed: halved, and kept only if the next full round answered ``gain`` times
+    as many calls a second (a server that gets slower with more calls at once: then
+    halved again at once), or doubled back, and kept if the rate holds at ``keep`` times
+    (more calls at once cost nothing: then doubled again at once). A probe that fails goes
+    back to the limit it left and the next one goes the other way, after ``hold``
+    seconds, doubled at each failure up to 8 holds. The clock is injectable for the tests.
     """
 
     def __init__(
@@ -62,7 +63,7 @@ class InFlightLimit:
     ) -> None:
         self.ceiling = max(1, ceiling)
         self.floor = max(1, min(floor, self.ceiling))
-        self.limit = self.floor
+        self.limit = self.ceiling
         self._min_round = min_round
         self._hold = hold
         self._gain = gain
@@ -71,12 +72,15 @@ class InFlightLimit:
         self._round_start = clock()
         self._answers = 0
         self._full = True
+        # Answers still to ignore after the limit changed: the calls sent under the old
+        # limit, whose answers say nothing of the new one.
+        self._settling = 0
         # The limit a probe left and the rate measured there; None when not probing.
         self._probe_from: int | None = None
         self._probe_from_rate = 0.0
         # The next probe: its direction and when; each failed probe doubles the wait
         # before the next (up to 8 holds), a kept one resets it.
-        self._next_up = True
+        self._next_up = False
         self._next_probe_at = self._round_start
         self._wait = hold
 
@@ -87,6 +91,11 @@ class InFlightLimit:
 
     def answered(self, waiting: bool) -> None:
         """One call answered; ``waiting``: calls were queued for a worker at that moment."""
+        if self._settling:
+            self._settling -= 1
+            if not self._settling:
+                self.started_idle()
+            return
         self._answers += 1
         self._full = self._full and waiting
         if self._answers < self.limit:
@@ -107,12 +116,12 @@ class InFlightLimit:
             left, left_rate = self._probe_from, self._probe_from_rate
             self._probe_from = None
             up = self.limit > left
-            if rate >= left_rate * (self._gain if up else self._keep):
-                # Kept: climbing goes on at once, anything else after a hold.
+            if rate >= left_rate * (self._keep if up else self._gain):
+                # Kept: the next step the same way at once, while there is room.
                 self._next_up = up
                 self._wait = self._hold
-                climbing = up and self.limit < self.ceiling
-                self._next_probe_at = now if climbing else now + self._hold
+                room = self.limit < self.ceiling if up else self.limit > self.floor
+                self._next_probe_at = now if room else now + self._hold
             else:
                 self.limit = left
                 self._next_up = not up
@@ -129,6 +138,7 @@ class InFlightLimit:
                 self._probe_from, self._probe_from_rate = self.limit, rate
                 self.limit = target
         if self.limit != before:
+            self._settling = max(self.limit, before)
             log.debug("calls in flight limit=%d was=%d rate=%.0f/s", self.limit, before, rate)
 
 
@@ -182,7 +192,7 @@ class _Lane:
         """The calls that may be in flight: the limit, or more as a bounded queue fills
         (every worker once a quarter full). Its calls come as fast as the callers make
         them and a full queue drops what comes next, so it must keep up whatever the
-        climb says (client-go posts each event on a goroutine of its own)."""
+        limit says (client-go posts each event on a goroutine of its own)."""
         if self._capacity is None:
             return self.limit.limit
         outstanding = self.queued + self.running
@@ -237,9 +247,9 @@ class Dispatcher:
     each lane can have in flight. With an API server answering in 200 ms, 64 workers allow
     320 bindings/s and 16 event workers 80 events/s; kube-scheduler binds each pod on its
     own goroutine and the event broadcaster keeps 1000 queued events (client-go
-    tools/record: maxQueuedEvents). Each lane starts with 8 and 2 calls in flight and
-    climbs (``InFlightLimit``). ``on_drop`` is told the total each time an event is
-    dropped.
+    tools/record: maxQueuedEvents). A lane goes down to 8 and 2 calls in flight where
+    fewer answer clearly more (``InFlightLimit``). ``on_drop`` is told the total each
+    time an event is dropped.
     """
 
     def __init__(
