@@ -172,8 +172,10 @@ def test_a_server_that_thrashes_gets_fewer_calls_at_once() -> None:
     finally:
         d.close()
     assert max(started_with[:100]) > 2 * API_CALLS_FLOOR  # all the workers at first
-    assert max(started_with[-200:]) <= 2 * API_CALLS_FLOOR
-    assert d.calls.limit.limit <= 2 * API_CALLS_FLOOR
+    # Later, at most 16 at once but for a probe back up now and then (a round of 32 and
+    # the calls answered while it settles); the fixed pool started every one with 64.
+    late = started_with[-400:]
+    assert sum(1 for n in late if n > 2 * API_CALLS_FLOOR) < len(late) // 4
 
 
 def test_a_key_never_has_two_calls_in_flight() -> None:
