@@ -108,25 +108,22 @@ def test_in_flight_limit_stays_within_the_workers(floor: int, ceiling: int, star
 
 
 class Server:
-    """Calls that take ``seconds`` each, at most ``capacity`` at once (None: no bound)."""
+    """Calls that take ``seconds(n)`` each, ``n`` the calls in flight when one starts;
+    ``started_with`` keeps each call's ``n``."""
 
-    def __init__(self, seconds: float, capacity: int | None = None) -> None:
+    def __init__(self, seconds: Callable[[int], float]) -> None:
         self.seconds = seconds
-        self._slots = threading.Semaphore(capacity) if capacity else None
         self._lock = threading.Lock()
         self.in_flight = 0
-        self.peak = 0
+        self.started_with: list[int] = []
 
     def call(self) -> None:
         with self._lock:
             self.in_flight += 1
-            self.peak = max(self.peak, self.in_flight)
+            n = self.in_flight
+            self.started_with.append(n)
         try:
-            if self._slots is None:
-                time.sleep(self.seconds)
-            else:
-                with self._slots:
-                    time.sleep(self.seconds)
+            time.sleep(self.seconds(n))
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -134,7 +131,7 @@ class Server:
 
 def test_a_slow_server_gets_every_worker_quickly() -> None:
     # 200 ms an answer: 8 calls at a time would take 3.2 s for these 128.
-    server = Server(0.2)
+    server = Server(lambda n: 0.2)
     d = Dispatcher()
     try:
         started = time.monotonic()
@@ -144,33 +141,22 @@ def test_a_slow_server_gets_every_worker_quickly() -> None:
         took = time.monotonic() - started
     finally:
         d.close()
-    assert server.peak == DEFAULT_API_WORKERS
+    assert max(server.started_with) == DEFAULT_API_WORKERS
     assert took < 2.0, f"{took:.2f} s"
 
 
 def test_a_server_that_thrashes_gets_fewer_calls_at_once() -> None:
     # Each call takes 0.05 ms times the square of the calls in flight when it starts:
     # 64 at once answer about 310 calls/s, 8 at once about 2500.
-    lock = threading.Lock()
-    in_flight = [0]
-    started_with: list[int] = []
-
-    def call() -> None:
-        with lock:
-            in_flight[0] += 1
-            n = in_flight[0]
-            started_with.append(n)
-        time.sleep(0.00005 * n * n)
-        with lock:
-            in_flight[0] -= 1
-
+    server = Server(lambda n: 0.00005 * n * n)
     d = Dispatcher()
     try:
         for i in range(1500):
-            d.submit(f"pod-{i}", call)
+            d.submit(f"pod-{i}", server.call)
         assert d.drain(60)
     finally:
         d.close()
+    started_with = server.started_with
     assert max(started_with[:100]) > 2 * API_CALLS_FLOOR  # all the workers at first
     # Later, at most 16 at once but for a probe back up now and then (a round of 32 and
     # the calls answered while it settles); the fixed pool started every one with 64.
