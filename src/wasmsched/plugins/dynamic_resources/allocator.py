@@ -15,6 +15,7 @@ is derived from the claim, request and device, so runs are reproducible.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -538,9 +539,7 @@ class _Run:
                         "not be satisfied"
                     )
                 return None
-            undo_steps.append(
-                lambda c=constraint: c.remove(base, sub, device, device_id)  # type: ignore[misc]
-            )
+            undo_steps.append(functools.partial(constraint.remove, base, sub, device, device_id))
         if not multiple:
             self.allocating.setdefault(device_id, set()).add(ci)
             undo_steps.append(lambda: self.allocating[device_id].discard(ci))
