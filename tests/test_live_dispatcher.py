@@ -110,6 +110,16 @@ def test_in_flight_limit_climbs_once_the_shortest_call_is_forgotten() -> None:
     assert seen[:4] == [8, 16, 32, 64] and limit.limit == 64
 
 
+def test_in_flight_limit_ignores_calls_that_never_reached_a_server() -> None:
+    # Writes fenced off before they were sent answer at once: they are not the server's
+    # shortest call, and a server 200 ms away still gets every worker.
+    clock = ManualClock()
+    limit = InFlightLimit(8, 64, clock=clock)
+    for _ in range(20):
+        limit.answered(0.00001, True)
+    assert run_rounds(limit, clock, slow, 2.0) == [8, 16, 32, 64]
+
+
 def test_in_flight_limit_backs_off_its_probes() -> None:
     # A busy server: each failed probe waits twice as long before the next one.
     clock = ManualClock()

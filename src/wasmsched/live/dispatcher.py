@@ -32,6 +32,11 @@ EVENT_QUEUE_LENGTH = 1000
 # The calls in flight a lane starts at and goes down to (capped by its workers).
 API_CALLS_FLOOR = 8
 EVENT_CALLS_FLOOR = 4
+# A call answered sooner never reached a server (a write fenced off before it was sent,
+# a job with nothing to send): it says nothing of the server's latency or rate, and is
+# left out of both. A request through live/http.py takes longer than this before it is
+# even on the wire.
+NO_ROUND_TRIP = 0.0001
 
 
 class InFlightLimit:
@@ -39,7 +44,8 @@ class InFlightLimit:
     calls a second, as against a server far away.
 
     The lane reports each answer (``answered``): how long the call took and whether calls
-    were waiting for a worker then. A *round* is ``limit`` answers and at least
+    were waiting for a worker then (calls answered within ``NO_ROUND_TRIP`` never reached
+    a server and are left out). A *round* is ``limit`` answers and at least
     ``min_round`` seconds; only a round in which calls waited at every answer says what
     the limit allows (otherwise the callers, not the limit, set the rate).
 
@@ -108,6 +114,8 @@ class InFlightLimit:
     def answered(self, seconds: float, waiting: bool) -> None:
         """One call answered after ``seconds``; ``waiting``: calls were queued for a
         worker at that moment."""
+        if seconds <= NO_ROUND_TRIP:
+            return
         if seconds < self._shortest:
             self._shortest = seconds
         if self._settling:
