@@ -185,14 +185,13 @@ class InFlightLimit:
 
 
 class _Worker:
-    """A lane's thread and the lock it sleeps on while idle (held while it sleeps)."""
+    """The lock a lane's thread sleeps on while idle (held while it sleeps)."""
 
-    __slots__ = ("thread", "wake", "woken")
+    __slots__ = ("wake", "woken")
 
     def __init__(self) -> None:
         self.wake = threading.Lock()
         self.wake.acquire()
-        self.thread: threading.Thread | None = None
         # Woken (or started) to look for a call, and not yet looked: counted in the
         # lane's ``waking``, so that a burst of calls does not wake a worker for each.
         self.woken = False
@@ -266,24 +265,27 @@ class _Lane:
         for _ in range(count):
             if self._idle:
                 worker = self._idle.pop()
-                worker.woken = True
-                self._waking += 1
+                self._about_to_look(worker)
                 worker.wake.release()
             elif len(self.threads) < self.limit.ceiling:
                 worker = _Worker()
-                worker.woken = True
-                self._waking += 1
+                self._about_to_look(worker)
                 thread = threading.Thread(
                     target=self._work,
                     args=(worker,),
                     name=f"{self.name}-{len(self.threads)}",
                     daemon=True,
                 )
-                worker.thread = thread
                 self.threads.append(thread)
                 thread.start()
             else:
                 return
+
+    def _about_to_look(self, worker: _Worker) -> None:
+        """``worker`` will look for a call next (under the lock): counted in ``_waking``
+        until it does."""
+        worker.woken = True
+        self._waking += 1
 
     def _allowed(self) -> int:
         """The calls that may be in flight: the limit, or more once a bounded queue is
@@ -344,8 +346,7 @@ class _Lane:
                     del self._calls[key]
                 self.limit.answered(time.perf_counter() - started, bool(self._startable))
                 # This worker looks for the next call itself; others for the rest allowed.
-                me.woken = True
-                self._waking += 1
+                self._about_to_look(me)
                 self._fill()
                 self._done()
 
@@ -353,9 +354,9 @@ class _Lane:
 class Dispatcher:
     """Worker threads running API calls; calls with the same key run in submission order.
 
-    ``workers`` threads take the per-pod calls (bindings, status patches, deletes) and
-    ``event_workers`` the events, from a queue of ``event_queue_length``: the most calls
-    each lane can have in flight. With an API server answering in 200 ms, 64 workers allow
+    Up to ``workers`` threads take the per-pod calls (bindings, status patches, deletes)
+    and up to ``event_workers`` the events, from a queue of ``event_queue_length``: the
+    most calls each lane can have in flight. With an API server answering in 200 ms, 64 workers allow
     320 bindings/s and 16 event workers 80 events/s; kube-scheduler binds each pod on its
     own goroutine and the event broadcaster keeps 1000 queued events (client-go
     tools/record: maxQueuedEvents). A lane starts at 8 and 4 calls in flight and climbs
